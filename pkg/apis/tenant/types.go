@@ -1,0 +1,593 @@
+package tenant
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// TenantPhase is the coarse lifecycle state of a Tenant.
+type TenantPhase string
+
+// Tenant phases.
+const (
+	TenantPhasePending      TenantPhase = "Pending"
+	TenantPhaseProvisioning TenantPhase = "Provisioning"
+	TenantPhaseReady        TenantPhase = "Ready"
+	TenantPhaseTerminating  TenantPhase = "Terminating"
+	TenantPhaseFailed       TenantPhase = "Failed"
+)
+
+// Condition types shared by the kinds of this group.
+const (
+	// ConditionReady is True when the object is fully realised on the host.
+	ConditionReady = "Ready"
+	// ConditionHostSynced is True when the host objects exist and match the spec.
+	ConditionHostSynced = "HostSynced"
+	// ConditionAddressesAllocated is True when IPAM has handed out the addresses the object needs.
+	ConditionAddressesAllocated = "AddressesAllocated"
+	// ConditionNetworkCreated is True when the Network's ClusterUserDefinedNetwork exists on the host.
+	ConditionNetworkCreated = "NetworkCreated"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Tenant is a tenancy of the provider's cluster: who its members are, which
+// private IPv4 block and how many public IPv4 addresses it gets, and its quota.
+// Tenants are created by the provider; members of a tenant may read their own.
+type Tenant struct {
+	metav1.TypeMeta  
+	metav1.ObjectMeta
+
+	// spec is the provider's description of the tenancy.
+	Spec TenantSpec
+	// status is what the server and syncer observed.
+	Status TenantStatus
+}
+
+// TenantSpec is the provider's description of a tenancy.
+type TenantSpec struct {
+	// displayName is a human readable name of the tenant, such as the customer's name.
+	DisplayName string
+	// members are the users and groups acting as this tenant. Members of group
+	// "tenant.io:<tenant name>" are members too.
+	Members TenantMembers
+	// network is the tenant's private IPv4 block: an explicit cidr, or a
+	// prefixLength to allocate from a TenantNetworks AddressPool. Exactly one is set.
+	Network TenantNetwork
+	// publicIPs says how many public IPv4 addresses the tenant gets from a PublicIPs AddressPool.
+	PublicIPs TenantPublicIPs
+	// quota limits how many objects of each kind the tenant may own.
+	Quota TenantQuota
+}
+
+// TenantMembers lists the users and groups of a tenant.
+type TenantMembers struct {
+	// users are user names, as the host authenticates them.
+	Users []string
+	// groups are group names, as the host authenticates them.
+	Groups []string
+}
+
+// TenantNetwork is the private IPv4 block of a tenant.
+type TenantNetwork struct {
+	// cidr is an explicit IPv4 block, for example 10.42.0.0/16. It must be
+	// inside a TenantNetworks AddressPool and overlap no other tenant's block. Immutable once set.
+	CIDR string
+	// prefixLength asks IPAM for a free block of this size (8-30) from a TenantNetworks AddressPool.
+	PrefixLength *int32
+}
+
+// TenantPublicIPs says how many public addresses a tenant gets.
+type TenantPublicIPs struct {
+	// count is the number of public IPv4 addresses (0-256).
+	Count int32
+}
+
+// TenantQuota limits the number of objects a tenant may own. Unset fields get defaults.
+type TenantQuota struct {
+	// namespaces is the maximum number of tenant Namespaces. Default 10.
+	Namespaces *int32
+	// networks is the maximum number of Networks. Default 4.
+	Networks *int32
+	// floatingIPs is the maximum number of FloatingIPs. Default 4.
+	FloatingIPs *int32
+	// loadBalancers is the maximum number of LoadBalancers. Default 4.
+	LoadBalancers *int32
+}
+
+// TenantUsage counts the objects a tenant owns.
+type TenantUsage struct {
+	// namespaces is the number of tenant Namespaces.
+	Namespaces int32
+	// networks is the number of Networks.
+	Networks int32
+	// floatingIPs is the number of FloatingIPs.
+	FloatingIPs int32
+	// loadBalancers is the number of LoadBalancers.
+	LoadBalancers int32
+}
+
+// TenantStatus is the observed state of a tenancy.
+type TenantStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	ObservedGeneration int64
+	// phase is Pending, Provisioning, Ready, Terminating or Failed.
+	Phase TenantPhase
+	// namespacePrefix is the prefix of the tenant's host namespaces: <tenant>-<6 hex of sha256(uid)>.
+	NamespacePrefix string
+	// network is the private IPv4 block allocated to the tenant.
+	Network *TenantNetworkStatus
+	// publicIPs are the public IPv4 addresses allocated to the tenant.
+	PublicIPs []string
+	// usage counts the objects the tenant owns, for its quota.
+	Usage TenantUsage
+	// conditions are Ready, AddressesAllocated and HostSynced.
+	Conditions []metav1.Condition
+}
+
+// TenantNetworkStatus is an allocated IPv4 block.
+type TenantNetworkStatus struct {
+	// cidr is the allocated block.
+	CIDR string
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TenantList is a list of Tenants.
+type TenantList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	// items are the Tenants.
+	Items []Tenant
+}
+
+// AddressPoolPurpose says what an AddressPool hands out.
+type AddressPoolPurpose string
+
+// AddressPool purposes.
+const (
+	// AddressPoolPurposeTenantNetworks pools hand out private IPv4 blocks to tenants.
+	AddressPoolPurposeTenantNetworks AddressPoolPurpose = "TenantNetworks"
+	// AddressPoolPurposePublicIPs pools hand out single public IPv4 addresses.
+	AddressPoolPurposePublicIPs AddressPoolPurpose = "PublicIPs"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// AddressPool is a provider IPAM pool: private IPv4 blocks for tenants, or
+// public IPv4 addresses.
+type AddressPool struct {
+	metav1.TypeMeta  
+	metav1.ObjectMeta
+
+	// spec describes the pool.
+	Spec AddressPoolSpec
+	// status reports the pool's fill.
+	Status AddressPoolStatus
+}
+
+// AddressPoolSpec describes an IPAM pool.
+type AddressPoolSpec struct {
+	// purpose is TenantNetworks (private blocks for tenants) or PublicIPs (single public addresses). Immutable.
+	Purpose AddressPoolPurpose
+	// cidrs are the IPv4 ranges of the pool, in CIDR form.
+	CIDRs []string
+	// ranges are IPv4 ranges of the pool in "first-last" form (PublicIPs pools only).
+	Ranges []string
+	// exclude are CIDRs or single addresses inside the pool that are never handed out.
+	Exclude []string
+	// defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools only).
+	DefaultPrefixLength *int32
+}
+
+// AddressPoolStatus reports the fill of a pool, in addresses.
+type AddressPoolStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	ObservedGeneration int64
+	// capacity is the number of addresses the pool can hand out.
+	Capacity int64
+	// allocated is the number of addresses handed out.
+	Allocated int64
+	// free is capacity minus allocated.
+	Free int64
+	// conditions of the pool.
+	Conditions []metav1.Condition
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// AddressPoolList is a list of AddressPools.
+type AddressPoolList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	// items are the AddressPools.
+	Items []AddressPool
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ProviderService offers a Service of the provider (DNS, NTP, object storage...)
+// to selected tenants: they reach it from their networks under an alias name.
+type ProviderService struct {
+	metav1.TypeMeta  
+	metav1.ObjectMeta
+
+	// spec says which Service is offered to whom.
+	Spec ProviderServiceSpec
+	// status reports where the service is offered.
+	Status ProviderServiceStatus
+}
+
+// ProviderServiceSpec says which host Service is offered to which tenants.
+type ProviderServiceSpec struct {
+	// service is the host Service offered.
+	Service ServiceReference
+	// alias is the name of the Service that appears in the tenants' namespaces. Default: the metadata.name.
+	Alias string
+	// tenants are the names of the tenants the service is offered to.
+	Tenants []string
+	// allTenants offers the service to every tenant; tenants must then be empty.
+	AllTenants bool
+}
+
+// ServiceReference names a host Service.
+type ServiceReference struct {
+	// namespace of the Service.
+	Namespace string
+	// name of the Service.
+	Name string
+}
+
+// ProviderServiceStatus reports where a ProviderService is offered.
+type ProviderServiceStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	ObservedGeneration int64
+	// conditions of the offer.
+	Conditions []metav1.Condition
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ProviderServiceList is a list of ProviderServices.
+type ProviderServiceList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	// items are the ProviderServices.
+	Items []ProviderService
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// VRFPeering peers the VRF of one tenant Network with provider routers over
+// BGP (VRF-lite), so that the tenant's subnets are routed outside the cluster.
+type VRFPeering struct {
+	metav1.TypeMeta  
+	metav1.ObjectMeta
+
+	// spec describes the peering.
+	Spec VRFPeeringSpec
+	// status reports the peering.
+	Status VRFPeeringStatus
+}
+
+// VRFPeeringSpec describes the BGP peering of a tenant Network's VRF.
+type VRFPeeringSpec struct {
+	// tenant is the name of the tenant owning the Network. Immutable.
+	Tenant string
+	// network is the name of the tenant's Network whose VRF is peered. Immutable.
+	Network string
+	// asn is the local autonomous system number (1-4294967295).
+	ASN int64
+	// neighbors are the provider routers to peer with.
+	Neighbors []BGPNeighbor
+}
+
+// BGPNeighbor is one BGP neighbor of a VRF.
+type BGPNeighbor struct {
+	// address is the IPv4 address of the neighbor.
+	Address string
+	// asn is the neighbor's autonomous system number (1-4294967295).
+	ASN int64
+	// port is the neighbor's BGP port. Default 179.
+	Port *int32
+}
+
+// VRFPeeringStatus reports the peering.
+type VRFPeeringStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	ObservedGeneration int64
+	// vrf is the name of the VRF on the nodes (the ClusterUserDefinedNetwork's name).
+	VRF string
+	// conditions of the peering.
+	Conditions []metav1.Condition
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// VRFPeeringList is a list of VRFPeerings.
+type VRFPeeringList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	// items are the VRFPeerings.
+	Items []VRFPeering
+}
+
+// NamespacePhase is the lifecycle state of a tenant Namespace.
+type NamespacePhase string
+
+// Namespace phases.
+const (
+	NamespacePhasePending     NamespacePhase = "Pending"
+	NamespacePhaseActive      NamespacePhase = "Active"
+	NamespacePhaseTerminating NamespacePhase = "Terminating"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Namespace is a tenant's virtual namespace. Its name is private to the
+// tenant; on the host it is a namespace "<tenant>-<hash6>-<name>" attached to
+// the tenant Network named in spec.network.
+type Namespace struct {
+	metav1.TypeMeta  
+	metav1.ObjectMeta
+
+	// spec describes the namespace.
+	Spec NamespaceSpec
+	// status reports the namespace on the host.
+	Status NamespaceStatus
+}
+
+// NamespaceSpec describes a tenant namespace.
+type NamespaceSpec struct {
+	// network is the name of the tenant Network that is the namespace's primary network. Default "default". Immutable.
+	Network string
+}
+
+// NamespaceStatus reports a tenant namespace.
+type NamespaceStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	ObservedGeneration int64
+	// phase is Pending, Active or Terminating.
+	Phase NamespacePhase
+	// hostNamespace is the name of the namespace on the host.
+	HostNamespace string
+	// conditions are Ready and HostSynced.
+	Conditions []metav1.Condition
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NamespaceList is a list of Namespaces.
+type NamespaceList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	// items are the Namespaces.
+	Items []Namespace
+}
+
+// NetworkTopology is the OVN-Kubernetes topology of a Network.
+type NetworkTopology string
+
+// Network topologies.
+const (
+	NetworkTopologyLayer2 NetworkTopology = "Layer2"
+	NetworkTopologyLayer3 NetworkTopology = "Layer3"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Network is a tenant's private network (a VPC): an OVN-Kubernetes primary
+// user-defined network with subnets inside the tenant's block, attached to
+// the tenant Namespaces that name it, with an optional NAT gateway.
+type Network struct {
+	metav1.TypeMeta  
+	metav1.ObjectMeta
+
+	// spec describes the network.
+	Spec NetworkSpec
+	// status reports the network on the host.
+	Status NetworkStatus
+}
+
+// NetworkSpec describes a tenant network.
+type NetworkSpec struct {
+	// topology is Layer2 or Layer3. Default Layer2. Immutable.
+	Topology NetworkTopology
+	// subnets are IPv4 CIDRs inside the tenant's block that do not overlap
+	// each other. Default: the next free /24 of the tenant's block.
+	Subnets []string
+	// natGateway gives the network outbound SNAT through one of the tenant's public IPs.
+	NATGateway *NATGateway
+}
+
+// NATGateway configures outbound SNAT of a Network.
+type NATGateway struct {
+	// enabled turns the NAT gateway on.
+	Enabled bool
+	// address is the tenant public IP to SNAT through. Default: the first free one.
+	Address string
+}
+
+// NetworkStatus reports a tenant network.
+type NetworkStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	ObservedGeneration int64
+	// subnets are the subnets in effect, after defaulting.
+	Subnets []string
+	// namespaces are the tenant Namespaces attached to the network.
+	Namespaces []string
+	// natGatewayIP is the public IP the network's outbound traffic is SNATed to.
+	NATGatewayIP string
+	// hostNetwork is the name of the ClusterUserDefinedNetwork on the host.
+	HostNetwork string
+	// conditions are Ready, HostSynced and NetworkCreated.
+	Conditions []metav1.Condition
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NetworkList is a list of Networks.
+type NetworkList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	// items are the Networks.
+	Items []Network
+}
+
+// FloatingIPPhase is the state of a FloatingIP.
+type FloatingIPPhase string
+
+// FloatingIP phases.
+const (
+	FloatingIPPhasePending    FloatingIPPhase = "Pending"
+	FloatingIPPhaseAllocated  FloatingIPPhase = "Allocated"
+	FloatingIPPhaseAssociated FloatingIPPhase = "Associated"
+	FloatingIPPhaseFailed     FloatingIPPhase = "Failed"
+)
+
+// FloatingIPTargetKind is the kind of workload a FloatingIP is bound to.
+type FloatingIPTargetKind string
+
+// FloatingIP target kinds.
+const (
+	FloatingIPTargetVirtualMachine FloatingIPTargetKind = "VirtualMachine"
+	FloatingIPTargetPod            FloatingIPTargetKind = "Pod"
+)
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// FloatingIP is one of the tenant's public IPv4 addresses, optionally bound 1:1
+// to a VirtualMachine or Pod of the same namespace, with the inbound ports it accepts.
+type FloatingIP struct {
+	metav1.TypeMeta  
+	metav1.ObjectMeta
+
+	// spec describes the floating IP.
+	Spec FloatingIPSpec
+	// status reports the floating IP.
+	Status FloatingIPStatus
+}
+
+// FloatingIPSpec describes a floating IP.
+type FloatingIPSpec struct {
+	// address is one of the tenant's public IPs. Default: the first free one.
+	Address string
+	// target is the workload the address is bound to.
+	Target *FloatingIPTarget
+	// ports are the inbound ports forwarded to the target.
+	Ports []FloatingIPPort
+}
+
+// FloatingIPTarget names a workload in the FloatingIP's namespace.
+type FloatingIPTarget struct {
+	// kind is VirtualMachine or Pod.
+	Kind FloatingIPTargetKind
+	// name of the workload.
+	Name string
+}
+
+// FloatingIPPort is an inbound port of a FloatingIP.
+type FloatingIPPort struct {
+	// port number (1-65535).
+	Port int32
+	// protocol is TCP, UDP or SCTP. Default TCP.
+	Protocol Protocol
+}
+
+// Protocol is an L4 protocol.
+type Protocol string
+
+// Protocols.
+const (
+	ProtocolTCP  Protocol = "TCP"
+	ProtocolUDP  Protocol = "UDP"
+	ProtocolSCTP Protocol = "SCTP"
+)
+
+// FloatingIPStatus reports a floating IP.
+type FloatingIPStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	ObservedGeneration int64
+	// address is the public IP in use.
+	Address string
+	// phase is Pending, Allocated, Associated or Failed.
+	Phase FloatingIPPhase
+	// conditions are Ready and HostSynced.
+	Conditions []metav1.Condition
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// FloatingIPList is a list of FloatingIPs.
+type FloatingIPList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	// items are the FloatingIPs.
+	Items []FloatingIP
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// LoadBalancer is an L4 load balancer on one of the tenant's public IPs over
+// the pods and VMs of its namespace that its selector matches.
+type LoadBalancer struct {
+	metav1.TypeMeta  
+	metav1.ObjectMeta
+
+	// spec describes the load balancer.
+	Spec LoadBalancerSpec
+	// status reports the load balancer.
+	Status LoadBalancerStatus
+}
+
+// LoadBalancerSpec describes a load balancer.
+type LoadBalancerSpec struct {
+	// address is one of the tenant's public IPs. Default: assigned from the tenant's pool.
+	Address string
+	// selector selects the backends by label, in the load balancer's namespace.
+	Selector map[string]string
+	// ports are the balanced ports.
+	Ports []LoadBalancerPort
+	// sourceRanges are the IPv4 CIDRs allowed to connect. Default: everyone.
+	SourceRanges []string
+}
+
+// LoadBalancerPort is one balanced port.
+type LoadBalancerPort struct {
+	// name of the port; required when there are several ports.
+	Name string
+	// port is the public port (1-65535).
+	Port int32
+	// targetPort is the backends' port, a number or a named port. Default: port.
+	TargetPort intstr.IntOrString
+	// protocol is TCP, UDP or SCTP. Default TCP.
+	Protocol Protocol
+}
+
+// LoadBalancerStatus reports a load balancer.
+type LoadBalancerStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	ObservedGeneration int64
+	// address is the public IP assigned on the host.
+	Address string
+	// conditions are Ready and HostSynced.
+	Conditions []metav1.Condition
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// LoadBalancerList is a list of LoadBalancers.
+type LoadBalancerList struct {
+	metav1.TypeMeta
+	metav1.ListMeta
+
+	// items are the LoadBalancers.
+	Items []LoadBalancer
+}

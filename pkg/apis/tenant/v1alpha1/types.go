@@ -1,0 +1,752 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// TenantPhase is the coarse lifecycle state of a Tenant.
+type TenantPhase string
+
+// Tenant phases.
+const (
+	TenantPhasePending      TenantPhase = "Pending"
+	TenantPhaseProvisioning TenantPhase = "Provisioning"
+	TenantPhaseReady        TenantPhase = "Ready"
+	TenantPhaseTerminating  TenantPhase = "Terminating"
+	TenantPhaseFailed       TenantPhase = "Failed"
+)
+
+// Condition types shared by the kinds of this group.
+const (
+	// ConditionReady is True when the object is fully realised on the host.
+	ConditionReady = "Ready"
+	// ConditionHostSynced is True when the host objects exist and match the spec.
+	ConditionHostSynced = "HostSynced"
+	// ConditionAddressesAllocated is True when IPAM has handed out the addresses the object needs.
+	ConditionAddressesAllocated = "AddressesAllocated"
+	// ConditionNetworkCreated is True when the Network's ClusterUserDefinedNetwork exists on the host.
+	ConditionNetworkCreated = "NetworkCreated"
+)
+
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Tenant is a tenancy of the provider's cluster: who its members are, which
+// private IPv4 block and how many public IPv4 addresses it gets, and its quota.
+// Tenants are created by the provider; members of a tenant may read their own.
+type Tenant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is the provider's description of the tenancy.
+	// +optional
+	Spec TenantSpec `json:"spec,omitempty"`
+	// status is what the server and syncer observed.
+	// +optional
+	Status TenantStatus `json:"status,omitempty"`
+}
+
+// TenantSpec is the provider's description of a tenancy.
+type TenantSpec struct {
+	// displayName is a human readable name of the tenant, such as the customer's name.
+	// +optional
+	DisplayName string `json:"displayName,omitempty"`
+	// members are the users and groups acting as this tenant. Members of group
+	// "tenant.io:<tenant name>" are members too.
+	// +optional
+	Members TenantMembers `json:"members,omitempty"`
+	// network is the tenant's private IPv4 block: an explicit cidr, or a
+	// prefixLength to allocate from a TenantNetworks AddressPool. Exactly one is set.
+	Network TenantNetwork `json:"network"`
+	// publicIPs says how many public IPv4 addresses the tenant gets from a PublicIPs AddressPool.
+	// +optional
+	PublicIPs TenantPublicIPs `json:"publicIPs,omitempty"`
+	// quota limits how many objects of each kind the tenant may own.
+	// +optional
+	Quota TenantQuota `json:"quota,omitempty"`
+}
+
+// TenantMembers lists the users and groups of a tenant.
+type TenantMembers struct {
+	// users are user names, as the host authenticates them.
+	// +optional
+	// +listType=set
+	Users []string `json:"users,omitempty"`
+	// groups are group names, as the host authenticates them.
+	// +optional
+	// +listType=set
+	Groups []string `json:"groups,omitempty"`
+}
+
+// TenantNetwork is the private IPv4 block of a tenant.
+type TenantNetwork struct {
+	// cidr is an explicit IPv4 block, for example 10.42.0.0/16. It must be
+	// inside a TenantNetworks AddressPool and overlap no other tenant's block. Immutable once set.
+	// +optional
+	CIDR string `json:"cidr,omitempty"`
+	// prefixLength asks IPAM for a free block of this size (8-30) from a TenantNetworks AddressPool.
+	// +optional
+	PrefixLength *int32 `json:"prefixLength,omitempty"`
+}
+
+// TenantPublicIPs says how many public addresses a tenant gets.
+type TenantPublicIPs struct {
+	// count is the number of public IPv4 addresses (0-256).
+	// +optional
+	Count int32 `json:"count,omitempty"`
+}
+
+// TenantQuota limits the number of objects a tenant may own. Unset fields get defaults.
+type TenantQuota struct {
+	// namespaces is the maximum number of tenant Namespaces. Default 10.
+	// +optional
+	Namespaces *int32 `json:"namespaces,omitempty"`
+	// networks is the maximum number of Networks. Default 4.
+	// +optional
+	Networks *int32 `json:"networks,omitempty"`
+	// floatingIPs is the maximum number of FloatingIPs. Default 4.
+	// +optional
+	FloatingIPs *int32 `json:"floatingIPs,omitempty"`
+	// loadBalancers is the maximum number of LoadBalancers. Default 4.
+	// +optional
+	LoadBalancers *int32 `json:"loadBalancers,omitempty"`
+}
+
+// TenantUsage counts the objects a tenant owns.
+type TenantUsage struct {
+	// namespaces is the number of tenant Namespaces.
+	Namespaces int32 `json:"namespaces"`
+	// networks is the number of Networks.
+	Networks int32 `json:"networks"`
+	// floatingIPs is the number of FloatingIPs.
+	FloatingIPs int32 `json:"floatingIPs"`
+	// loadBalancers is the number of LoadBalancers.
+	LoadBalancers int32 `json:"loadBalancers"`
+}
+
+// TenantStatus is the observed state of a tenancy.
+type TenantStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase is Pending, Provisioning, Ready, Terminating or Failed.
+	// +optional
+	Phase TenantPhase `json:"phase,omitempty"`
+	// namespacePrefix is the prefix of the tenant's host namespaces: <tenant>-<6 hex of sha256(uid)>.
+	// +optional
+	NamespacePrefix string `json:"namespacePrefix,omitempty"`
+	// network is the private IPv4 block allocated to the tenant.
+	// +optional
+	Network *TenantNetworkStatus `json:"network,omitempty"`
+	// publicIPs are the public IPv4 addresses allocated to the tenant.
+	// +optional
+	// +listType=atomic
+	PublicIPs []string `json:"publicIPs,omitempty"`
+	// usage counts the objects the tenant owns, for its quota.
+	// +optional
+	Usage TenantUsage `json:"usage,omitempty"`
+	// conditions are Ready, AddressesAllocated and HostSynced.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// TenantNetworkStatus is an allocated IPv4 block.
+type TenantNetworkStatus struct {
+	// cidr is the allocated block.
+	CIDR string `json:"cidr"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// TenantList is a list of Tenants.
+type TenantList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the Tenants.
+	Items []Tenant `json:"items"`
+}
+
+// AddressPoolPurpose says what an AddressPool hands out.
+type AddressPoolPurpose string
+
+// AddressPool purposes.
+const (
+	// AddressPoolPurposeTenantNetworks pools hand out private IPv4 blocks to tenants.
+	AddressPoolPurposeTenantNetworks AddressPoolPurpose = "TenantNetworks"
+	// AddressPoolPurposePublicIPs pools hand out single public IPv4 addresses.
+	AddressPoolPurposePublicIPs AddressPoolPurpose = "PublicIPs"
+)
+
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// AddressPool is a provider IPAM pool: private IPv4 blocks for tenants, or
+// public IPv4 addresses.
+type AddressPool struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec describes the pool.
+	// +optional
+	Spec AddressPoolSpec `json:"spec,omitempty"`
+	// status reports the pool's fill.
+	// +optional
+	Status AddressPoolStatus `json:"status,omitempty"`
+}
+
+// AddressPoolSpec describes an IPAM pool.
+type AddressPoolSpec struct {
+	// purpose is TenantNetworks (private blocks for tenants) or PublicIPs (single public addresses). Immutable.
+	Purpose AddressPoolPurpose `json:"purpose"`
+	// cidrs are the IPv4 ranges of the pool, in CIDR form.
+	// +optional
+	// +listType=atomic
+	CIDRs []string `json:"cidrs,omitempty"`
+	// ranges are IPv4 ranges of the pool in "first-last" form (PublicIPs pools only).
+	// +optional
+	// +listType=atomic
+	Ranges []string `json:"ranges,omitempty"`
+	// exclude are CIDRs or single addresses inside the pool that are never handed out.
+	// +optional
+	// +listType=atomic
+	Exclude []string `json:"exclude,omitempty"`
+	// defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools only).
+	// +optional
+	DefaultPrefixLength *int32 `json:"defaultPrefixLength,omitempty"`
+}
+
+// AddressPoolStatus reports the fill of a pool, in addresses.
+type AddressPoolStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// capacity is the number of addresses the pool can hand out.
+	// +optional
+	Capacity int64 `json:"capacity,omitempty"`
+	// allocated is the number of addresses handed out.
+	// +optional
+	Allocated int64 `json:"allocated,omitempty"`
+	// free is capacity minus allocated.
+	// +optional
+	Free int64 `json:"free,omitempty"`
+	// conditions of the pool.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// AddressPoolList is a list of AddressPools.
+type AddressPoolList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the AddressPools.
+	Items []AddressPool `json:"items"`
+}
+
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ProviderService offers a Service of the provider (DNS, NTP, object storage...)
+// to selected tenants: they reach it from their networks under an alias name.
+type ProviderService struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec says which Service is offered to whom.
+	// +optional
+	Spec ProviderServiceSpec `json:"spec,omitempty"`
+	// status reports where the service is offered.
+	// +optional
+	Status ProviderServiceStatus `json:"status,omitempty"`
+}
+
+// ProviderServiceSpec says which host Service is offered to which tenants.
+type ProviderServiceSpec struct {
+	// service is the host Service offered.
+	Service ServiceReference `json:"service"`
+	// alias is the name of the Service that appears in the tenants' namespaces. Default: the metadata.name.
+	// +optional
+	Alias string `json:"alias,omitempty"`
+	// tenants are the names of the tenants the service is offered to.
+	// +optional
+	// +listType=set
+	Tenants []string `json:"tenants,omitempty"`
+	// allTenants offers the service to every tenant; tenants must then be empty.
+	// +optional
+	AllTenants bool `json:"allTenants,omitempty"`
+}
+
+// ServiceReference names a host Service.
+type ServiceReference struct {
+	// namespace of the Service.
+	Namespace string `json:"namespace"`
+	// name of the Service.
+	Name string `json:"name"`
+}
+
+// ProviderServiceStatus reports where a ProviderService is offered.
+type ProviderServiceStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// conditions of the offer.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// ProviderServiceList is a list of ProviderServices.
+type ProviderServiceList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the ProviderServices.
+	Items []ProviderService `json:"items"`
+}
+
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// VRFPeering peers the VRF of one tenant Network with provider routers over
+// BGP (VRF-lite), so that the tenant's subnets are routed outside the cluster.
+type VRFPeering struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec describes the peering.
+	// +optional
+	Spec VRFPeeringSpec `json:"spec,omitempty"`
+	// status reports the peering.
+	// +optional
+	Status VRFPeeringStatus `json:"status,omitempty"`
+}
+
+// VRFPeeringSpec describes the BGP peering of a tenant Network's VRF.
+type VRFPeeringSpec struct {
+	// tenant is the name of the tenant owning the Network. Immutable.
+	Tenant string `json:"tenant"`
+	// network is the name of the tenant's Network whose VRF is peered. Immutable.
+	Network string `json:"network"`
+	// asn is the local autonomous system number (1-4294967295).
+	ASN int64 `json:"asn"`
+	// neighbors are the provider routers to peer with.
+	// +listType=map
+	// +listMapKey=address
+	Neighbors []BGPNeighbor `json:"neighbors"`
+}
+
+// BGPNeighbor is one BGP neighbor of a VRF.
+type BGPNeighbor struct {
+	// address is the IPv4 address of the neighbor.
+	Address string `json:"address"`
+	// asn is the neighbor's autonomous system number (1-4294967295).
+	ASN int64 `json:"asn"`
+	// port is the neighbor's BGP port. Default 179.
+	// +optional
+	Port *int32 `json:"port,omitempty"`
+}
+
+// VRFPeeringStatus reports the peering.
+type VRFPeeringStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// vrf is the name of the VRF on the nodes (the ClusterUserDefinedNetwork's name).
+	// +optional
+	VRF string `json:"vrf,omitempty"`
+	// conditions of the peering.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// VRFPeeringList is a list of VRFPeerings.
+type VRFPeeringList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the VRFPeerings.
+	Items []VRFPeering `json:"items"`
+}
+
+// NamespacePhase is the lifecycle state of a tenant Namespace.
+type NamespacePhase string
+
+// Namespace phases.
+const (
+	NamespacePhasePending     NamespacePhase = "Pending"
+	NamespacePhaseActive      NamespacePhase = "Active"
+	NamespacePhaseTerminating NamespacePhase = "Terminating"
+)
+
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Namespace is a tenant's virtual namespace. Its name is private to the
+// tenant; on the host it is a namespace "<tenant>-<hash6>-<name>" attached to
+// the tenant Network named in spec.network.
+type Namespace struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec describes the namespace.
+	// +optional
+	Spec NamespaceSpec `json:"spec,omitempty"`
+	// status reports the namespace on the host.
+	// +optional
+	Status NamespaceStatus `json:"status,omitempty"`
+}
+
+// NamespaceSpec describes a tenant namespace.
+type NamespaceSpec struct {
+	// network is the name of the tenant Network that is the namespace's primary network. Default "default". Immutable.
+	// +optional
+	Network string `json:"network,omitempty"`
+}
+
+// NamespaceStatus reports a tenant namespace.
+type NamespaceStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// phase is Pending, Active or Terminating.
+	// +optional
+	Phase NamespacePhase `json:"phase,omitempty"`
+	// hostNamespace is the name of the namespace on the host.
+	// +optional
+	HostNamespace string `json:"hostNamespace,omitempty"`
+	// conditions are Ready and HostSynced.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NamespaceList is a list of Namespaces.
+type NamespaceList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the Namespaces.
+	Items []Namespace `json:"items"`
+}
+
+// NetworkTopology is the OVN-Kubernetes topology of a Network.
+type NetworkTopology string
+
+// Network topologies.
+const (
+	NetworkTopologyLayer2 NetworkTopology = "Layer2"
+	NetworkTopologyLayer3 NetworkTopology = "Layer3"
+)
+
+// +genclient
+// +genclient:nonNamespaced
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// Network is a tenant's private network (a VPC): an OVN-Kubernetes primary
+// user-defined network with subnets inside the tenant's block, attached to
+// the tenant Namespaces that name it, with an optional NAT gateway.
+type Network struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec describes the network.
+	// +optional
+	Spec NetworkSpec `json:"spec,omitempty"`
+	// status reports the network on the host.
+	// +optional
+	Status NetworkStatus `json:"status,omitempty"`
+}
+
+// NetworkSpec describes a tenant network.
+type NetworkSpec struct {
+	// topology is Layer2 or Layer3. Default Layer2. Immutable.
+	// +optional
+	Topology NetworkTopology `json:"topology,omitempty"`
+	// subnets are IPv4 CIDRs inside the tenant's block that do not overlap
+	// each other. Default: the next free /24 of the tenant's block.
+	// +optional
+	// +listType=set
+	Subnets []string `json:"subnets,omitempty"`
+	// natGateway gives the network outbound SNAT through one of the tenant's public IPs.
+	// +optional
+	NATGateway *NATGateway `json:"natGateway,omitempty"`
+}
+
+// NATGateway configures outbound SNAT of a Network.
+type NATGateway struct {
+	// enabled turns the NAT gateway on.
+	Enabled bool `json:"enabled"`
+	// address is the tenant public IP to SNAT through. Default: the first free one.
+	// +optional
+	Address string `json:"address,omitempty"`
+}
+
+// NetworkStatus reports a tenant network.
+type NetworkStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// subnets are the subnets in effect, after defaulting.
+	// +optional
+	// +listType=atomic
+	Subnets []string `json:"subnets,omitempty"`
+	// namespaces are the tenant Namespaces attached to the network.
+	// +optional
+	// +listType=set
+	Namespaces []string `json:"namespaces,omitempty"`
+	// natGatewayIP is the public IP the network's outbound traffic is SNATed to.
+	// +optional
+	NATGatewayIP string `json:"natGatewayIP,omitempty"`
+	// hostNetwork is the name of the ClusterUserDefinedNetwork on the host.
+	// +optional
+	HostNetwork string `json:"hostNetwork,omitempty"`
+	// conditions are Ready, HostSynced and NetworkCreated.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// NetworkList is a list of Networks.
+type NetworkList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the Networks.
+	Items []Network `json:"items"`
+}
+
+// FloatingIPPhase is the state of a FloatingIP.
+type FloatingIPPhase string
+
+// FloatingIP phases.
+const (
+	FloatingIPPhasePending    FloatingIPPhase = "Pending"
+	FloatingIPPhaseAllocated  FloatingIPPhase = "Allocated"
+	FloatingIPPhaseAssociated FloatingIPPhase = "Associated"
+	FloatingIPPhaseFailed     FloatingIPPhase = "Failed"
+)
+
+// FloatingIPTargetKind is the kind of workload a FloatingIP is bound to.
+type FloatingIPTargetKind string
+
+// FloatingIP target kinds.
+const (
+	FloatingIPTargetVirtualMachine FloatingIPTargetKind = "VirtualMachine"
+	FloatingIPTargetPod            FloatingIPTargetKind = "Pod"
+)
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// FloatingIP is one of the tenant's public IPv4 addresses, optionally bound 1:1
+// to a VirtualMachine or Pod of the same namespace, with the inbound ports it accepts.
+type FloatingIP struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec describes the floating IP.
+	// +optional
+	Spec FloatingIPSpec `json:"spec,omitempty"`
+	// status reports the floating IP.
+	// +optional
+	Status FloatingIPStatus `json:"status,omitempty"`
+}
+
+// FloatingIPSpec describes a floating IP.
+type FloatingIPSpec struct {
+	// address is one of the tenant's public IPs. Default: the first free one.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// target is the workload the address is bound to.
+	// +optional
+	Target *FloatingIPTarget `json:"target,omitempty"`
+	// ports are the inbound ports forwarded to the target.
+	// +optional
+	// +listType=map
+	// +listMapKey=port
+	// +listMapKey=protocol
+	Ports []FloatingIPPort `json:"ports,omitempty"`
+}
+
+// FloatingIPTarget names a workload in the FloatingIP's namespace.
+type FloatingIPTarget struct {
+	// kind is VirtualMachine or Pod.
+	Kind FloatingIPTargetKind `json:"kind"`
+	// name of the workload.
+	Name string `json:"name"`
+}
+
+// FloatingIPPort is an inbound port of a FloatingIP.
+type FloatingIPPort struct {
+	// port number (1-65535).
+	Port int32 `json:"port"`
+	// protocol is TCP, UDP or SCTP. Default TCP.
+	// +optional
+	Protocol Protocol `json:"protocol,omitempty"`
+}
+
+// Protocol is an L4 protocol.
+type Protocol string
+
+// Protocols.
+const (
+	ProtocolTCP  Protocol = "TCP"
+	ProtocolUDP  Protocol = "UDP"
+	ProtocolSCTP Protocol = "SCTP"
+)
+
+// FloatingIPStatus reports a floating IP.
+type FloatingIPStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// address is the public IP in use.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// phase is Pending, Allocated, Associated or Failed.
+	// +optional
+	Phase FloatingIPPhase `json:"phase,omitempty"`
+	// conditions are Ready and HostSynced.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// FloatingIPList is a list of FloatingIPs.
+type FloatingIPList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the FloatingIPs.
+	Items []FloatingIP `json:"items"`
+}
+
+// +genclient
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// LoadBalancer is an L4 load balancer on one of the tenant's public IPs over
+// the pods and VMs of its namespace that its selector matches.
+type LoadBalancer struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec describes the load balancer.
+	// +optional
+	Spec LoadBalancerSpec `json:"spec,omitempty"`
+	// status reports the load balancer.
+	// +optional
+	Status LoadBalancerStatus `json:"status,omitempty"`
+}
+
+// LoadBalancerSpec describes a load balancer.
+type LoadBalancerSpec struct {
+	// address is one of the tenant's public IPs. Default: assigned from the tenant's pool.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// selector selects the backends by label, in the load balancer's namespace.
+	// +optional
+	Selector map[string]string `json:"selector,omitempty"`
+	// ports are the balanced ports.
+	// +listType=map
+	// +listMapKey=port
+	// +listMapKey=protocol
+	Ports []LoadBalancerPort `json:"ports"`
+	// sourceRanges are the IPv4 CIDRs allowed to connect. Default: everyone.
+	// +optional
+	// +listType=atomic
+	SourceRanges []string `json:"sourceRanges,omitempty"`
+}
+
+// LoadBalancerPort is one balanced port.
+type LoadBalancerPort struct {
+	// name of the port; required when there are several ports.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// port is the public port (1-65535).
+	Port int32 `json:"port"`
+	// targetPort is the backends' port, a number or a named port. Default: port.
+	// +optional
+	TargetPort intstr.IntOrString `json:"targetPort,omitempty"`
+	// protocol is TCP, UDP or SCTP. Default TCP.
+	// +optional
+	Protocol Protocol `json:"protocol,omitempty"`
+}
+
+// LoadBalancerStatus reports a load balancer.
+type LoadBalancerStatus struct {
+	// observedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// address is the public IP assigned on the host.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// conditions are Ready and HostSynced.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchMergeKey=type
+	// +patchStrategy=merge
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// LoadBalancerList is a list of LoadBalancers.
+type LoadBalancerList struct {
+	metav1.TypeMeta `json:",inline"`
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+
+	// items are the LoadBalancers.
+	Items []LoadBalancer `json:"items"`
+}
