@@ -35,7 +35,7 @@ const (
 // private IPv4 block and how many public IPv4 addresses it gets, and its quota.
 // Tenants are created by the provider; members of a tenant may read their own.
 type Tenant struct {
-	metav1.TypeMeta  
+	metav1.TypeMeta
 	metav1.ObjectMeta
 
 	// spec is the provider's description of the tenancy.
@@ -158,7 +158,7 @@ const (
 // AddressPool is a provider IPAM pool: private IPv4 blocks for tenants, or
 // public IPv4 addresses.
 type AddressPool struct {
-	metav1.TypeMeta  
+	metav1.TypeMeta
 	metav1.ObjectMeta
 
 	// spec describes the pool.
@@ -211,7 +211,7 @@ type AddressPoolList struct {
 // ProviderService offers a Service of the provider (DNS, NTP, object storage...)
 // to selected tenants: they reach it from their networks under an alias name.
 type ProviderService struct {
-	metav1.TypeMeta  
+	metav1.TypeMeta
 	metav1.ObjectMeta
 
 	// spec says which Service is offered to whom.
@@ -264,7 +264,7 @@ type ProviderServiceList struct {
 // VRFPeering peers the VRF of one tenant Network with provider routers over
 // BGP (VRF-lite), so that the tenant's subnets are routed outside the cluster.
 type VRFPeering struct {
-	metav1.TypeMeta  
+	metav1.TypeMeta
 	metav1.ObjectMeta
 
 	// spec describes the peering.
@@ -332,7 +332,7 @@ const (
 // tenant; on the host it is a namespace "<tenant>-<hash6>-<name>" attached to
 // the tenant Network named in spec.network.
 type Namespace struct {
-	metav1.TypeMeta  
+	metav1.TypeMeta
 	metav1.ObjectMeta
 
 	// spec describes the namespace.
@@ -385,7 +385,7 @@ const (
 // user-defined network with subnets inside the tenant's block, attached to
 // the tenant Namespaces that name it, with an optional NAT gateway.
 type Network struct {
-	metav1.TypeMeta  
+	metav1.TypeMeta
 	metav1.ObjectMeta
 
 	// spec describes the network.
@@ -465,7 +465,7 @@ const (
 // FloatingIP is one of the tenant's public IPv4 addresses, optionally bound 1:1
 // to a VirtualMachine or Pod of the same namespace, with the inbound ports it accepts.
 type FloatingIP struct {
-	metav1.TypeMeta  
+	metav1.TypeMeta
 	metav1.ObjectMeta
 
 	// spec describes the floating IP.
@@ -538,7 +538,7 @@ type FloatingIPList struct {
 // LoadBalancer is an L4 load balancer on one of the tenant's public IPs over
 // the pods and VMs of its namespace that its selector matches.
 type LoadBalancer struct {
-	metav1.TypeMeta  
+	metav1.TypeMeta
 	metav1.ObjectMeta
 
 	// spec describes the load balancer.

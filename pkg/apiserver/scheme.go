@@ -1,0 +1,33 @@
+package apiserver
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/install"
+)
+
+var (
+	// Scheme knows the internal and versioned tenant.io types.
+	Scheme = runtime.NewScheme()
+	// Codecs encodes and decodes the types of Scheme.
+	Codecs = serializer.NewCodecFactory(Scheme)
+)
+
+func init() {
+	install.Install(Scheme)
+
+	// The generic server decodes list and get options in version v1 of the
+	// core group, and answers with its unversioned meta types.
+	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
+	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
+	Scheme.AddUnversionedTypes(unversioned,
+		&metav1.Status{},
+		&metav1.APIVersions{},
+		&metav1.APIGroupList{},
+		&metav1.APIGroup{},
+		&metav1.APIResourceList{},
+	)
+}

@@ -1,0 +1,168 @@
+// Package server holds the command line options of tenant-apiserver and
+// turns them into a running server: New -> Complete -> Validate -> Config -> Run.
+package server
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+
+	"github.com/spf13/cobra"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
+	"k8s.io/apiserver/pkg/endpoints/openapi"
+	genericapiserver "k8s.io/apiserver/pkg/server"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
+	"k8s.io/apiserver/pkg/util/compatibility"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	basecompatibility "k8s.io/component-base/compatibility"
+	cliflag "k8s.io/component-base/cli/flag"
+	"k8s.io/klog/v2"
+	netutils "k8s.io/utils/net"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/apiserver"
+	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
+)
+
+// DefaultEtcdPathPrefix is where tenant.io objects live in etcd.
+const DefaultEtcdPathPrefix = "/registry/tenant.io"
+
+// Options are the command line options of tenant-apiserver.
+type Options struct {
+	RecommendedOptions *genericoptions.RecommendedOptions
+	// EmbeddedEtcd runs etcd inside the process when no --etcd-servers are given.
+	EmbeddedEtcd *EmbeddedEtcdOptions
+
+	StdOut io.Writer
+	StdErr io.Writer
+}
+
+// NewOptions returns the default options.
+func NewOptions(out, errOut io.Writer) *Options {
+	o := &Options{
+		RecommendedOptions: genericoptions.NewRecommendedOptions(
+			DefaultEtcdPathPrefix,
+			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion),
+		),
+		EmbeddedEtcd: NewEmbeddedEtcdOptions(),
+		StdOut:       out,
+		StdErr:       errOut,
+	}
+	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
+		v1alpha1.SchemeGroupVersion, schema.GroupKind{Group: v1alpha1.GroupName})
+	// Our namespaced resources live in tenants' virtual namespaces, not in
+	// host namespaces: the host namespace lifecycle does not apply to them.
+	o.RecommendedOptions.Admission.DisablePlugins = []string{lifecycle.PluginName}
+	o.RecommendedOptions.FeatureGate = utilfeature.DefaultFeatureGate
+	return o
+}
+
+// Flags returns the option flags, grouped for --help.
+func (o *Options) Flags() cliflag.NamedFlagSets {
+	fss := cliflag.NamedFlagSets{}
+	o.RecommendedOptions.AddFlags(fss.FlagSet("generic"))
+	o.EmbeddedEtcd.AddFlags(fss.FlagSet("embedded etcd"))
+	compatibility.DefaultComponentGlobalsRegistry.AddFlags(fss.FlagSet("generic"))
+	return fss
+}
+
+// NewCommand returns the tenant-apiserver command.
+func NewCommand(ctx context.Context, o *Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tenant-apiserver",
+		Short: "Serve the tenant.io API: tenant-private views of a shared cluster",
+		Long: `tenant-apiserver is an aggregated API server for the tenant.io group. Registered
+through an APIService, it gives every tenant a private view of Tenants,
+Namespaces, Networks, FloatingIPs and LoadBalancers. With no --etcd-servers it
+runs an embedded etcd in --data-dir.`,
+		SilenceUsage: true,
+		PersistentPreRunE: func(*cobra.Command, []string) error {
+			return compatibility.DefaultComponentGlobalsRegistry.Set()
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Complete(c.Context()); err != nil {
+				return err
+			}
+			if err := o.Validate(args); err != nil {
+				return err
+			}
+			return o.Run(c.Context())
+		},
+	}
+	cmd.SetContext(ctx)
+	fss := o.Flags()
+	fs := cmd.Flags()
+	for _, f := range fss.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	cliflag.SetUsageAndHelpFunc(cmd, fss, 100)
+	return cmd
+}
+
+// Complete fills in what the flags left open. Without --etcd-servers it
+// starts the embedded etcd, which lives until ctx ends.
+func (o *Options) Complete(ctx context.Context) error {
+	if len(o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList) == 0 {
+		url, err := o.EmbeddedEtcd.Start(ctx)
+		if err != nil {
+			return fmt.Errorf("starting embedded etcd: %w", err)
+		}
+		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{url}
+	}
+	return nil
+}
+
+// Validate checks the options.
+func (o *Options) Validate(args []string) error {
+	var errs []error
+	if len(args) != 0 {
+		errs = append(errs, fmt.Errorf("no arguments are accepted, got %q", args))
+	}
+	errs = append(errs, o.RecommendedOptions.Validate()...)
+	errs = append(errs, compatibility.DefaultComponentGlobalsRegistry.Validate()...)
+	return utilerrors.NewAggregate(errs)
+}
+
+// Config turns the options into a server configuration.
+func (o *Options) Config() (*apiserver.Config, error) {
+	if err := o.RecommendedOptions.SecureServing.MaybeDefaultWithSelfSignedCerts(
+		"localhost", nil, []net.IP{netutils.ParseIPSloppy("127.0.0.1")}); err != nil {
+		return nil, fmt.Errorf("creating self-signed certificates: %w", err)
+	}
+
+	serverConfig := genericapiserver.NewRecommendedConfig(apiserver.Codecs)
+	namer := openapi.NewDefinitionNamer(apiserver.Scheme)
+	serverConfig.OpenAPIConfig = genericapiserver.DefaultOpenAPIConfig(generatedopenapi.GetOpenAPIDefinitions, namer)
+	serverConfig.OpenAPIConfig.Info.Title = "tenant.io"
+	serverConfig.OpenAPIConfig.Info.Version = v1alpha1.SchemeGroupVersion.Version
+	serverConfig.OpenAPIV3Config = genericapiserver.DefaultOpenAPIV3Config(generatedopenapi.GetOpenAPIDefinitions, namer)
+	serverConfig.OpenAPIV3Config.Info.Title = "tenant.io"
+	serverConfig.OpenAPIV3Config.Info.Version = v1alpha1.SchemeGroupVersion.Version
+	serverConfig.FeatureGate = compatibility.DefaultComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
+	serverConfig.EffectiveVersion = compatibility.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent)
+
+	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
+		return nil, err
+	}
+	return &apiserver.Config{GenericConfig: serverConfig}, nil
+}
+
+// Run serves until ctx ends.
+func (o *Options) Run(ctx context.Context) error {
+	config, err := o.Config()
+	if err != nil {
+		return err
+	}
+	server, err := config.Complete().New()
+	if err != nil {
+		return err
+	}
+	klog.FromContext(ctx).Info("Serving tenant.io", "etcd", o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList)
+	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+

@@ -1,0 +1,34 @@
+package addresspool
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// NewStorage returns the storage of addresspools and addresspools/status.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.AddressPool, tenant.AddressPoolSpec, tenant.AddressPoolStatus]{
+		Kind:       Kind,
+		Plural:     "addresspools",
+		Singular:   "addresspool",
+		ShortNames: []string{"apool"},
+		New:        func() runtime.Object { return &tenant.AddressPool{} },
+		NewList:    func() runtime.Object { return &tenant.AddressPoolList{} },
+		Fields:     SelectableFields,
+		Table:      base.Table[*tenant.AddressPool]{Columns: columns},
+	}, resolver)
+}
+
+var columns = []base.Column[*tenant.AddressPool]{
+	{Name: "Purpose", Type: "string", Description: "TenantNetworks or PublicIPs.", Cell: func(o *tenant.AddressPool) interface{} { return string(o.Spec.Purpose) }},
+	{Name: "CIDRs", Type: "string", Description: "IPv4 ranges of the pool.", Cell: func(o *tenant.AddressPool) interface{} {
+		return base.Join(append(append([]string{}, o.Spec.CIDRs...), o.Spec.Ranges...))
+	}},
+	{Name: "Capacity", Type: "integer", Description: "Addresses the pool can hand out.", Cell: func(o *tenant.AddressPool) interface{} { return o.Status.Capacity }},
+	{Name: "Allocated", Type: "integer", Description: "Addresses handed out.", Cell: func(o *tenant.AddressPool) interface{} { return o.Status.Allocated }},
+	{Name: "Free", Type: "integer", Description: "Addresses still free.", Cell: func(o *tenant.AddressPool) interface{} { return o.Status.Free }},
+}

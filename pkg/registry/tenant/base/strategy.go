@@ -1,0 +1,206 @@
+package base
+
+import (
+	"context"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/apiserver/pkg/storage/names"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// Object is what every tenant.io kind is: a runtime.Object with ObjectMeta.
+type Object interface {
+	runtime.Object
+	metav1.Object
+}
+
+// Kind describes one kind to the generic strategies: where its spec and
+// status are and how it is validated. S and St are its spec and status types.
+type Kind[T Object, S any, St any] struct {
+	// Spec and Status return pointers into the object.
+	Spec   func(T) *S
+	Status func(T) *St
+	// Namespaced is true for kinds that live in a tenant's virtual Namespace.
+	Namespaced bool
+	// TenantOwned is true for kinds partitioned by tenant: the server sets
+	// their tenant label, and nobody may change it.
+	TenantOwned bool
+	// Validate, ValidateUpdate and ValidateStatusUpdate are the kind's
+	// functions from pkg/apis/tenant/validation.
+	Validate             func(T) field.ErrorList
+	ValidateUpdate       func(newObj, oldObj T) field.ErrorList
+	ValidateStatusUpdate func(newObj, oldObj T) field.ErrorList
+}
+
+// Strategy is the create, update and delete strategy of a kind: status is
+// owned by the status subresource, generation counts spec changes.
+type Strategy[T Object, S any, St any] struct {
+	runtime.ObjectTyper
+	names.NameGenerator
+	Kind Kind[T, S, St]
+}
+
+// NewStrategy returns the strategy of kind k.
+func NewStrategy[T Object, S any, St any](typer runtime.ObjectTyper, k Kind[T, S, St]) Strategy[T, S, St] {
+	return Strategy[T, S, St]{ObjectTyper: typer, NameGenerator: names.SimpleNameGenerator, Kind: k}
+}
+
+var (
+	_ rest.RESTCreateStrategy  = Strategy[Object, struct{}, struct{}]{}
+	_ rest.RESTUpdateStrategy  = Strategy[Object, struct{}, struct{}]{}
+	_ rest.RESTDeleteStrategy  = Strategy[Object, struct{}, struct{}]{}
+	_ rest.ResetFieldsStrategy = Strategy[Object, struct{}, struct{}]{}
+)
+
+// NamespaceScoped implements rest.RESTCreateStrategy.
+func (s Strategy[T, S, St]) NamespaceScoped() bool { return s.Kind.Namespaced }
+
+// PrepareForCreate clears status, starts generation at 1 and, for tenant
+// owned kinds, labels the object with the caller's tenant.
+func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Object) {
+	o := obj.(T)
+	var zero St
+	*s.Kind.Status(o) = zero
+	o.SetGeneration(1)
+	if s.Kind.TenantOwned {
+		if t, ok := tenancy.TenantFrom(ctx); ok && t != "" {
+			labels := o.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			if _, set := labels[tenancy.TenantLabel]; !set {
+				labels[tenancy.TenantLabel] = t
+			}
+			o.SetLabels(labels)
+		}
+	}
+}
+
+// PrepareForUpdate keeps the stored status and bumps generation when the spec changed.
+func (s Strategy[T, S, St]) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	n, o := obj.(T), old.(T)
+	*s.Kind.Status(n) = *s.Kind.Status(o)
+	if s.Kind.TenantOwned {
+		if v, ok := o.GetLabels()[tenancy.TenantLabel]; ok {
+			if _, set := n.GetLabels()[tenancy.TenantLabel]; !set {
+				// A write that drops the label means "no change", not a move.
+				labels := n.GetLabels()
+				if labels == nil {
+					labels = map[string]string{}
+				}
+				labels[tenancy.TenantLabel] = v
+				n.SetLabels(labels)
+			}
+		}
+	}
+	if !apiequality.Semantic.DeepEqual(*s.Kind.Spec(n), *s.Kind.Spec(o)) {
+		n.SetGeneration(o.GetGeneration() + 1)
+	}
+}
+
+// Validate implements rest.RESTCreateStrategy.
+func (s Strategy[T, S, St]) Validate(ctx context.Context, obj runtime.Object) field.ErrorList {
+	o := obj.(T)
+	errs := s.Kind.Validate(o)
+	if s.Kind.TenantOwned {
+		errs = append(errs, validateTenantLabel(ctx, o)...)
+	}
+	return errs
+}
+
+// ValidateUpdate implements rest.RESTUpdateStrategy.
+func (s Strategy[T, S, St]) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	n, o := obj.(T), old.(T)
+	errs := s.Kind.ValidateUpdate(n, o)
+	if s.Kind.TenantOwned {
+		errs = append(errs, validateTenantLabelUnchanged(n, o)...)
+	}
+	return errs
+}
+
+// WarningsOnCreate implements rest.RESTCreateStrategy.
+func (Strategy[T, S, St]) WarningsOnCreate(context.Context, runtime.Object) []string { return nil }
+
+// WarningsOnUpdate implements rest.RESTUpdateStrategy.
+func (Strategy[T, S, St]) WarningsOnUpdate(context.Context, runtime.Object, runtime.Object) []string {
+	return nil
+}
+
+// AllowCreateOnUpdate implements rest.RESTUpdateStrategy: objects are created with POST only.
+func (Strategy[T, S, St]) AllowCreateOnUpdate() bool { return false }
+
+// AllowUnconditionalUpdate implements rest.RESTUpdateStrategy.
+func (Strategy[T, S, St]) AllowUnconditionalUpdate() bool { return true }
+
+// Canonicalize implements rest.RESTCreateStrategy.
+func (Strategy[T, S, St]) Canonicalize(runtime.Object) {}
+
+// GetResetFields says that writes to the main resource never change status.
+func (Strategy[T, S, St]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return resetFields(fieldpath.MakePathOrDie("status"))
+}
+
+// StatusStrategy is the update strategy of a kind's status subresource:
+// it changes status and nothing of the spec.
+type StatusStrategy[T Object, S any, St any] struct {
+	Strategy[T, S, St]
+}
+
+// NewStatusStrategy returns the status strategy of kind k.
+func NewStatusStrategy[T Object, S any, St any](typer runtime.ObjectTyper, k Kind[T, S, St]) StatusStrategy[T, S, St] {
+	return StatusStrategy[T, S, St]{NewStrategy(typer, k)}
+}
+
+var _ rest.RESTUpdateStrategy = StatusStrategy[Object, struct{}, struct{}]{}
+
+// PrepareForUpdate keeps the stored spec, labels and annotations.
+func (s StatusStrategy[T, S, St]) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
+	n, o := obj.(T), old.(T)
+	*s.Kind.Spec(n) = *s.Kind.Spec(o)
+	n.SetLabels(o.GetLabels())
+	n.SetAnnotations(o.GetAnnotations())
+}
+
+// ValidateUpdate implements rest.RESTUpdateStrategy.
+func (s StatusStrategy[T, S, St]) ValidateUpdate(ctx context.Context, obj, old runtime.Object) field.ErrorList {
+	return s.Kind.ValidateStatusUpdate(obj.(T), old.(T))
+}
+
+// GetResetFields says that writes to the status subresource never change
+// the spec or the metadata that the main resource owns.
+func (StatusStrategy[T, S, St]) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
+	return resetFields(
+		fieldpath.MakePathOrDie("spec"),
+		fieldpath.MakePathOrDie("metadata", "labels"),
+		fieldpath.MakePathOrDie("metadata", "annotations"),
+	)
+}
+
+func resetFields(paths ...fieldpath.Path) map[fieldpath.APIVersion]*fieldpath.Set {
+	return map[fieldpath.APIVersion]*fieldpath.Set{
+		"tenant.io/v1alpha1": fieldpath.NewSet(paths...),
+	}
+}
+
+func validateTenantLabel(ctx context.Context, o metav1.Object) field.ErrorList {
+	tenant, _ := tenancy.TenantFrom(ctx)
+	p := field.NewPath("metadata", "labels").Key(tenancy.TenantLabel)
+	if v := o.GetLabels()[tenancy.TenantLabel]; v != tenant {
+		return field.ErrorList{field.Invalid(p, v, "is set by the server to the tenant of the caller; leave it unset")}
+	}
+	return nil
+}
+
+func validateTenantLabelUnchanged(n, o metav1.Object) field.ErrorList {
+	p := field.NewPath("metadata", "labels").Key(tenancy.TenantLabel)
+	if nv, ov := n.GetLabels()[tenancy.TenantLabel], o.GetLabels()[tenancy.TenantLabel]; nv != ov {
+		return field.ErrorList{field.Invalid(p, nv, "field is immutable")}
+	}
+	return nil
+}

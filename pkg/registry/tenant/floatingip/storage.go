@@ -1,0 +1,49 @@
+package floatingip
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// NewStorage returns the storage of floatingips and floatingips/status.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingIPStatus]{
+		Kind:       Kind,
+		Plural:     "floatingips",
+		Singular:   "floatingip",
+		ShortNames: []string{"fip"},
+		New:        func() runtime.Object { return &tenant.FloatingIP{} },
+		NewList:    func() runtime.Object { return &tenant.FloatingIPList{} },
+		Fields:     SelectableFields,
+		Table:      base.Table[*tenant.FloatingIP]{Columns: columns},
+	}, resolver)
+}
+
+var columns = []base.Column[*tenant.FloatingIP]{
+	{Name: "Address", Type: "string", Description: "The public IP.", Cell: func(o *tenant.FloatingIP) interface{} {
+		if o.Status.Address != "" {
+			return o.Status.Address
+		}
+		return base.OrNone(o.Spec.Address)
+	}},
+	{Name: "Target", Type: "string", Description: "Workload the address is bound to.", Cell: func(o *tenant.FloatingIP) interface{} {
+		if o.Spec.Target == nil {
+			return "<none>"
+		}
+		return string(o.Spec.Target.Kind) + "/" + o.Spec.Target.Name
+	}},
+	{Name: "Ports", Type: "string", Priority: 1, Description: "Inbound ports.", Cell: func(o *tenant.FloatingIP) interface{} {
+		ports := make([]string, 0, len(o.Spec.Ports))
+		for _, p := range o.Spec.Ports {
+			ports = append(ports, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
+		}
+		return base.Join(ports)
+	}},
+	{Name: "Phase", Type: "string", Description: "Pending, Allocated, Associated or Failed.", Cell: func(o *tenant.FloatingIP) interface{} { return string(o.Status.Phase) }},
+}

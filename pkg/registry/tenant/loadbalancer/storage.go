@@ -1,0 +1,45 @@
+package loadbalancer
+
+import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// NewStorage returns the storage of loadbalancers and loadbalancers/status.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
+		Kind:       Kind,
+		Plural:     "loadbalancers",
+		Singular:   "loadbalancer",
+		ShortNames: []string{"lb"},
+		New:        func() runtime.Object { return &tenant.LoadBalancer{} },
+		NewList:    func() runtime.Object { return &tenant.LoadBalancerList{} },
+		Fields:     SelectableFields,
+		Table:      base.Table[*tenant.LoadBalancer]{Columns: columns},
+	}, resolver)
+}
+
+var columns = []base.Column[*tenant.LoadBalancer]{
+	{Name: "Address", Type: "string", Description: "The public IP assigned on the host.", Cell: func(o *tenant.LoadBalancer) interface{} {
+		if o.Status.Address != "" {
+			return o.Status.Address
+		}
+		return "<pending>"
+	}},
+	{Name: "Ports", Type: "string", Description: "Balanced ports.", Cell: func(o *tenant.LoadBalancer) interface{} {
+		ports := make([]string, 0, len(o.Spec.Ports))
+		for _, p := range o.Spec.Ports {
+			ports = append(ports, fmt.Sprintf("%d:%s/%s", p.Port, p.TargetPort.String(), p.Protocol))
+		}
+		return base.Join(ports)
+	}},
+	{Name: "Selector", Type: "string", Priority: 1, Description: "Backends' labels.", Cell: func(o *tenant.LoadBalancer) interface{} { return labels.FormatLabels(o.Spec.Selector) }},
+	{Name: "Ready", Type: "string", Description: "Whether the load balancer serves.", Cell: func(o *tenant.LoadBalancer) interface{} { return base.ConditionStatus(o.Status.Conditions, "Ready") }},
+}

@@ -1,0 +1,29 @@
+// Package loadbalancer is the storage of LoadBalancer objects.
+package loadbalancer
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+)
+
+// Kind describes LoadBalancer to the generic strategies.
+var Kind = base.Kind[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
+	Spec:                 func(o *tenant.LoadBalancer) *tenant.LoadBalancerSpec { return &o.Spec },
+	Status:               func(o *tenant.LoadBalancer) *tenant.LoadBalancerStatus { return &o.Status },
+	Namespaced:           true,
+	TenantOwned:          true,
+	Validate:             validation.ValidateLoadBalancer,
+	ValidateUpdate:       validation.ValidateLoadBalancerUpdate,
+	ValidateStatusUpdate: validation.ValidateLoadBalancerStatusUpdate,
+}
+
+// SelectableFields are the field selectors of LoadBalancer besides metadata.name and metadata.namespace.
+func SelectableFields(o *tenant.LoadBalancer) fields.Set {
+	return fields.Set{
+		"spec.address":   o.Spec.Address,
+		"status.address": o.Status.Address,
+	}
+}

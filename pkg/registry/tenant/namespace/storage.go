@@ -1,0 +1,30 @@
+package namespace
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// NewStorage returns the storage of namespaces and namespaces/status.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Namespace, tenant.NamespaceSpec, tenant.NamespaceStatus]{
+		Kind:       Kind,
+		Plural:     "namespaces",
+		Singular:   "namespace",
+		ShortNames: []string{"tns"},
+		New:        func() runtime.Object { return &tenant.Namespace{} },
+		NewList:    func() runtime.Object { return &tenant.NamespaceList{} },
+		Fields:     SelectableFields,
+		Table:      base.Table[*tenant.Namespace]{Columns: columns},
+	}, resolver)
+}
+
+var columns = []base.Column[*tenant.Namespace]{
+	{Name: "Network", Type: "string", Description: "Primary Network of the namespace.", Cell: func(o *tenant.Namespace) interface{} { return o.Spec.Network }},
+	{Name: "Phase", Type: "string", Description: "Lifecycle phase.", Cell: func(o *tenant.Namespace) interface{} { return string(o.Status.Phase) }},
+	{Name: "Host Namespace", Type: "string", Description: "Name of the namespace on the host.", Cell: func(o *tenant.Namespace) interface{} { return base.OrNone(o.Status.HostNamespace) }},
+}

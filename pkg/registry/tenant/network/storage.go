@@ -1,0 +1,37 @@
+package network
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// NewStorage returns the storage of networks and networks/status.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Network, tenant.NetworkSpec, tenant.NetworkStatus]{
+		Kind:       Kind,
+		Plural:     "networks",
+		Singular:   "network",
+		ShortNames: []string{"net"},
+		New:        func() runtime.Object { return &tenant.Network{} },
+		NewList:    func() runtime.Object { return &tenant.NetworkList{} },
+		Fields:     SelectableFields,
+		Table:      base.Table[*tenant.Network]{Columns: columns},
+	}, resolver)
+}
+
+var columns = []base.Column[*tenant.Network]{
+	{Name: "Topology", Type: "string", Description: "Layer2 or Layer3.", Cell: func(o *tenant.Network) interface{} { return string(o.Spec.Topology) }},
+	{Name: "Subnets", Type: "string", Description: "Subnets of the network.", Cell: func(o *tenant.Network) interface{} {
+		if len(o.Status.Subnets) > 0 {
+			return base.Join(o.Status.Subnets)
+		}
+		return base.Join(o.Spec.Subnets)
+	}},
+	{Name: "NAT Gateway", Type: "string", Description: "Public IP of outbound SNAT.", Cell: func(o *tenant.Network) interface{} { return base.OrNone(o.Status.NATGatewayIP) }},
+	{Name: "Namespaces", Type: "string", Priority: 1, Description: "Namespaces attached.", Cell: func(o *tenant.Network) interface{} { return base.Join(o.Status.Namespaces) }},
+	{Name: "Ready", Type: "string", Description: "Whether the network exists on the host.", Cell: func(o *tenant.Network) interface{} { return base.ConditionStatus(o.Status.Conditions, "Ready") }},
+}

@@ -1,0 +1,28 @@
+// Package network is the storage of Network objects.
+package network
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+)
+
+// Kind describes Network to the generic strategies.
+var Kind = base.Kind[*tenant.Network, tenant.NetworkSpec, tenant.NetworkStatus]{
+	Spec:                 func(o *tenant.Network) *tenant.NetworkSpec { return &o.Spec },
+	Status:               func(o *tenant.Network) *tenant.NetworkStatus { return &o.Status },
+	Namespaced:           false,
+	TenantOwned:          true,
+	Validate:             validation.ValidateNetwork,
+	ValidateUpdate:       validation.ValidateNetworkUpdate,
+	ValidateStatusUpdate: validation.ValidateNetworkStatusUpdate,
+}
+
+// SelectableFields are the field selectors of Network besides metadata.name.
+func SelectableFields(o *tenant.Network) fields.Set {
+	return fields.Set{
+		"spec.topology": string(o.Spec.Topology),
+	}
+}

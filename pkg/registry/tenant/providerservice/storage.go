@@ -1,0 +1,42 @@
+package providerservice
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// NewStorage returns the storage of providerservices and providerservices/status.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.ProviderService, tenant.ProviderServiceSpec, tenant.ProviderServiceStatus]{
+		Kind:       Kind,
+		Plural:     "providerservices",
+		Singular:   "providerservice",
+		ShortNames: []string{"psvc"},
+		New:        func() runtime.Object { return &tenant.ProviderService{} },
+		NewList:    func() runtime.Object { return &tenant.ProviderServiceList{} },
+		Fields:     SelectableFields,
+		Table:      base.Table[*tenant.ProviderService]{Columns: columns},
+	}, resolver)
+}
+
+var columns = []base.Column[*tenant.ProviderService]{
+	{Name: "Service", Type: "string", Description: "The host Service offered.", Cell: func(o *tenant.ProviderService) interface{} {
+		return o.Spec.Service.Namespace + "/" + o.Spec.Service.Name
+	}},
+	{Name: "Alias", Type: "string", Description: "Name of the Service in the tenants' namespaces.", Cell: func(o *tenant.ProviderService) interface{} {
+		if o.Spec.Alias != "" {
+			return o.Spec.Alias
+		}
+		return o.Name
+	}},
+	{Name: "Tenants", Type: "string", Description: "Tenants the service is offered to.", Cell: func(o *tenant.ProviderService) interface{} {
+		if o.Spec.AllTenants {
+			return "*"
+		}
+		return base.Join(o.Spec.Tenants)
+	}},
+}

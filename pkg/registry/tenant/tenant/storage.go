@@ -1,0 +1,37 @@
+package tenant
+
+import (
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/registry/generic"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// NewStorage returns the storage of tenants and tenants/status.
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
+		Kind:       Kind,
+		Plural:     "tenants",
+		Singular:   "tenant",
+		ShortNames: []string{"tnt"},
+		New:        func() runtime.Object { return &tenant.Tenant{} },
+		NewList:    func() runtime.Object { return &tenant.TenantList{} },
+		Fields:     SelectableFields,
+		Table:      base.Table[*tenant.Tenant]{Columns: columns},
+	}, resolver)
+}
+
+var columns = []base.Column[*tenant.Tenant]{
+	{Name: "Display Name", Type: "string", Priority: 1, Description: "Human readable name.", Cell: func(o *tenant.Tenant) interface{} { return o.Spec.DisplayName }},
+	{Name: "Phase", Type: "string", Description: "Lifecycle phase.", Cell: func(o *tenant.Tenant) interface{} { return string(o.Status.Phase) }},
+	{Name: "CIDR", Type: "string", Description: "Private IPv4 block.", Cell: func(o *tenant.Tenant) interface{} {
+		if o.Status.Network != nil {
+			return o.Status.Network.CIDR
+		}
+		return base.OrNone(o.Spec.Network.CIDR)
+	}},
+	{Name: "Public IPs", Type: "integer", Description: "Number of public IPv4 addresses asked for.", Cell: func(o *tenant.Tenant) interface{} { return int64(o.Spec.PublicIPs.Count) }},
+	{Name: "Namespace Prefix", Type: "string", Priority: 1, Description: "Prefix of the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return base.OrNone(o.Status.NamespacePrefix) }},
+}

@@ -1,0 +1,28 @@
+// Package tenant is the storage of Tenant objects.
+package tenant
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+)
+
+// Kind describes Tenant to the generic strategies.
+var Kind = base.Kind[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
+	Spec:                 func(o *tenant.Tenant) *tenant.TenantSpec { return &o.Spec },
+	Status:               func(o *tenant.Tenant) *tenant.TenantStatus { return &o.Status },
+	Namespaced:           false,
+	TenantOwned:          false,
+	Validate:             validation.ValidateTenant,
+	ValidateUpdate:       validation.ValidateTenantUpdate,
+	ValidateStatusUpdate: validation.ValidateTenantStatusUpdate,
+}
+
+// SelectableFields are the field selectors of Tenant besides metadata.name.
+func SelectableFields(o *tenant.Tenant) fields.Set {
+	return fields.Set{
+		"status.phase": string(o.Status.Phase),
+	}
+}

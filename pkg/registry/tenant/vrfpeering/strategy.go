@@ -1,0 +1,29 @@
+// Package vrfpeering is the storage of VRFPeering objects.
+package vrfpeering
+
+import (
+	"k8s.io/apimachinery/pkg/fields"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+)
+
+// Kind describes VRFPeering to the generic strategies.
+var Kind = base.Kind[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeeringStatus]{
+	Spec:                 func(o *tenant.VRFPeering) *tenant.VRFPeeringSpec { return &o.Spec },
+	Status:               func(o *tenant.VRFPeering) *tenant.VRFPeeringStatus { return &o.Status },
+	Namespaced:           false,
+	TenantOwned:          false,
+	Validate:             validation.ValidateVRFPeering,
+	ValidateUpdate:       validation.ValidateVRFPeeringUpdate,
+	ValidateStatusUpdate: validation.ValidateVRFPeeringStatusUpdate,
+}
+
+// SelectableFields are the field selectors of VRFPeering besides metadata.name.
+func SelectableFields(o *tenant.VRFPeering) fields.Set {
+	return fields.Set{
+		"spec.tenant":  o.Spec.Tenant,
+		"spec.network": o.Spec.Network,
+	}
+}

@@ -1,0 +1,79 @@
+package tenancy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apiserver/pkg/authentication/user"
+)
+
+// GroupPrefix is the prefix of the host groups that make their members
+// members of a tenant: group "tenant.io:acme" means tenant acme.
+const GroupPrefix = "tenant.io:"
+
+// Resolver maps an authenticated user to the tenants it is a member of.
+type Resolver interface {
+	// TenantsOf returns the names of the tenants u is a member of, sorted.
+	TenantsOf(u user.Info) []string
+}
+
+// GroupResolver makes a user a member of tenant T when it is in host group
+// "tenant.io:T".
+type GroupResolver struct{}
+
+var _ Resolver = GroupResolver{}
+
+// TenantsOf implements Resolver.
+func (GroupResolver) TenantsOf(u user.Info) []string {
+	var tenants []string
+	for _, g := range u.GetGroups() {
+		name, ok := strings.CutPrefix(g, GroupPrefix)
+		if !ok || len(validation.IsDNS1123Label(name)) != 0 {
+			continue
+		}
+		tenants = append(tenants, name)
+	}
+	sort.Strings(tenants)
+	return dedupSorted(tenants)
+}
+
+func dedupSorted(s []string) []string {
+	if len(s) < 2 {
+		return s
+	}
+	out := s[:1]
+	for _, v := range s[1:] {
+		if v != out[len(out)-1] {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// AmbiguousError says that a user is a member of several tenants, so the
+// server cannot tell which one a request acts as.
+type AmbiguousError struct {
+	User    string
+	Tenants []string
+}
+
+func (e *AmbiguousError) Error() string {
+	return fmt.Sprintf("user %q is a member of several tenants (%s); act as one of them with --as-group=%s<tenant>",
+		e.User, strings.Join(e.Tenants, ", "), GroupPrefix)
+}
+
+// TenantOf returns the one tenant u acts as: "" when u is a member of none,
+// and an *AmbiguousError when u is a member of several.
+func TenantOf(r Resolver, u user.Info) (string, error) {
+	tenants := r.TenantsOf(u)
+	switch len(tenants) {
+	case 0:
+		return "", nil
+	case 1:
+		return tenants[0], nil
+	default:
+		return "", &AmbiguousError{User: u.GetName(), Tenants: tenants}
+	}
+}

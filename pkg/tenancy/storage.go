@@ -1,0 +1,68 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+)
+
+// Partition makes store keep its objects in one key range per tenant. Call
+// it before store.CompleteWithOptions(options). namespaced says whether the
+// objects also live in a tenant's virtual namespace.
+func Partition(store *genericregistry.Store, options *generic.StoreOptions, namespaced bool) {
+	getter := &partitionedGetter{RESTOptionsGetter: options.RESTOptions, namespaced: namespaced}
+	options.RESTOptions = getter
+	store.KeyRootFunc = func(ctx context.Context) string {
+		return KeyRootFunc(getter.prefix, namespaced)(ctx)
+	}
+	store.KeyFunc = func(ctx context.Context, name string) (string, error) {
+		if getter.prefix == "" {
+			return "", fmt.Errorf("storage of %s is not initialized", store.DefaultQualifiedResource)
+		}
+		return KeyFunc(getter.prefix, namespaced)(ctx, name)
+	}
+}
+
+// partitionedGetter learns the resource prefix of the storage it hands out
+// and makes the storage (and its watch cache) key objects by tenant label.
+type partitionedGetter struct {
+	generic.RESTOptionsGetter
+	namespaced bool
+	prefix     string
+}
+
+func (g *partitionedGetter) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := g.RESTOptionsGetter.GetRESTOptions(resource, example)
+	if err != nil {
+		return opts, err
+	}
+	g.prefix = "/" + trimSlashes(opts.ResourcePrefix)
+	decorate := opts.Decorator
+	namespaced := g.namespaced
+	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string,
+		_ func(obj runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
+		getAttrs storage.AttrFunc, trigger storage.IndexerFuncs, indexers *cache.Indexers,
+	) (storage.Interface, factory.DestroyFunc, error) {
+		return decorate(config, resourcePrefix, ObjectKeyFunc(resourcePrefix, namespaced),
+			newFunc, newListFunc, getAttrs, trigger, indexers)
+	}
+	return opts, nil
+}
+
+func trimSlashes(s string) string {
+	for len(s) > 0 && s[0] == '/' {
+		s = s[1:]
+	}
+	for len(s) > 0 && s[len(s)-1] == '/' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
