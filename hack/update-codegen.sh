@@ -29,6 +29,8 @@ mkdir -p "$(pwd)/hack/api-violations"
 kube::codegen::gen_openapi \
   --output-dir "$(pwd)/pkg/generated/openapi" \
   --output-pkg "${MODULE}/pkg/generated/openapi" \
+  --extra-pkgs k8s.io/apimachinery/pkg/util/intstr \
+  --output-model-name-file zz_generated.model_name.go \
   --report-filename "$(pwd)/hack/api-violations/violations.report" \
   --update-report \
   --boilerplate "${BOILERPLATE}" \

@@ -25,112 +25,115 @@ import (
 	resource "k8s.io/apimachinery/pkg/api/resource"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
+	intstr "k8s.io/apimachinery/pkg/util/intstr"
 	version "k8s.io/apimachinery/pkg/version"
 	common "k8s.io/kube-openapi/pkg/common"
 	spec "k8s.io/kube-openapi/pkg/validation/spec"
+	v1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 )
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		resource.Quantity{}.OpenAPIModelName():                                      schema_apimachinery_pkg_api_resource_Quantity(ref),
-		v1.APIGroup{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_APIGroup(ref),
-		v1.APIGroupList{}.OpenAPIModelName():                                        schema_pkg_apis_meta_v1_APIGroupList(ref),
-		v1.APIResource{}.OpenAPIModelName():                                         schema_pkg_apis_meta_v1_APIResource(ref),
-		v1.APIResourceList{}.OpenAPIModelName():                                     schema_pkg_apis_meta_v1_APIResourceList(ref),
-		v1.APIVersions{}.OpenAPIModelName():                                         schema_pkg_apis_meta_v1_APIVersions(ref),
-		v1.ApplyOptions{}.OpenAPIModelName():                                        schema_pkg_apis_meta_v1_ApplyOptions(ref),
-		v1.Condition{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_Condition(ref),
-		v1.CreateOptions{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_CreateOptions(ref),
-		v1.DeleteOptions{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_DeleteOptions(ref),
-		v1.Duration{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_Duration(ref),
-		v1.FieldSelectorRequirement{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
-		v1.FieldsV1{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_FieldsV1(ref),
-		v1.GetOptions{}.OpenAPIModelName():                                          schema_pkg_apis_meta_v1_GetOptions(ref),
-		v1.GroupKind{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_GroupKind(ref),
-		v1.GroupResource{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_GroupResource(ref),
-		v1.GroupVersion{}.OpenAPIModelName():                                        schema_pkg_apis_meta_v1_GroupVersion(ref),
-		v1.GroupVersionForDiscovery{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
-		v1.GroupVersionKind{}.OpenAPIModelName():                                    schema_pkg_apis_meta_v1_GroupVersionKind(ref),
-		v1.GroupVersionResource{}.OpenAPIModelName():                                schema_pkg_apis_meta_v1_GroupVersionResource(ref),
-		v1.InternalEvent{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_InternalEvent(ref),
-		v1.LabelSelector{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_LabelSelector(ref),
-		v1.LabelSelectorRequirement{}.OpenAPIModelName():                            schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
-		v1.List{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_List(ref),
-		v1.ListMeta{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_ListMeta(ref),
-		v1.ListOptions{}.OpenAPIModelName():                                         schema_pkg_apis_meta_v1_ListOptions(ref),
-		v1.ManagedFieldsEntry{}.OpenAPIModelName():                                  schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
-		v1.MicroTime{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_MicroTime(ref),
-		v1.ObjectMeta{}.OpenAPIModelName():                                          schema_pkg_apis_meta_v1_ObjectMeta(ref),
-		v1.OwnerReference{}.OpenAPIModelName():                                      schema_pkg_apis_meta_v1_OwnerReference(ref),
-		v1.PartialObjectMetadata{}.OpenAPIModelName():                               schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
-		v1.PartialObjectMetadataList{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
-		v1.Patch{}.OpenAPIModelName():                                               schema_pkg_apis_meta_v1_Patch(ref),
-		v1.PatchOptions{}.OpenAPIModelName():                                        schema_pkg_apis_meta_v1_PatchOptions(ref),
-		v1.Preconditions{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_Preconditions(ref),
-		v1.RootPaths{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_RootPaths(ref),
-		v1.ServerAddressByClientCIDR{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
-		v1.ShardInfo{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_ShardInfo(ref),
-		v1.Status{}.OpenAPIModelName():                                              schema_pkg_apis_meta_v1_Status(ref),
-		v1.StatusCause{}.OpenAPIModelName():                                         schema_pkg_apis_meta_v1_StatusCause(ref),
-		v1.StatusDetails{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_StatusDetails(ref),
-		v1.Table{}.OpenAPIModelName():                                               schema_pkg_apis_meta_v1_Table(ref),
-		v1.TableColumnDefinition{}.OpenAPIModelName():                               schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
-		v1.TableOptions{}.OpenAPIModelName():                                        schema_pkg_apis_meta_v1_TableOptions(ref),
-		v1.TableRow{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_TableRow(ref),
-		v1.TableRowCondition{}.OpenAPIModelName():                                   schema_pkg_apis_meta_v1_TableRowCondition(ref),
-		v1.Time{}.OpenAPIModelName():                                                schema_pkg_apis_meta_v1_Time(ref),
-		v1.Timestamp{}.OpenAPIModelName():                                           schema_pkg_apis_meta_v1_Timestamp(ref),
-		v1.TypeMeta{}.OpenAPIModelName():                                            schema_pkg_apis_meta_v1_TypeMeta(ref),
-		v1.UpdateOptions{}.OpenAPIModelName():                                       schema_pkg_apis_meta_v1_UpdateOptions(ref),
-		v1.WatchEvent{}.OpenAPIModelName():                                          schema_pkg_apis_meta_v1_WatchEvent(ref),
-		runtime.RawExtension{}.OpenAPIModelName():                                   schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
-		runtime.TypeMeta{}.OpenAPIModelName():                                       schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
-		runtime.Unknown{}.OpenAPIModelName():                                        schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
-		version.Info{}.OpenAPIModelName():                                           schema_k8sio_apimachinery_pkg_version_Info(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPool":           schema_pkg_apis_tenant_v1alpha1_AddressPool(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPoolList":       schema_pkg_apis_tenant_v1alpha1_AddressPoolList(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPoolSpec":       schema_pkg_apis_tenant_v1alpha1_AddressPoolSpec(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPoolStatus":     schema_pkg_apis_tenant_v1alpha1_AddressPoolStatus(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.BGPNeighbor":           schema_pkg_apis_tenant_v1alpha1_BGPNeighbor(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIP":            schema_pkg_apis_tenant_v1alpha1_FloatingIP(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPList":        schema_pkg_apis_tenant_v1alpha1_FloatingIPList(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPPort":        schema_pkg_apis_tenant_v1alpha1_FloatingIPPort(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPSpec":        schema_pkg_apis_tenant_v1alpha1_FloatingIPSpec(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPStatus":      schema_pkg_apis_tenant_v1alpha1_FloatingIPStatus(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPTarget":      schema_pkg_apis_tenant_v1alpha1_FloatingIPTarget(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancer":          schema_pkg_apis_tenant_v1alpha1_LoadBalancer(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerList":      schema_pkg_apis_tenant_v1alpha1_LoadBalancerList(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerPort":      schema_pkg_apis_tenant_v1alpha1_LoadBalancerPort(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerSpec":      schema_pkg_apis_tenant_v1alpha1_LoadBalancerSpec(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerStatus":    schema_pkg_apis_tenant_v1alpha1_LoadBalancerStatus(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NATGateway":            schema_pkg_apis_tenant_v1alpha1_NATGateway(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.Namespace":             schema_pkg_apis_tenant_v1alpha1_Namespace(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NamespaceList":         schema_pkg_apis_tenant_v1alpha1_NamespaceList(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NamespaceSpec":         schema_pkg_apis_tenant_v1alpha1_NamespaceSpec(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NamespaceStatus":       schema_pkg_apis_tenant_v1alpha1_NamespaceStatus(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.Network":               schema_pkg_apis_tenant_v1alpha1_Network(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NetworkList":           schema_pkg_apis_tenant_v1alpha1_NetworkList(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NetworkSpec":           schema_pkg_apis_tenant_v1alpha1_NetworkSpec(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NetworkStatus":         schema_pkg_apis_tenant_v1alpha1_NetworkStatus(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderService":       schema_pkg_apis_tenant_v1alpha1_ProviderService(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderServiceList":   schema_pkg_apis_tenant_v1alpha1_ProviderServiceList(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderServiceSpec":   schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderServiceStatus": schema_pkg_apis_tenant_v1alpha1_ProviderServiceStatus(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ServiceReference":      schema_pkg_apis_tenant_v1alpha1_ServiceReference(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.Tenant":                schema_pkg_apis_tenant_v1alpha1_Tenant(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantList":            schema_pkg_apis_tenant_v1alpha1_TenantList(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantMembers":         schema_pkg_apis_tenant_v1alpha1_TenantMembers(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantNetwork":         schema_pkg_apis_tenant_v1alpha1_TenantNetwork(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantNetworkStatus":   schema_pkg_apis_tenant_v1alpha1_TenantNetworkStatus(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantPublicIPs":       schema_pkg_apis_tenant_v1alpha1_TenantPublicIPs(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantQuota":           schema_pkg_apis_tenant_v1alpha1_TenantQuota(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantSpec":            schema_pkg_apis_tenant_v1alpha1_TenantSpec(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantStatus":          schema_pkg_apis_tenant_v1alpha1_TenantStatus(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantUsage":           schema_pkg_apis_tenant_v1alpha1_TenantUsage(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeering":            schema_pkg_apis_tenant_v1alpha1_VRFPeering(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeeringList":        schema_pkg_apis_tenant_v1alpha1_VRFPeeringList(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeeringSpec":        schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref),
-		"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeeringStatus":      schema_pkg_apis_tenant_v1alpha1_VRFPeeringStatus(ref),
+		resource.Quantity{}.OpenAPIModelName():              schema_apimachinery_pkg_api_resource_Quantity(ref),
+		v1.APIGroup{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_APIGroup(ref),
+		v1.APIGroupList{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_APIGroupList(ref),
+		v1.APIResource{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_APIResource(ref),
+		v1.APIResourceList{}.OpenAPIModelName():             schema_pkg_apis_meta_v1_APIResourceList(ref),
+		v1.APIVersions{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_APIVersions(ref),
+		v1.ApplyOptions{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_ApplyOptions(ref),
+		v1.Condition{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_Condition(ref),
+		v1.CreateOptions{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_CreateOptions(ref),
+		v1.DeleteOptions{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_DeleteOptions(ref),
+		v1.Duration{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_Duration(ref),
+		v1.FieldSelectorRequirement{}.OpenAPIModelName():    schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
+		v1.FieldsV1{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_FieldsV1(ref),
+		v1.GetOptions{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_GetOptions(ref),
+		v1.GroupKind{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_GroupKind(ref),
+		v1.GroupResource{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_GroupResource(ref),
+		v1.GroupVersion{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_GroupVersion(ref),
+		v1.GroupVersionForDiscovery{}.OpenAPIModelName():    schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
+		v1.GroupVersionKind{}.OpenAPIModelName():            schema_pkg_apis_meta_v1_GroupVersionKind(ref),
+		v1.GroupVersionResource{}.OpenAPIModelName():        schema_pkg_apis_meta_v1_GroupVersionResource(ref),
+		v1.InternalEvent{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_InternalEvent(ref),
+		v1.LabelSelector{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_LabelSelector(ref),
+		v1.LabelSelectorRequirement{}.OpenAPIModelName():    schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
+		v1.List{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_List(ref),
+		v1.ListMeta{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_ListMeta(ref),
+		v1.ListOptions{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_ListOptions(ref),
+		v1.ManagedFieldsEntry{}.OpenAPIModelName():          schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
+		v1.MicroTime{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_MicroTime(ref),
+		v1.ObjectMeta{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_ObjectMeta(ref),
+		v1.OwnerReference{}.OpenAPIModelName():              schema_pkg_apis_meta_v1_OwnerReference(ref),
+		v1.PartialObjectMetadata{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
+		v1.PartialObjectMetadataList{}.OpenAPIModelName():   schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
+		v1.Patch{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_Patch(ref),
+		v1.PatchOptions{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_PatchOptions(ref),
+		v1.Preconditions{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_Preconditions(ref),
+		v1.RootPaths{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_RootPaths(ref),
+		v1.ServerAddressByClientCIDR{}.OpenAPIModelName():   schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
+		v1.ShardInfo{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_ShardInfo(ref),
+		v1.Status{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_Status(ref),
+		v1.StatusCause{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_StatusCause(ref),
+		v1.StatusDetails{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_StatusDetails(ref),
+		v1.Table{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_Table(ref),
+		v1.TableColumnDefinition{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
+		v1.TableOptions{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_TableOptions(ref),
+		v1.TableRow{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_TableRow(ref),
+		v1.TableRowCondition{}.OpenAPIModelName():           schema_pkg_apis_meta_v1_TableRowCondition(ref),
+		v1.Time{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_Time(ref),
+		v1.Timestamp{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_Timestamp(ref),
+		v1.TypeMeta{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_TypeMeta(ref),
+		v1.UpdateOptions{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_UpdateOptions(ref),
+		v1.WatchEvent{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_WatchEvent(ref),
+		runtime.RawExtension{}.OpenAPIModelName():           schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
+		runtime.TypeMeta{}.OpenAPIModelName():               schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
+		runtime.Unknown{}.OpenAPIModelName():                schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
+		intstr.IntOrString{}.OpenAPIModelName():             schema_apimachinery_pkg_util_intstr_IntOrString(ref),
+		version.Info{}.OpenAPIModelName():                   schema_k8sio_apimachinery_pkg_version_Info(ref),
+		v1alpha1.AddressPool{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_AddressPool(ref),
+		v1alpha1.AddressPoolList{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_AddressPoolList(ref),
+		v1alpha1.AddressPoolSpec{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_AddressPoolSpec(ref),
+		v1alpha1.AddressPoolStatus{}.OpenAPIModelName():     schema_pkg_apis_tenant_v1alpha1_AddressPoolStatus(ref),
+		v1alpha1.BGPNeighbor{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_BGPNeighbor(ref),
+		v1alpha1.FloatingIP{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_FloatingIP(ref),
+		v1alpha1.FloatingIPList{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_FloatingIPList(ref),
+		v1alpha1.FloatingIPPort{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_FloatingIPPort(ref),
+		v1alpha1.FloatingIPSpec{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_FloatingIPSpec(ref),
+		v1alpha1.FloatingIPStatus{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_FloatingIPStatus(ref),
+		v1alpha1.FloatingIPTarget{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_FloatingIPTarget(ref),
+		v1alpha1.LoadBalancer{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_LoadBalancer(ref),
+		v1alpha1.LoadBalancerList{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_LoadBalancerList(ref),
+		v1alpha1.LoadBalancerPort{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_LoadBalancerPort(ref),
+		v1alpha1.LoadBalancerSpec{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_LoadBalancerSpec(ref),
+		v1alpha1.LoadBalancerStatus{}.OpenAPIModelName():    schema_pkg_apis_tenant_v1alpha1_LoadBalancerStatus(ref),
+		v1alpha1.NATGateway{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_NATGateway(ref),
+		v1alpha1.Namespace{}.OpenAPIModelName():             schema_pkg_apis_tenant_v1alpha1_Namespace(ref),
+		v1alpha1.NamespaceList{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_NamespaceList(ref),
+		v1alpha1.NamespaceSpec{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_NamespaceSpec(ref),
+		v1alpha1.NamespaceStatus{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_NamespaceStatus(ref),
+		v1alpha1.Network{}.OpenAPIModelName():               schema_pkg_apis_tenant_v1alpha1_Network(ref),
+		v1alpha1.NetworkList{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_NetworkList(ref),
+		v1alpha1.NetworkSpec{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_NetworkSpec(ref),
+		v1alpha1.NetworkStatus{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_NetworkStatus(ref),
+		v1alpha1.ProviderService{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_ProviderService(ref),
+		v1alpha1.ProviderServiceList{}.OpenAPIModelName():   schema_pkg_apis_tenant_v1alpha1_ProviderServiceList(ref),
+		v1alpha1.ProviderServiceSpec{}.OpenAPIModelName():   schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref),
+		v1alpha1.ProviderServiceStatus{}.OpenAPIModelName(): schema_pkg_apis_tenant_v1alpha1_ProviderServiceStatus(ref),
+		v1alpha1.ServiceReference{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_ServiceReference(ref),
+		v1alpha1.Tenant{}.OpenAPIModelName():                schema_pkg_apis_tenant_v1alpha1_Tenant(ref),
+		v1alpha1.TenantList{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_TenantList(ref),
+		v1alpha1.TenantMembers{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_TenantMembers(ref),
+		v1alpha1.TenantNetwork{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_TenantNetwork(ref),
+		v1alpha1.TenantNetworkStatus{}.OpenAPIModelName():   schema_pkg_apis_tenant_v1alpha1_TenantNetworkStatus(ref),
+		v1alpha1.TenantPublicIPs{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_TenantPublicIPs(ref),
+		v1alpha1.TenantQuota{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_TenantQuota(ref),
+		v1alpha1.TenantSpec{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_TenantSpec(ref),
+		v1alpha1.TenantStatus{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_TenantStatus(ref),
+		v1alpha1.TenantUsage{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_TenantUsage(ref),
+		v1alpha1.VRFPeering{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_VRFPeering(ref),
+		v1alpha1.VRFPeeringList{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_VRFPeeringList(ref),
+		v1alpha1.VRFPeeringSpec{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref),
+		v1alpha1.VRFPeeringStatus{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_VRFPeeringStatus(ref),
 	}
 }
 
@@ -2730,6 +2733,26 @@ func schema_k8sio_apimachinery_pkg_runtime_Unknown(ref common.ReferenceCallback)
 	}
 }
 
+func schema_apimachinery_pkg_util_intstr_IntOrString(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.EmbedOpenAPIDefinitionIntoV2Extension(common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+				OneOf:       common.GenerateOpenAPIV3OneOfSchema(intstr.IntOrString{}.OpenAPIV3OneOfTypes()),
+				Format:      intstr.IntOrString{}.OpenAPISchemaFormat(),
+			},
+		},
+	}, common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "IntOrString is a type that can hold an int32 or a string.  When used in JSON or YAML marshalling and unmarshalling, it produces or consumes the inner type.  This allows you to have, for example, a JSON field that can accept a name or number.",
+				Type:        intstr.IntOrString{}.OpenAPISchemaType(),
+				Format:      intstr.IntOrString{}.OpenAPISchemaFormat(),
+			},
+		},
+	})
+}
+
 func schema_k8sio_apimachinery_pkg_version_Info(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -2868,21 +2891,21 @@ func schema_pkg_apis_tenant_v1alpha1_AddressPool(ref common.ReferenceCallback) c
 						SchemaProps: spec.SchemaProps{
 							Description: "spec describes the pool.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPoolSpec"),
+							Ref:         ref(v1alpha1.AddressPoolSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status reports the pool's fill.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPoolStatus"),
+							Ref:         ref(v1alpha1.AddressPoolStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.ObjectMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPoolSpec", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPoolStatus"},
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.AddressPoolSpec{}.OpenAPIModelName(), v1alpha1.AddressPoolStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -2921,7 +2944,7 @@ func schema_pkg_apis_tenant_v1alpha1_AddressPoolList(ref common.ReferenceCallbac
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPool"),
+										Ref:     ref(v1alpha1.AddressPool{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -2932,7 +2955,7 @@ func schema_pkg_apis_tenant_v1alpha1_AddressPoolList(ref common.ReferenceCallbac
 			},
 		},
 		Dependencies: []string{
-			v1.ListMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.AddressPool"},
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.AddressPool{}.OpenAPIModelName()},
 	}
 }
 
@@ -3160,21 +3183,21 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIP(ref common.ReferenceCallback) co
 						SchemaProps: spec.SchemaProps{
 							Description: "spec describes the floating IP.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPSpec"),
+							Ref:         ref(v1alpha1.FloatingIPSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status reports the floating IP.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPStatus"),
+							Ref:         ref(v1alpha1.FloatingIPStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.ObjectMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPSpec", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPStatus"},
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.FloatingIPSpec{}.OpenAPIModelName(), v1alpha1.FloatingIPStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -3213,7 +3236,7 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIPList(ref common.ReferenceCallback
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIP"),
+										Ref:     ref(v1alpha1.FloatingIP{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -3224,7 +3247,7 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIPList(ref common.ReferenceCallback
 			},
 		},
 		Dependencies: []string{
-			v1.ListMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIP"},
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.FloatingIP{}.OpenAPIModelName()},
 	}
 }
 
@@ -3274,7 +3297,7 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIPSpec(ref common.ReferenceCallback
 					"target": {
 						SchemaProps: spec.SchemaProps{
 							Description: "target is the workload the address is bound to.",
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPTarget"),
+							Ref:         ref(v1alpha1.FloatingIPTarget{}.OpenAPIModelName()),
 						},
 					},
 					"ports": {
@@ -3294,7 +3317,7 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIPSpec(ref common.ReferenceCallback
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPPort"),
+										Ref:     ref(v1alpha1.FloatingIPPort{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -3304,7 +3327,7 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIPSpec(ref common.ReferenceCallback
 			},
 		},
 		Dependencies: []string{
-			"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPPort", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.FloatingIPTarget"},
+			v1alpha1.FloatingIPPort{}.OpenAPIModelName(), v1alpha1.FloatingIPTarget{}.OpenAPIModelName()},
 	}
 }
 
@@ -3429,21 +3452,21 @@ func schema_pkg_apis_tenant_v1alpha1_LoadBalancer(ref common.ReferenceCallback) 
 						SchemaProps: spec.SchemaProps{
 							Description: "spec describes the load balancer.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerSpec"),
+							Ref:         ref(v1alpha1.LoadBalancerSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status reports the load balancer.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerStatus"),
+							Ref:         ref(v1alpha1.LoadBalancerStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.ObjectMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerSpec", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerStatus"},
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.LoadBalancerSpec{}.OpenAPIModelName(), v1alpha1.LoadBalancerStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -3482,7 +3505,7 @@ func schema_pkg_apis_tenant_v1alpha1_LoadBalancerList(ref common.ReferenceCallba
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancer"),
+										Ref:     ref(v1alpha1.LoadBalancer{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -3493,7 +3516,7 @@ func schema_pkg_apis_tenant_v1alpha1_LoadBalancerList(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			v1.ListMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancer"},
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.LoadBalancer{}.OpenAPIModelName()},
 	}
 }
 
@@ -3522,7 +3545,7 @@ func schema_pkg_apis_tenant_v1alpha1_LoadBalancerPort(ref common.ReferenceCallba
 					"targetPort": {
 						SchemaProps: spec.SchemaProps{
 							Description: "targetPort is the backends' port, a number or a named port. Default: port.",
-							Ref:         ref("k8s.io/apimachinery/pkg/util/intstr.IntOrString"),
+							Ref:         ref(intstr.IntOrString{}.OpenAPIModelName()),
 						},
 					},
 					"protocol": {
@@ -3537,7 +3560,7 @@ func schema_pkg_apis_tenant_v1alpha1_LoadBalancerPort(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			"k8s.io/apimachinery/pkg/util/intstr.IntOrString"},
+			intstr.IntOrString{}.OpenAPIModelName()},
 	}
 }
 
@@ -3588,7 +3611,7 @@ func schema_pkg_apis_tenant_v1alpha1_LoadBalancerSpec(ref common.ReferenceCallba
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerPort"),
+										Ref:     ref(v1alpha1.LoadBalancerPort{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -3619,7 +3642,7 @@ func schema_pkg_apis_tenant_v1alpha1_LoadBalancerSpec(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.LoadBalancerPort"},
+			v1alpha1.LoadBalancerPort{}.OpenAPIModelName()},
 	}
 }
 
@@ -3736,21 +3759,21 @@ func schema_pkg_apis_tenant_v1alpha1_Namespace(ref common.ReferenceCallback) com
 						SchemaProps: spec.SchemaProps{
 							Description: "spec describes the namespace.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NamespaceSpec"),
+							Ref:         ref(v1alpha1.NamespaceSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status reports the namespace on the host.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NamespaceStatus"),
+							Ref:         ref(v1alpha1.NamespaceStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.ObjectMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NamespaceSpec", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NamespaceStatus"},
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.NamespaceSpec{}.OpenAPIModelName(), v1alpha1.NamespaceStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -3789,7 +3812,7 @@ func schema_pkg_apis_tenant_v1alpha1_NamespaceList(ref common.ReferenceCallback)
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.Namespace"),
+										Ref:     ref(v1alpha1.Namespace{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -3800,7 +3823,7 @@ func schema_pkg_apis_tenant_v1alpha1_NamespaceList(ref common.ReferenceCallback)
 			},
 		},
 		Dependencies: []string{
-			v1.ListMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.Namespace"},
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.Namespace{}.OpenAPIModelName()},
 	}
 }
 
@@ -3915,21 +3938,21 @@ func schema_pkg_apis_tenant_v1alpha1_Network(ref common.ReferenceCallback) commo
 						SchemaProps: spec.SchemaProps{
 							Description: "spec describes the network.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NetworkSpec"),
+							Ref:         ref(v1alpha1.NetworkSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status reports the network on the host.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NetworkStatus"),
+							Ref:         ref(v1alpha1.NetworkStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.ObjectMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NetworkSpec", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NetworkStatus"},
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.NetworkSpec{}.OpenAPIModelName(), v1alpha1.NetworkStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -3968,7 +3991,7 @@ func schema_pkg_apis_tenant_v1alpha1_NetworkList(ref common.ReferenceCallback) c
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.Network"),
+										Ref:     ref(v1alpha1.Network{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -3979,7 +4002,7 @@ func schema_pkg_apis_tenant_v1alpha1_NetworkList(ref common.ReferenceCallback) c
 			},
 		},
 		Dependencies: []string{
-			v1.ListMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.Network"},
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.Network{}.OpenAPIModelName()},
 	}
 }
 
@@ -4020,14 +4043,14 @@ func schema_pkg_apis_tenant_v1alpha1_NetworkSpec(ref common.ReferenceCallback) c
 					"natGateway": {
 						SchemaProps: spec.SchemaProps{
 							Description: "natGateway gives the network outbound SNAT through one of the tenant's public IPs.",
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NATGateway"),
+							Ref:         ref(v1alpha1.NATGateway{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.NATGateway"},
+			v1alpha1.NATGateway{}.OpenAPIModelName()},
 	}
 }
 
@@ -4162,21 +4185,21 @@ func schema_pkg_apis_tenant_v1alpha1_ProviderService(ref common.ReferenceCallbac
 						SchemaProps: spec.SchemaProps{
 							Description: "spec says which Service is offered to whom.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderServiceSpec"),
+							Ref:         ref(v1alpha1.ProviderServiceSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status reports where the service is offered.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderServiceStatus"),
+							Ref:         ref(v1alpha1.ProviderServiceStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.ObjectMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderServiceSpec", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderServiceStatus"},
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.ProviderServiceSpec{}.OpenAPIModelName(), v1alpha1.ProviderServiceStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -4215,7 +4238,7 @@ func schema_pkg_apis_tenant_v1alpha1_ProviderServiceList(ref common.ReferenceCal
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderService"),
+										Ref:     ref(v1alpha1.ProviderService{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -4226,7 +4249,7 @@ func schema_pkg_apis_tenant_v1alpha1_ProviderServiceList(ref common.ReferenceCal
 			},
 		},
 		Dependencies: []string{
-			v1.ListMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ProviderService"},
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.ProviderService{}.OpenAPIModelName()},
 	}
 }
 
@@ -4241,7 +4264,7 @@ func schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref common.ReferenceCal
 						SchemaProps: spec.SchemaProps{
 							Description: "service is the host Service offered.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ServiceReference"),
+							Ref:         ref(v1alpha1.ServiceReference{}.OpenAPIModelName()),
 						},
 					},
 					"alias": {
@@ -4283,7 +4306,7 @@ func schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref common.ReferenceCal
 			},
 		},
 		Dependencies: []string{
-			"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.ServiceReference"},
+			v1alpha1.ServiceReference{}.OpenAPIModelName()},
 	}
 }
 
@@ -4394,21 +4417,21 @@ func schema_pkg_apis_tenant_v1alpha1_Tenant(ref common.ReferenceCallback) common
 						SchemaProps: spec.SchemaProps{
 							Description: "spec is the provider's description of the tenancy.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantSpec"),
+							Ref:         ref(v1alpha1.TenantSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status is what the server and syncer observed.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantStatus"),
+							Ref:         ref(v1alpha1.TenantStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.ObjectMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantSpec", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantStatus"},
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.TenantSpec{}.OpenAPIModelName(), v1alpha1.TenantStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -4447,7 +4470,7 @@ func schema_pkg_apis_tenant_v1alpha1_TenantList(ref common.ReferenceCallback) co
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.Tenant"),
+										Ref:     ref(v1alpha1.Tenant{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -4458,7 +4481,7 @@ func schema_pkg_apis_tenant_v1alpha1_TenantList(ref common.ReferenceCallback) co
 			},
 		},
 		Dependencies: []string{
-			v1.ListMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.Tenant"},
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.Tenant{}.OpenAPIModelName()},
 	}
 }
 
@@ -4643,28 +4666,28 @@ func schema_pkg_apis_tenant_v1alpha1_TenantSpec(ref common.ReferenceCallback) co
 						SchemaProps: spec.SchemaProps{
 							Description: "members are the users and groups acting as this tenant. Members of group \"tenant.io:<tenant name>\" are members too.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantMembers"),
+							Ref:         ref(v1alpha1.TenantMembers{}.OpenAPIModelName()),
 						},
 					},
 					"network": {
 						SchemaProps: spec.SchemaProps{
 							Description: "network is the tenant's private IPv4 block: an explicit cidr, or a prefixLength to allocate from a TenantNetworks AddressPool. Exactly one is set.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantNetwork"),
+							Ref:         ref(v1alpha1.TenantNetwork{}.OpenAPIModelName()),
 						},
 					},
 					"publicIPs": {
 						SchemaProps: spec.SchemaProps{
 							Description: "publicIPs says how many public IPv4 addresses the tenant gets from a PublicIPs AddressPool.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantPublicIPs"),
+							Ref:         ref(v1alpha1.TenantPublicIPs{}.OpenAPIModelName()),
 						},
 					},
 					"quota": {
 						SchemaProps: spec.SchemaProps{
 							Description: "quota limits how many objects of each kind the tenant may own.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantQuota"),
+							Ref:         ref(v1alpha1.TenantQuota{}.OpenAPIModelName()),
 						},
 					},
 				},
@@ -4672,7 +4695,7 @@ func schema_pkg_apis_tenant_v1alpha1_TenantSpec(ref common.ReferenceCallback) co
 			},
 		},
 		Dependencies: []string{
-			"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantMembers", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantNetwork", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantPublicIPs", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantQuota"},
+			v1alpha1.TenantMembers{}.OpenAPIModelName(), v1alpha1.TenantNetwork{}.OpenAPIModelName(), v1alpha1.TenantPublicIPs{}.OpenAPIModelName(), v1alpha1.TenantQuota{}.OpenAPIModelName()},
 	}
 }
 
@@ -4707,7 +4730,7 @@ func schema_pkg_apis_tenant_v1alpha1_TenantStatus(ref common.ReferenceCallback) 
 					"network": {
 						SchemaProps: spec.SchemaProps{
 							Description: "network is the private IPv4 block allocated to the tenant.",
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantNetworkStatus"),
+							Ref:         ref(v1alpha1.TenantNetworkStatus{}.OpenAPIModelName()),
 						},
 					},
 					"publicIPs": {
@@ -4734,7 +4757,7 @@ func schema_pkg_apis_tenant_v1alpha1_TenantStatus(ref common.ReferenceCallback) 
 						SchemaProps: spec.SchemaProps{
 							Description: "usage counts the objects the tenant owns, for its quota.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantUsage"),
+							Ref:         ref(v1alpha1.TenantUsage{}.OpenAPIModelName()),
 						},
 					},
 					"conditions": {
@@ -4765,7 +4788,7 @@ func schema_pkg_apis_tenant_v1alpha1_TenantStatus(ref common.ReferenceCallback) 
 			},
 		},
 		Dependencies: []string{
-			v1.Condition{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantNetworkStatus", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.TenantUsage"},
+			v1.Condition{}.OpenAPIModelName(), v1alpha1.TenantNetworkStatus{}.OpenAPIModelName(), v1alpha1.TenantUsage{}.OpenAPIModelName()},
 	}
 }
 
@@ -4846,21 +4869,21 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeering(ref common.ReferenceCallback) co
 						SchemaProps: spec.SchemaProps{
 							Description: "spec describes the peering.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeeringSpec"),
+							Ref:         ref(v1alpha1.VRFPeeringSpec{}.OpenAPIModelName()),
 						},
 					},
 					"status": {
 						SchemaProps: spec.SchemaProps{
 							Description: "status reports the peering.",
 							Default:     map[string]interface{}{},
-							Ref:         ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeeringStatus"),
+							Ref:         ref(v1alpha1.VRFPeeringStatus{}.OpenAPIModelName()),
 						},
 					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.ObjectMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeeringSpec", "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeeringStatus"},
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.VRFPeeringSpec{}.OpenAPIModelName(), v1alpha1.VRFPeeringStatus{}.OpenAPIModelName()},
 	}
 }
 
@@ -4899,7 +4922,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringList(ref common.ReferenceCallback
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeering"),
+										Ref:     ref(v1alpha1.VRFPeering{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -4910,7 +4933,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringList(ref common.ReferenceCallback
 			},
 		},
 		Dependencies: []string{
-			v1.ListMeta{}.OpenAPIModelName(), "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.VRFPeering"},
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.VRFPeering{}.OpenAPIModelName()},
 	}
 }
 
@@ -4961,7 +4984,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback
 								Schema: &spec.Schema{
 									SchemaProps: spec.SchemaProps{
 										Default: map[string]interface{}{},
-										Ref:     ref("tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.BGPNeighbor"),
+										Ref:     ref(v1alpha1.BGPNeighbor{}.OpenAPIModelName()),
 									},
 								},
 							},
@@ -4972,7 +4995,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback
 			},
 		},
 		Dependencies: []string{
-			"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.BGPNeighbor"},
+			v1alpha1.BGPNeighbor{}.OpenAPIModelName()},
 	}
 }
 

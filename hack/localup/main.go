@@ -1,0 +1,37 @@
+// Command localup runs the whole stack (etcd, kube-apiserver, MetalLB
+// controller, tenant-apiserver) on loopback in the foreground, for
+// `make run` / hack/local-up.sh. SIGINT or SIGTERM stops it all.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+func main() {
+	skipMetalLB := flag.Bool("skip-metallb", false, "do not run the MetalLB controller")
+	skipBuild := flag.Bool("skip-build", false, "run _output/bin/tenant-apiserver as it is instead of building ./cmd/tenant-apiserver")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	root, err := framework.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	opts := framework.LocalOptions(root)
+	opts.SkipMetalLB = *skipMetalLB
+	opts.SkipBuild = *skipBuild
+	if err := framework.RunLocal(ctx, os.Stdout, opts, framework.Demo); err != nil {
+		fmt.Fprintln(os.Stderr, "local stack:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,20 @@
+//go:build tools
+
+// Package crds pins controller-gen and the modules whose API types or CRD
+// manifests become artifacts/host-crds (see hack/update-host-crds.sh). It is a
+// module of its own so that neither controller-tools nor the OVN-Kubernetes and
+// MetalLB dependency graphs can move the versions that kube-apiserver and
+// kubectl are built with in hack/tools/go.mod.
+package crds
+
+import (
+	_ "github.com/metallb/frr-k8s/api/v1beta1"
+	_ "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/clusternetworkconnect/v1"
+	_ "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1"
+	_ "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressservice/v1"
+	_ "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1"
+	_ "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
+	_ "go.universe.tf/metallb/api/v1beta1"
+	_ "go.universe.tf/metallb/api/v1beta2"
+	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
+)

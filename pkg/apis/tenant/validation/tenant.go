@@ -1,0 +1,160 @@
+package validation
+
+import (
+	"fmt"
+	"strings"
+
+	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+)
+
+// ValidateTenant checks a Tenant on creation.
+func ValidateTenant(obj *tenant.Tenant) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMeta(&obj.ObjectMeta, false, ValidateTenantName, metadataPath)
+	allErrs = append(allErrs, validateTenantSpec(&obj.Spec, specPath)...)
+	return allErrs
+}
+
+// ValidateTenantUpdate checks an update of a Tenant. The tenant's block never
+// moves: host networks, subnets and addresses are carved out of it.
+func ValidateTenantUpdate(newObj, oldObj *tenant.Tenant) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, metadataPath)
+	allErrs = append(allErrs, validateTenantSpec(&newObj.Spec, specPath)...)
+
+	netPath := specPath.Child("network")
+	newNet, oldNet := newObj.Spec.Network, oldObj.Spec.Network
+	allErrs = append(allErrs, validateImmutableOnceSet(newNet.CIDR, oldNet.CIDR, netPath.Child("cidr"))...)
+	if oldNet.PrefixLength != nil && (newNet.PrefixLength == nil || *newNet.PrefixLength != *oldNet.PrefixLength) {
+		allErrs = append(allErrs, field.Invalid(netPath.Child("prefixLength"), newNet.PrefixLength, apimachineryvalidation.FieldImmutableErrorMsg))
+	}
+	// A tenant that let IPAM pick its block may write the block down in its
+	// spec later, but only the block it has.
+	if st := oldObj.Status.Network; st != nil && st.CIDR != "" {
+		if oldNet.CIDR == "" && newNet.CIDR != "" && newNet.CIDR != st.CIDR {
+			allErrs = append(allErrs, field.Invalid(netPath.Child("cidr"), newNet.CIDR,
+				fmt.Sprintf("the tenant's block is already allocated (status.network.cidr is %s) and cannot change", st.CIDR)))
+		}
+		if allocated, err := ParseIPv4CIDR(st.CIDR); err == nil && oldNet.PrefixLength == nil && newNet.PrefixLength != nil && int(*newNet.PrefixLength) != allocated.Bits() {
+			allErrs = append(allErrs, field.Invalid(netPath.Child("prefixLength"), *newNet.PrefixLength,
+				fmt.Sprintf("the tenant's block is already allocated (status.network.cidr is %s) and cannot change", st.CIDR)))
+		}
+	}
+	return allErrs
+}
+
+var supportedTenantPhases = []tenant.TenantPhase{
+	tenant.TenantPhasePending, tenant.TenantPhaseProvisioning, tenant.TenantPhaseReady,
+	tenant.TenantPhaseTerminating, tenant.TenantPhaseFailed,
+}
+
+// ValidateTenantStatusUpdate checks an update of a Tenant's status.
+func ValidateTenantStatusUpdate(newObj, oldObj *tenant.Tenant) field.ErrorList {
+	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, metadataPath)
+	st := &newObj.Status
+	allErrs = append(allErrs, validateStatusCommon(st.ObservedGeneration, st.Conditions, statusPath)...)
+	allErrs = append(allErrs, validateEnum(st.Phase, supportedTenantPhases, true, statusPath.Child("phase"))...)
+	if st.NamespacePrefix != "" {
+		for _, msg := range apimachineryvalidation.NameIsDNSLabel(st.NamespacePrefix, false) {
+			allErrs = append(allErrs, field.Invalid(statusPath.Child("namespacePrefix"), st.NamespacePrefix, msg))
+		}
+	}
+	if st.Network != nil {
+		_, errs := validateIPv4CIDR(st.Network.CIDR, MinBlockPrefixLength, MaxBlockPrefixLength, statusPath.Child("network", "cidr"))
+		allErrs = append(allErrs, errs...)
+	}
+	ipsPath := statusPath.Child("publicIPs")
+	if len(st.PublicIPs) > MaxPublicIPs {
+		allErrs = append(allErrs, field.TooMany(ipsPath, len(st.PublicIPs), MaxPublicIPs))
+	}
+	seen := make(map[string]bool, len(st.PublicIPs))
+	for i, ip := range st.PublicIPs {
+		p := ipsPath.Index(i)
+		if errs := validatePublicIPv4Address(ip, p); len(errs) > 0 {
+			allErrs = append(allErrs, errs...)
+		} else if seen[ip] {
+			allErrs = append(allErrs, field.Duplicate(p, ip))
+		}
+		seen[ip] = true
+	}
+	usagePath := statusPath.Child("usage")
+	for _, u := range []struct {
+		name  string
+		value int32
+	}{
+		{"namespaces", st.Usage.Namespaces},
+		{"networks", st.Usage.Networks},
+		{"floatingIPs", st.Usage.FloatingIPs},
+		{"loadBalancers", st.Usage.LoadBalancers},
+	} {
+		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(u.value), usagePath.Child(u.name))...)
+	}
+	return allErrs
+}
+
+func validateTenantSpec(spec *tenant.TenantSpec, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if len(spec.DisplayName) > MaxDisplayNameLength {
+		allErrs = append(allErrs, field.TooLong(fldPath.Child("displayName"), spec.DisplayName, MaxDisplayNameLength))
+	}
+	allErrs = append(allErrs, validateTenantMembers(&spec.Members, fldPath.Child("members"))...)
+	allErrs = append(allErrs, validateTenantNetwork(&spec.Network, fldPath.Child("network"))...)
+	allErrs = append(allErrs, validateInt64Range(int64(spec.PublicIPs.Count), 0, MaxPublicIPs, fldPath.Child("publicIPs", "count"))...)
+	allErrs = append(allErrs, validateTenantQuota(&spec.Quota, fldPath.Child("quota"))...)
+	return allErrs
+}
+
+// anonymousUser is the user name of unauthenticated requests.
+const anonymousUser = "system:anonymous"
+
+func validateTenantMembers(m *tenant.TenantMembers, fldPath *field.Path) field.ErrorList {
+	usersPath, groupsPath := fldPath.Child("users"), fldPath.Child("groups")
+	allErrs := validateUniqueNonEmptyStrings(m.Users, usersPath)
+	for i, u := range m.Users {
+		if u == anonymousUser {
+			allErrs = append(allErrs, field.Invalid(usersPath.Index(i), u, "must not be the anonymous user: every unauthenticated request would act as the tenant"))
+		}
+	}
+	allErrs = append(allErrs, validateUniqueNonEmptyStrings(m.Groups, groupsPath)...)
+	for i, g := range m.Groups {
+		if strings.HasPrefix(g, "system:") {
+			allErrs = append(allErrs, field.Invalid(groupsPath.Index(i), g, "must not be a system group (system:...): those hold users outside the tenant"))
+		}
+	}
+	return allErrs
+}
+
+func validateTenantNetwork(n *tenant.TenantNetwork, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	if n.CIDR != "" && n.PrefixLength != nil {
+		allErrs = append(allErrs, field.Invalid(fldPath, fmt.Sprintf("cidr: %s, prefixLength: %d", n.CIDR, *n.PrefixLength),
+			"cidr and prefixLength are mutually exclusive: set cidr for an explicit block, or prefixLength to allocate one from a TenantNetworks AddressPool"))
+	}
+	if n.CIDR != "" {
+		_, errs := validateIPv4CIDR(n.CIDR, MinBlockPrefixLength, MaxBlockPrefixLength, fldPath.Child("cidr"))
+		allErrs = append(allErrs, errs...)
+	}
+	if n.PrefixLength != nil {
+		allErrs = append(allErrs, validateInt64Range(int64(*n.PrefixLength), MinBlockPrefixLength, MaxBlockPrefixLength, fldPath.Child("prefixLength"))...)
+	}
+	return allErrs
+}
+
+func validateTenantQuota(q *tenant.TenantQuota, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	for _, f := range []struct {
+		name  string
+		value *int32
+	}{
+		{"namespaces", q.Namespaces},
+		{"networks", q.Networks},
+		{"floatingIPs", q.FloatingIPs},
+		{"loadBalancers", q.LoadBalancers},
+	} {
+		if f.value != nil {
+			allErrs = append(allErrs, validateInt64Range(int64(*f.value), 0, MaxQuota, fldPath.Child(f.name))...)
+		}
+	}
+	return allErrs
+}

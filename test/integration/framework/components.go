@@ -1,0 +1,417 @@
+package framework
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// startEtcd starts the etcd that both API servers store into.
+func (s *Stack) startEtcd(ctx context.Context) (*process, error) {
+	var err error
+	if s.etcdPort, err = freePort(); err != nil {
+		return nil, err
+	}
+	if s.etcdPeerPort, err = freePort(); err != nil {
+		return nil, err
+	}
+	dataDir := s.path("etcd")
+	if err := os.RemoveAll(dataDir); err != nil { // a clashed attempt may have left one
+		return nil, err
+	}
+	client := s.EtcdURL()
+	peer := fmt.Sprintf("http://127.0.0.1:%d", s.etcdPeerPort)
+	s.etcd = &process{
+		name: "etcd",
+		path: s.bin("etcd"),
+		args: []string{
+			"--name=tenant-stack",
+			"--data-dir=" + dataDir,
+			"--listen-client-urls=" + client,
+			"--advertise-client-urls=" + client,
+			"--listen-peer-urls=" + peer,
+			"--initial-advertise-peer-urls=" + peer,
+			"--initial-cluster=tenant-stack=" + peer,
+			"--quota-backend-bytes=" + strconv.Itoa(8<<30),
+			"--unsafe-no-fsync",
+			"--log-level=warn",
+		},
+		logPath: s.LogPath("etcd"),
+	}
+	t := time.Now()
+	if err := s.etcd.start(); err != nil {
+		return s.etcd, err
+	}
+	httpClient := &http.Client{Timeout: 5 * time.Second}
+	err = s.etcd.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+		body, err := httpGet(ctx, httpClient, client+"/health", "")
+		if err == nil && !strings.Contains(body, `"health":"true"`) {
+			err = fmt.Errorf("unhealthy: %s", body)
+		}
+		return err
+	})
+	if err == nil {
+		s.logf("etcd ready on %s (%s)", client, time.Since(t).Round(100*time.Millisecond))
+	}
+	return s.etcd, err
+}
+
+// startKubeAPIServer starts the host kube-apiserver with aggregation, RBAC and
+// the stack's token users, and writes the users' kubeconfigs.
+func (s *Stack) startKubeAPIServer(ctx context.Context) (*process, error) {
+	var err error
+	if s.kubePort, err = freePort(); err != nil {
+		return nil, err
+	}
+	if err := writeKubeconfigs(s.opts.KubeconfigDir, s.KubeAPIServerURL(), s.pki.serverCAPEM, s.users); err != nil {
+		return nil, err
+	}
+	p := s.pki
+	args := []string{
+		"--etcd-servers=" + s.EtcdURL(),
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(s.kubePort),
+		// Nothing may be advertised off loopback, and the endpoints of the
+		// kubernetes Service cannot be a loopback address: publish none.
+		"--advertise-address=127.0.0.1",
+		"--endpoint-reconciler-type=none",
+		"--cert-dir=" + s.path("kube-apiserver"),
+		"--tls-cert-file=" + p.ServerCert,
+		"--tls-private-key-file=" + p.ServerKey,
+		"--client-ca-file=" + p.ClientCA,
+		"--token-auth-file=" + s.path("pki", "tokens.csv"),
+		"--authorization-mode=RBAC",
+		"--service-cluster-ip-range=10.96.0.0/16",
+		"--service-account-issuer=https://kubernetes.default.svc",
+		"--service-account-key-file=" + p.ServiceAccountPub,
+		"--service-account-signing-key-file=" + p.ServiceAccountKey,
+		// There is no kube-controller-manager to create the default
+		// ServiceAccount of each namespace, which that plugin demands of pods.
+		"--disable-admission-plugins=ServiceAccount",
+		"--allow-privileged=true",
+		"--requestheader-client-ca-file=" + p.FrontProxyCA,
+		"--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-username-headers=X-Remote-User",
+		"--proxy-client-cert-file=" + p.FrontProxyClientCert,
+		"--proxy-client-key-file=" + p.FrontProxyClientKey,
+		"--enable-aggregator-routing=false",
+		"--profiling=false",
+	}
+	s.kubeAPIServer = &process{
+		name:    "kube-apiserver",
+		path:    s.bin("kube-apiserver"),
+		args:    append(args, s.opts.KubeAPIServerArgs...),
+		logPath: s.LogPath("kube-apiserver"),
+	}
+	t := time.Now()
+	if err := s.kubeAPIServer.start(); err != nil {
+		return s.kubeAPIServer, err
+	}
+	if err := s.waitHostReady(ctx); err != nil {
+		return s.kubeAPIServer, err
+	}
+	s.logf("kube-apiserver ready on %s (%s)", s.KubeAPIServerURL(), time.Since(t).Round(100*time.Millisecond))
+	return s.kubeAPIServer, nil
+}
+
+// waitHostReady waits for the kube-apiserver's /readyz.
+func (s *Stack) waitHostReady(ctx context.Context) error {
+	httpClient, err := tlsClient(s.pki.serverCAPEM)
+	if err != nil {
+		return err
+	}
+	token := s.user(AdminUser).Token
+	return s.kubeAPIServer.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+		_, err := httpGet(ctx, httpClient, s.KubeAPIServerURL()+"/readyz", token)
+		return err
+	})
+}
+
+// installHostManifests installs the host CRDs and the deploy manifests the
+// framework does not own (see ownedByFramework) with kubectl, as an operator
+// would, and waits for every CRD to be established.
+func (s *Stack) installHostManifests(ctx context.Context) error {
+	t := time.Now()
+	crds, err := yamlFiles(s.opts.HostCRDDir)
+	if err != nil {
+		return err
+	}
+	if len(crds) > 0 {
+		args := []string{"apply", "--server-side", "--force-conflicts", "--field-manager=" + fieldManager}
+		for _, f := range crds {
+			args = append(args, "-f", f)
+		}
+		if _, _, err := s.Kubectl(ctx, AdminUser, args...); err != nil {
+			return fmt.Errorf("installing host CRDs: %w", err)
+		}
+	} else {
+		s.logf("no host CRDs in %s", s.opts.HostCRDDir)
+	}
+	bundle, skipped, err := writeDeployBundle(s.opts.DeployDir, s.path("deploy.yaml"))
+	if err != nil {
+		return fmt.Errorf("reading deploy manifests: %w", err)
+	}
+	for _, m := range skipped {
+		s.logf("deploy: skipping %s: the framework runs or registers it itself", m)
+	}
+	if bundle != "" {
+		if _, _, err := s.Kubectl(ctx, AdminUser, "apply", "--server-side", "--force-conflicts", "--field-manager="+fieldManager, "-f", bundle); err != nil {
+			return fmt.Errorf("applying deploy manifests (%s): %w", bundle, err)
+		}
+	}
+	if _, _, err := s.Kubectl(ctx, AdminUser, "wait", "--for=condition=Established", "--timeout="+s.opts.StartTimeout.String(), "customresourcedefinitions", "--all"); err != nil &&
+		!strings.Contains(err.Error(), "no matching resources found") {
+		return fmt.Errorf("waiting for CRDs: %w", err)
+	}
+	s.logf("host manifests installed: %d CRD files, deploy bundle %q (%s)", len(crds), bundle, time.Since(t).Round(100*time.Millisecond))
+	return nil
+}
+
+// MetalLBNamespace is where the MetalLB controller reads its configuration
+// (IPAddressPools).
+const MetalLBNamespace = "metallb-system"
+
+// startMetalLB runs the MetalLB controller, which assigns LoadBalancer
+// addresses from IPAddressPools, against the host as the admin.
+func (s *Stack) startMetalLB(ctx context.Context) (*process, error) {
+	client, _, err := s.Clients(AdminUser)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyNamespace(ctx, client, MetalLBNamespace); err != nil {
+		return nil, fmt.Errorf("creating namespace %s: %w", MetalLBNamespace, err)
+	}
+	if s.metallbPort, err = freePort(); err != nil {
+		return nil, err
+	}
+	s.metallb = &process{
+		name: "metallb-controller",
+		path: s.bin("metallb-controller"),
+		args: []string{
+			"--kubeconfig=" + s.KubeconfigPath(AdminUser),
+			"--namespace=" + MetalLBNamespace,
+			"--webhook-mode=disabled",
+			"--disable-cert-rotation",
+			// Metrics; the controller listens on all interfaces, there is no flag for the host.
+			"--port=" + strconv.Itoa(s.metallbPort),
+			"--cert-dir=" + s.path("metallb-certs"),
+			"--log-level=info",
+		},
+		logPath: s.LogPath("metallb-controller"),
+	}
+	t := time.Now()
+	if err := s.metallb.start(); err != nil {
+		return s.metallb, err
+	}
+	httpClient := &http.Client{Timeout: 5 * time.Second}
+	err = s.metallb.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+		if _, err := httpGet(ctx, httpClient, fmt.Sprintf("http://127.0.0.1:%d/metrics", s.metallbPort), ""); err != nil {
+			return err
+		}
+		// Metrics are served before the informers sync; the service
+		// controller's workers start only after.
+		if !fileContains(s.metallb.logPath, `"msg":"Starting workers","controller":"service"`) {
+			return fmt.Errorf("the service controller's workers have not started yet")
+		}
+		return nil
+	})
+	if err == nil {
+		s.logf("metallb-controller ready, metrics on 127.0.0.1:%d (%s)", s.metallbPort, time.Since(t).Round(100*time.Millisecond))
+	}
+	return s.metallb, err
+}
+
+// startTenantAPIServer runs the tenant-apiserver as its service account,
+// storing into the stack's etcd under /tenant.io.
+func (s *Stack) startTenantAPIServer(ctx context.Context) (*process, error) {
+	var err error
+	if s.tenantPort, err = freePort(); err != nil {
+		return nil, err
+	}
+	kubeconfig := s.KubeconfigPath(TenantAPIServerUser)
+	s.tenantAPIServer.args = append([]string{
+		"--secure-port=" + strconv.Itoa(s.tenantPort),
+		"--bind-address=127.0.0.1",
+		"--tls-cert-file=" + s.pki.TenantCert,
+		"--tls-private-key-file=" + s.pki.TenantKey,
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--etcd-servers=" + s.EtcdURL(),
+		"--etcd-prefix=/tenant.io",
+	}, s.opts.TenantAPIServerArgs...)
+	t := time.Now()
+	if err := s.tenantAPIServer.start(); err != nil {
+		return s.tenantAPIServer, err
+	}
+	if err := s.waitTenantReady(ctx); err != nil {
+		return s.tenantAPIServer, err
+	}
+	s.logf("tenant-apiserver ready on %s (%s)", s.TenantAPIServerURL(), time.Since(t).Round(100*time.Millisecond))
+	return s.tenantAPIServer, nil
+}
+
+// waitTenantReady waits for the tenant-apiserver's own /readyz.
+func (s *Stack) waitTenantReady(ctx context.Context) error {
+	httpClient, err := tlsClient(s.pki.tenantCAPEM)
+	if err != nil {
+		return err
+	}
+	return s.tenantAPIServer.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+		_, err := httpGet(ctx, httpClient, s.TenantAPIServerURL()+"/readyz", "")
+		return err
+	})
+}
+
+// registerTenantAPIServer creates the Service and APIService and waits until
+// the aggregator serves tenant.io/v1alpha1.
+func (s *Stack) registerTenantAPIServer(ctx context.Context) error {
+	t := time.Now()
+	client, dyn, err := s.Clients(AdminUser)
+	if err != nil {
+		return err
+	}
+	if err := registerTenantAPIServer(ctx, client, dyn, s.tenantPort, s.pki.tenantCAPEM); err != nil {
+		return err
+	}
+	if err := s.waitAggregated(ctx); err != nil {
+		return err
+	}
+	s.logf("APIService %s available, tenant.io/v1alpha1 served through kube-apiserver (%s)", TenantAPIServiceName, time.Since(t).Round(100*time.Millisecond))
+	return nil
+}
+
+// waitAggregated waits until the APIService is Available and discovery of
+// tenant.io/v1alpha1 through the host kube-apiserver answers.
+func (s *Stack) waitAggregated(ctx context.Context) error {
+	client, dyn, err := s.Clients(AdminUser)
+	if err != nil {
+		return err
+	}
+	return s.tenantAPIServer.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+		if err := apiServiceAvailable(ctx, dyn, TenantAPIServiceName); err != nil {
+			return err
+		}
+		_, err := client.Discovery().ServerResourcesForGroupVersion("tenant.io/v1alpha1")
+		return err
+	})
+}
+
+// StopTenantAPIServer stops the tenant-apiserver gracefully (SIGTERM). The
+// APIService stays registered and turns unavailable.
+func (s *Stack) StopTenantAPIServer() error {
+	if s.tenantAPIServer == nil {
+		return nil
+	}
+	return s.tenantAPIServer.stop(s.opts.StopTimeout)
+}
+
+// KillTenantAPIServer SIGKILLs the tenant-apiserver, as a crash would.
+func (s *Stack) KillTenantAPIServer() error {
+	if s.tenantAPIServer == nil {
+		return nil
+	}
+	return s.tenantAPIServer.kill()
+}
+
+// StartTenantAPIServer starts a stopped tenant-apiserver again with the same
+// flags and port, and waits until the aggregator serves it again.
+func (s *Stack) StartTenantAPIServer(ctx context.Context) error {
+	if s.tenantAPIServer == nil {
+		return fmt.Errorf("the stack runs no tenant-apiserver")
+	}
+	if err := s.tenantAPIServer.start(); err != nil {
+		return err
+	}
+	if err := s.waitTenantReady(ctx); err != nil {
+		return err
+	}
+	return s.waitAggregated(ctx)
+}
+
+// StopHost stops the host kube-apiserver gracefully (etcd keeps running).
+func (s *Stack) StopHost() error {
+	return s.kubeAPIServer.stop(s.opts.StopTimeout)
+}
+
+// KillHost SIGKILLs the host kube-apiserver.
+func (s *Stack) KillHost() error {
+	return s.kubeAPIServer.kill()
+}
+
+// StartHost starts a stopped host kube-apiserver again on the same port and
+// waits for its /readyz.
+func (s *Stack) StartHost(ctx context.Context) error {
+	if err := s.kubeAPIServer.start(); err != nil {
+		return err
+	}
+	return s.waitHostReady(ctx)
+}
+
+// PID is the process id of a running process of the stack (etcd,
+// kube-apiserver, metallb-controller, tenant-apiserver), or 0.
+func (s *Stack) PID(name string) int {
+	for _, p := range []*process{s.etcd, s.kubeAPIServer, s.metallb, s.tenantAPIServer} {
+		if p != nil && p.name == name {
+			return p.pid()
+		}
+	}
+	return 0
+}
+
+// fileContains reports whether the file at path contains substr.
+func fileContains(path, substr string) bool {
+	data, err := os.ReadFile(path)
+	return err == nil && strings.Contains(string(data), substr)
+}
+
+func (s *Stack) user(name string) User {
+	for _, u := range s.users {
+		if u.Name == name {
+			return u
+		}
+	}
+	return User{}
+}
+
+// tlsClient is an HTTP client trusting only caPEM.
+func tlsClient(caPEM []byte) (*http.Client, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, fmt.Errorf("no certificate in CA bundle")
+	}
+	return &http.Client{
+		Timeout:   5 * time.Second,
+		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}},
+	}, nil
+}
+
+// httpGet returns the body of a 200 answer, else an error.
+func httpGet(ctx context.Context, client *http.Client, url, token string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK {
+		return string(body), fmt.Errorf("GET %s: %s: %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return string(body), nil
+}

@@ -1,0 +1,397 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// Options configure a Stack. The zero value starts the whole stack in a
+// temporary directory with the binaries of <repo>/_output/bin.
+type Options struct {
+	// RepoRoot is the repository; default: found by RepoRoot().
+	RepoRoot string
+	// BinDir holds etcd, kube-apiserver, kubectl and metallb-controller
+	// (hack/build-tools.sh); the tenant-apiserver is built into it.
+	// Default: <RepoRoot>/_output/bin.
+	BinDir string
+	// WorkDir receives certificates, data, logs and kubeconfigs. Default: a
+	// new temporary directory. A given WorkDir must be empty, missing, or a
+	// former stack's work dir (which is wiped).
+	WorkDir string
+	// KeepWorkDir keeps WorkDir after Stop (its logs stay readable).
+	KeepWorkDir bool
+	// KubeconfigDir receives the users' kubeconfigs; default: <WorkDir>/kubeconfigs.
+	KubeconfigDir string
+	// ExtraUsers are added to DefaultUsers (one with the same name replaces it).
+	ExtraUsers []User
+	// Log receives progress messages; nil discards them.
+	Log io.Writer
+	// SkipMetalLB does not run the MetalLB controller.
+	SkipMetalLB bool
+	// SkipTenantAPIServer runs only the host side (steps 1-5 and 7).
+	SkipTenantAPIServer bool
+	// SkipBuild uses <BinDir>/tenant-apiserver as it is instead of running go build.
+	SkipBuild bool
+	// HostCRDDir holds the host CRDs to install; default <RepoRoot>/artifacts/host-crds.
+	HostCRDDir string
+	// DeployDir holds the deploy manifests; default <RepoRoot>/artifacts/deploy.
+	DeployDir string
+	// KubeAPIServerArgs and TenantAPIServerArgs are appended to the flags the
+	// framework passes (a later flag wins).
+	KubeAPIServerArgs   []string
+	TenantAPIServerArgs []string
+	// StartTimeout bounds each process' start; default 3 minutes.
+	StartTimeout time.Duration
+	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL;
+	// default 5s. (kube-apiserver with open watches takes longer to exit
+	// gracefully; what it acknowledged is in etcd anyway.)
+	StopTimeout time.Duration
+}
+
+// Stack is a running etcd, kube-apiserver (with aggregation), MetalLB
+// controller and tenant-apiserver, all on loopback ports. Its methods are safe
+// for concurrent use.
+type Stack struct {
+	opts       Options
+	workDir    string
+	removeWork bool
+	pki        *pki
+	users      []User
+
+	etcdPort, etcdPeerPort int
+	kubePort               int
+	metallbPort            int
+	tenantPort             int
+
+	etcd, kubeAPIServer, metallb, tenantAPIServer *process
+
+	mu      sync.Mutex
+	stopped bool
+	keep    bool
+}
+
+// Start brings the whole stack up and returns once the tenant.io group is
+// served through the host kube-apiserver. On failure it stops whatever it
+// started; the error carries the tail of the failing process' log. ctx only
+// bounds the start: the stack runs until Stop.
+func Start(ctx context.Context, opts Options) (*Stack, error) {
+	begin := time.Now()
+	s := &Stack{}
+	if err := s.complete(opts); err != nil {
+		return nil, err
+	}
+	if err := s.start(ctx); err != nil {
+		if stopErr := s.Stop(); stopErr != nil {
+			err = errors.Join(err, fmt.Errorf("stopping after the failed start: %w", stopErr))
+		}
+		return nil, err
+	}
+	s.logf("stack up in %s (work dir %s)", time.Since(begin).Round(100*time.Millisecond), s.workDir)
+	return s, nil
+}
+
+// complete fills in defaults and prepares the work dir.
+func (s *Stack) complete(opts Options) error {
+	var err error
+	if opts.RepoRoot == "" {
+		if opts.RepoRoot, err = RepoRoot(); err != nil {
+			return err
+		}
+	}
+	if opts.BinDir == "" {
+		opts.BinDir = filepath.Join(opts.RepoRoot, "_output", "bin")
+	}
+	if opts.HostCRDDir == "" {
+		opts.HostCRDDir = filepath.Join(opts.RepoRoot, "artifacts", "host-crds")
+	}
+	if opts.DeployDir == "" {
+		opts.DeployDir = filepath.Join(opts.RepoRoot, "artifacts", "deploy")
+	}
+	if opts.StartTimeout == 0 {
+		opts.StartTimeout = 3 * time.Minute
+	}
+	if opts.StopTimeout == 0 {
+		opts.StopTimeout = 5 * time.Second
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if s.users, err = completeUsers(opts.ExtraUsers); err != nil {
+		return err
+	}
+	for _, bin := range []string{"etcd", "kube-apiserver", "kubectl"} {
+		if err := requireBinary(filepath.Join(opts.BinDir, bin)); err != nil {
+			return err
+		}
+	}
+	if !opts.SkipMetalLB {
+		if err := requireBinary(filepath.Join(opts.BinDir, "metallb-controller")); err != nil {
+			return err
+		}
+	}
+
+	if opts.WorkDir == "" {
+		if s.workDir, err = os.MkdirTemp("", "tenant-stack-"); err != nil {
+			return err
+		}
+	} else {
+		if s.workDir, err = filepath.Abs(opts.WorkDir); err != nil {
+			return err
+		}
+		if err := resetWorkDir(s.workDir); err != nil {
+			return err
+		}
+	}
+	s.removeWork = !opts.KeepWorkDir
+	if opts.KubeconfigDir == "" {
+		opts.KubeconfigDir = filepath.Join(s.workDir, "kubeconfigs")
+	}
+	for _, dir := range []string{opts.KubeconfigDir, s.path("logs")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	s.opts = opts
+	return nil
+}
+
+// workDirMarker marks a directory as a stack's work dir, safe to wipe.
+const workDirMarker = ".tenant-stack"
+
+// resetWorkDir empties dir if it is a former work dir, creates it if
+// missing, and refuses any other non-empty directory.
+func resetWorkDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return err
+	case len(entries) == 0:
+	default:
+		if _, err := os.Stat(filepath.Join(dir, workDirMarker)); err != nil {
+			return fmt.Errorf("work dir %s is not empty and not a former stack's work dir (no %s): refusing to wipe it", dir, workDirMarker)
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, workDirMarker), []byte("work dir of a tenant-apiserver test stack; wiped on the next start\n"), 0o644)
+}
+
+func (s *Stack) start(ctx context.Context) error {
+	// The tenant-apiserver build overlaps with the host's start.
+	type buildResult struct {
+		path string
+		err  error
+	}
+	var build chan buildResult
+	if !s.opts.SkipTenantAPIServer {
+		build = make(chan buildResult, 1)
+		if s.opts.SkipBuild {
+			path := s.bin("tenant-apiserver")
+			build <- buildResult{path, requireBinary(path)}
+		} else {
+			go func() {
+				t := time.Now()
+				path, err := buildTenantAPIServer(ctx, s.opts.RepoRoot, s.opts.BinDir)
+				if err == nil {
+					s.logf("built %s in %s", path, time.Since(t).Round(100*time.Millisecond))
+				}
+				build <- buildResult{path, err}
+			}()
+		}
+	}
+
+	t := time.Now()
+	var err error
+	if s.pki, err = generatePKI(s.path("pki")); err != nil {
+		return fmt.Errorf("generating certificates: %w", err)
+	}
+	if err := writeTokenFile(s.path("pki", "tokens.csv"), s.users); err != nil {
+		return err
+	}
+	s.logf("certificates and tokens in %s (%s)", s.path("pki"), time.Since(t).Round(time.Millisecond))
+
+	if err := s.retryOnPortClash(ctx, s.startEtcd); err != nil {
+		return err
+	}
+	if err := s.retryOnPortClash(ctx, s.startKubeAPIServer); err != nil {
+		return err
+	}
+	if err := s.installHostManifests(ctx); err != nil {
+		return err
+	}
+	if !s.opts.SkipMetalLB {
+		if err := s.retryOnPortClash(ctx, s.startMetalLB); err != nil {
+			return err
+		}
+	}
+	if s.opts.SkipTenantAPIServer {
+		return nil
+	}
+	var res buildResult
+	select {
+	case res = <-build:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if res.err != nil {
+		return res.err
+	}
+	s.tenantAPIServer = &process{name: "tenant-apiserver", path: res.path, logPath: s.path("logs", "tenant-apiserver.log")}
+	if err := s.retryOnPortClash(ctx, s.startTenantAPIServer); err != nil {
+		return err
+	}
+	return s.registerTenantAPIServer(ctx)
+}
+
+// retryOnPortClash runs a component's start again, on new ports, when the
+// port picked turned out to be taken by someone else in the meantime.
+func (s *Stack) retryOnPortClash(ctx context.Context, start func(context.Context) (*process, error)) error {
+	for attempt := 1; ; attempt++ {
+		p, err := start(ctx)
+		if err == nil || attempt == 3 || p == nil || !strings.Contains(p.tail(logTailLines), "address already in use") {
+			return err
+		}
+		s.logf("%s: port clash, retrying on other ports", p.name)
+		if err := p.stop(s.opts.StopTimeout); err != nil {
+			return err
+		}
+	}
+}
+
+// Stop stops every process (SIGTERM, then SIGKILL to its process group after
+// Options.StopTimeout) in the reverse order of start, and removes the work
+// dir unless asked to keep it. It is idempotent.
+func (s *Stack) Stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return nil
+	}
+	s.stopped = true
+	var errs []error
+	for _, p := range []*process{s.tenantAPIServer, s.metallb, s.kubeAPIServer, s.etcd} {
+		if p == nil {
+			continue
+		}
+		if err := p.stop(s.opts.StopTimeout); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.removeWork && !s.keep && s.workDir != "" {
+		if err := os.RemoveAll(s.workDir); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// KeepWorkDir makes Stop leave the work dir in place, e.g. to read the logs
+// of a failed test.
+func (s *Stack) KeepWorkDir() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keep = true
+}
+
+// WorkDir is the directory with the stack's certificates, data and logs
+// (logs/<process>.log).
+func (s *Stack) WorkDir() string { return s.workDir }
+
+// LogPath is the log file of a process: etcd, kube-apiserver,
+// metallb-controller or tenant-apiserver.
+func (s *Stack) LogPath(process string) string { return s.path("logs", process+".log") }
+
+// KubeconfigPath is the kubeconfig of a user (see User); it embeds the host
+// CA and the user's token.
+func (s *Stack) KubeconfigPath(user string) string {
+	return filepath.Join(s.opts.KubeconfigDir, kubeconfigFileName(user))
+}
+
+// Users returns the stack's users with their tokens.
+func (s *Stack) Users() []User { return append([]User(nil), s.users...) }
+
+// RESTConfig is a client configuration for the host kube-apiserver as user.
+// It panics for an unknown user: that is a bug in the test.
+func (s *Stack) RESTConfig(user string) *rest.Config {
+	for _, u := range s.users {
+		if u.Name == user {
+			return restConfig(s.KubeAPIServerURL(), s.pki.serverCAPEM, u)
+		}
+	}
+	panic(fmt.Sprintf("framework: unknown user %q", user))
+}
+
+// Kubectl runs the stack's kubectl as user. The error includes stderr.
+func (s *Stack) Kubectl(ctx context.Context, user string, args ...string) (stdout, stderr string, err error) {
+	cmd := exec.CommandContext(ctx, s.bin("kubectl"), append([]string{"--kubeconfig=" + s.KubeconfigPath(user)}, args...)...)
+	// A cache of its own: another stack may have served other APIs on the same port.
+	cmd.Env = append(os.Environ(), "KUBECACHEDIR="+s.path("kubectl-cache"))
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		return out.String(), errOut.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(errOut.String()))
+	}
+	return out.String(), errOut.String(), nil
+}
+
+// KubectlPath is the kubectl binary the stack uses.
+func (s *Stack) KubectlPath() string { return s.bin("kubectl") }
+
+// KubeAPIServerURL is the host kube-apiserver, https://127.0.0.1:<port>.
+func (s *Stack) KubeAPIServerURL() string { return fmt.Sprintf("https://127.0.0.1:%d", s.kubePort) }
+
+// TenantAPIServerURL is the tenant-apiserver itself, https://127.0.0.1:<port>,
+// bypassing the aggregator.
+func (s *Stack) TenantAPIServerURL() string { return fmt.Sprintf("https://127.0.0.1:%d", s.tenantPort) }
+
+// EtcdURL is the etcd both API servers store into; the tenant-apiserver's
+// keys are under /tenant.io.
+func (s *Stack) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%d", s.etcdPort) }
+
+// HostCAPEM is the CA of the kube-apiserver serving certificate.
+func (s *Stack) HostCAPEM() []byte { return append([]byte(nil), s.pki.serverCAPEM...) }
+
+// TenantCAPEM is the CA of the tenant-apiserver serving certificate (the
+// APIService caBundle).
+func (s *Stack) TenantCAPEM() []byte { return append([]byte(nil), s.pki.tenantCAPEM...) }
+
+// Clients returns a typed and a dynamic client for user.
+func (s *Stack) Clients(user string) (kubernetes.Interface, dynamic.Interface, error) {
+	cfg := s.RESTConfig(user)
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return client, dyn, nil
+}
+
+func (s *Stack) bin(name string) string { return filepath.Join(s.opts.BinDir, name) }
+
+func (s *Stack) path(elem ...string) string {
+	return filepath.Join(append([]string{s.workDir}, elem...)...)
+}
+
+func (s *Stack) logf(format string, args ...interface{}) {
+	fmt.Fprintf(s.opts.Log, "[stack %s] %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,80 @@
+package framework
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// LocalOptions are the options of the local stack `make run` starts: work
+// dir <root>/_output/local (kept after exit for its logs, wiped on the next
+// start) and kubeconfigs in <root>/_output/kubeconfigs.
+func LocalOptions(repoRoot string) Options {
+	return Options{
+		RepoRoot:      repoRoot,
+		WorkDir:       filepath.Join(repoRoot, "_output", "local"),
+		KeepWorkDir:   true,
+		KubeconfigDir: filepath.Join(repoRoot, "_output", "kubeconfigs"),
+		Log:           os.Stderr,
+	}
+}
+
+// RunLocal starts a stack, runs hook (e.g. Demo) on it, prints one line
+// containing READY and a few lines of usage to out, and keeps the stack up
+// until ctx is done; then it stops everything it started. A ctx cancelled
+// during the start is not an error.
+func RunLocal(ctx context.Context, out io.Writer, opts Options, hook func(context.Context, *Stack) error) (err error) {
+	begin := time.Now()
+	s, err := Start(ctx, opts)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer func() {
+		if stopErr := s.Stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+	}()
+	if hook != nil {
+		if err := hook(ctx, s); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("post-start hook: %w", err)
+		}
+	}
+
+	kubectl, admin := relToCwd(s.KubectlPath()), relToCwd(s.KubeconfigPath(AdminUser))
+	fmt.Fprintf(out, "READY: tenant-apiserver %s behind kube-apiserver %s (up in %s)\n",
+		s.TenantAPIServerURL(), s.KubeAPIServerURL(), time.Since(begin).Round(100*time.Millisecond))
+	fmt.Fprintf(out, "  provider admin:  %s --kubeconfig %s api-resources --api-group=tenant.io\n", kubectl, admin)
+	fmt.Fprintf(out, "  tenant users:    --kubeconfig %s (acme), %s (globex), %s (no tenant)\n",
+		relToCwd(s.KubeconfigPath("alice")), relToCwd(s.KubeconfigPath("bob")), relToCwd(s.KubeconfigPath("carol")))
+	fmt.Fprintf(out, "  or:              export KUBECONFIG=%s; kubectl get apiservice %s\n", s.KubeconfigPath(AdminUser), TenantAPIServiceName)
+	fmt.Fprintf(out, "  logs:            %s/*.log\n", relToCwd(s.path("logs")))
+	fmt.Fprintf(out, "  stop:            Ctrl-C (or SIGTERM) stops every process\n")
+
+	<-ctx.Done()
+	s.logf("stopping the local stack")
+	return nil
+}
+
+// relToCwd shortens path to one relative to the working directory when it
+// lies below it.
+func relToCwd(path string) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	rel, err := filepath.Rel(wd, path)
+	if err != nil || rel == ".." || len(rel) > 3 && rel[:3] == "../" {
+		return path
+	}
+	return rel
+}
