@@ -77,10 +77,16 @@ type Stack struct {
 
 	etcd, kubeAPIServer, metallb, tenantAPIServer *process
 
+	// startDuration is how long Start took, binaries already built.
+	startDuration time.Duration
+
 	mu      sync.Mutex
 	stopped bool
 	keep    bool
 }
+
+// StartDuration is how long Start took to bring the stack up.
+func (s *Stack) StartDuration() time.Duration { return s.startDuration }
 
 // Start brings the whole stack up and returns once the tenant.io group is
 // served through the host kube-apiserver. On failure it stops whatever it
@@ -98,7 +104,8 @@ func Start(ctx context.Context, opts Options) (*Stack, error) {
 		}
 		return nil, err
 	}
-	s.logf("stack up in %s (work dir %s)", time.Since(begin).Round(100*time.Millisecond), s.workDir)
+	s.startDuration = time.Since(begin)
+	s.logf("stack up in %s (work dir %s)", s.startDuration.Round(100*time.Millisecond), s.workDir)
 	return s, nil
 }
 
