@@ -656,4 +656,3 @@ func TestInvalidInputs(t *testing.T) {
 		}
 	})
 }
-

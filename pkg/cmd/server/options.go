@@ -19,8 +19,8 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	basecompatibility "k8s.io/component-base/compatibility"
 	cliflag "k8s.io/component-base/cli/flag"
+	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/klog/v2"
 	netutils "k8s.io/utils/net"
 
@@ -165,4 +165,3 @@ func (o *Options) Run(ctx context.Context) error {
 	klog.FromContext(ctx).Info("Serving tenant.io", "etcd", o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList)
 	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
 }
-
