@@ -637,6 +637,15 @@ func TestInvalidInputs(t *testing.T) {
 		if err == nil || !strings.Contains(stderr, "spec.topology") || !strings.Contains(stderr, "immutable") {
 			t.Errorf("changing topology: err=%v %s", err, stderr)
 		}
+		// Dropping the assigned subnets means "no change", not "remove them".
+		if _, _, err := s.Kubectl(ctx, alice, "patch", "networks.tenant.io", "immutable", "--type=merge", "-p", `{"spec":{"subnets":null}}`); err != nil {
+			t.Errorf("patch dropping subnets: %v", err)
+		}
+		var net tenantv1alpha1.Network
+		kubectlJSON(ctx, t, alice, &net, "get", "networks.tenant.io", "immutable")
+		if len(net.Spec.Subnets) != 1 || net.Spec.Subnets[0] != "10.42.0.0/24" || net.Generation != 1 {
+			t.Errorf("after dropping subnets: %v, generation %d", net.Spec.Subnets, net.Generation)
+		}
 		// A tenant cannot relabel its object into another tenant.
 		_, stderr, err = s.Kubectl(ctx, alice, "label", "networks", "immutable", "--overwrite", "tenant.io/tenant=globex")
 		if err == nil || !strings.Contains(stderr, "tenant.io/tenant") {

@@ -33,6 +33,10 @@ type Kind[T Object, S any, St any] struct {
 	TenantOwned bool
 	// Validate, ValidateUpdate and ValidateStatusUpdate are the kind's
 	// functions from pkg/apis/tenant/validation.
+	// KeepAssigned, if set, copies into a new object what the server or the
+	// user assigned once and an update left unset (an address, subnets), so
+	// that an apply or replace that omits them means "no change".
+	KeepAssigned         func(newObj, oldObj T)
 	Validate             func(T) field.ErrorList
 	ValidateUpdate       func(newObj, oldObj T) field.ErrorList
 	ValidateStatusUpdate func(newObj, oldObj T) field.ErrorList
@@ -86,6 +90,9 @@ func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Ob
 func (s Strategy[T, S, St]) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	n, o := obj.(T), old.(T)
 	*s.Kind.Status(n) = *s.Kind.Status(o)
+	if s.Kind.KeepAssigned != nil {
+		s.Kind.KeepAssigned(n, o)
+	}
 	if s.Kind.TenantOwned {
 		if v, ok := o.GetLabels()[tenancy.TenantLabel]; ok {
 			if _, set := n.GetLabels()[tenancy.TenantLabel]; !set {

@@ -11,10 +11,15 @@ import (
 
 // Kind describes FloatingIP to the generic strategies.
 var Kind = base.Kind[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingIPStatus]{
-	Spec:                 func(o *tenant.FloatingIP) *tenant.FloatingIPSpec { return &o.Spec },
-	Status:               func(o *tenant.FloatingIP) *tenant.FloatingIPStatus { return &o.Status },
-	Namespaced:           true,
-	TenantOwned:          true,
+	Spec:        func(o *tenant.FloatingIP) *tenant.FloatingIPSpec { return &o.Spec },
+	Status:      func(o *tenant.FloatingIP) *tenant.FloatingIPStatus { return &o.Status },
+	Namespaced:  true,
+	TenantOwned: true,
+	KeepAssigned: func(n, o *tenant.FloatingIP) {
+		if n.Spec.Address == "" {
+			n.Spec.Address = o.Spec.Address
+		}
+	},
 	Validate:             validation.ValidateFloatingIP,
 	ValidateUpdate:       validation.ValidateFloatingIPUpdate,
 	ValidateStatusUpdate: validation.ValidateFloatingIPStatusUpdate,

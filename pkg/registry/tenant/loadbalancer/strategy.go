@@ -11,10 +11,15 @@ import (
 
 // Kind describes LoadBalancer to the generic strategies.
 var Kind = base.Kind[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
-	Spec:                 func(o *tenant.LoadBalancer) *tenant.LoadBalancerSpec { return &o.Spec },
-	Status:               func(o *tenant.LoadBalancer) *tenant.LoadBalancerStatus { return &o.Status },
-	Namespaced:           true,
-	TenantOwned:          true,
+	Spec:        func(o *tenant.LoadBalancer) *tenant.LoadBalancerSpec { return &o.Spec },
+	Status:      func(o *tenant.LoadBalancer) *tenant.LoadBalancerStatus { return &o.Status },
+	Namespaced:  true,
+	TenantOwned: true,
+	KeepAssigned: func(n, o *tenant.LoadBalancer) {
+		if n.Spec.Address == "" {
+			n.Spec.Address = o.Spec.Address
+		}
+	},
 	Validate:             validation.ValidateLoadBalancer,
 	ValidateUpdate:       validation.ValidateLoadBalancerUpdate,
 	ValidateStatusUpdate: validation.ValidateLoadBalancerStatusUpdate,

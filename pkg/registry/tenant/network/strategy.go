@@ -11,10 +11,15 @@ import (
 
 // Kind describes Network to the generic strategies.
 var Kind = base.Kind[*tenant.Network, tenant.NetworkSpec, tenant.NetworkStatus]{
-	Spec:                 func(o *tenant.Network) *tenant.NetworkSpec { return &o.Spec },
-	Status:               func(o *tenant.Network) *tenant.NetworkStatus { return &o.Status },
-	Namespaced:           false,
-	TenantOwned:          true,
+	Spec:        func(o *tenant.Network) *tenant.NetworkSpec { return &o.Spec },
+	Status:      func(o *tenant.Network) *tenant.NetworkStatus { return &o.Status },
+	Namespaced:  false,
+	TenantOwned: true,
+	KeepAssigned: func(n, o *tenant.Network) {
+		if len(n.Spec.Subnets) == 0 {
+			n.Spec.Subnets = o.Spec.Subnets
+		}
+	},
 	Validate:             validation.ValidateNetwork,
 	ValidateUpdate:       validation.ValidateNetworkUpdate,
 	ValidateStatusUpdate: validation.ValidateNetworkStatusUpdate,
