@@ -665,3 +665,50 @@ func TestInvalidInputs(t *testing.T) {
 		}
 	})
 }
+
+// TestExamples applies every example of artifacts/examples as the user it
+// is meant for, so the documented walkthrough keeps working.
+func TestExamples(t *testing.T) {
+	ctx := testContext(t)
+	s := framework.Current()
+	root, err := framework.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "artifacts", "examples")
+	for _, c := range []struct {
+		file string
+		user string
+		args []string
+	}{
+		{"addresspools.yaml", framework.AdminUser, nil},
+		{"tenant.yaml", framework.AdminUser, nil},
+		{"providerservice.yaml", framework.AdminUser, nil},
+		{"vrfpeering.yaml", framework.AdminUser, nil},
+		{"network.yaml", alice, nil},
+		{"network.yaml", "bob", nil},
+		{"namespace.yaml", alice, nil},
+		{"floatingip.yaml", alice, []string{"-n", "dev"}},
+		{"loadbalancer.yaml", alice, []string{"-n", "dev"}},
+	} {
+		path := filepath.Join(dir, c.file)
+		if _, _, err := s.Kubectl(ctx, c.user, append([]string{"apply", "-f", path}, c.args...)...); err != nil {
+			t.Errorf("%s as %s: %v", c.file, c.user, err)
+			continue
+		}
+		t.Cleanup(func() {
+			s.Kubectl(context.Background(), c.user, append([]string{"delete", "--ignore-not-found", "-f", path}, c.args...)...) //nolint:errcheck
+		})
+	}
+	// alice and bob each own a Network "default" and see only their own.
+	for _, u := range []string{alice, "bob"} {
+		out, _, err := s.Kubectl(ctx, u, "get", "networks.tenant.io", "-o", "jsonpath={range .items[*]}{.metadata.labels.tenant\\.io/tenant}/{.metadata.name}{\"\\n\"}{end}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tenant := map[string]string{alice: "acme", "bob": "globex"}[u]
+		if strings.TrimSpace(out) != tenant+"/default" {
+			t.Errorf("%s lists networks %q, want only %s/default", u, out, tenant)
+		}
+	}
+}
