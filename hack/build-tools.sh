@@ -48,7 +48,7 @@ module_version() {
 kube_ldflags() {
   local major minor date pkg flags=""
   major=${KUBE_VERSION#v}; major=${major%%.*}
-  minor=${KUBE_VERSION#v${major}.}; minor=${minor%%.*}
+  minor=${KUBE_VERSION#v"${major}".}; minor=${minor%%.*}
   date=$(cd "${TOOLS_DIR}" && go list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes) || return 1
   # kubectl and kube-apiserver report component-base's version; client-go's
   # copy is what client-go puts in its default User-Agent.
