@@ -4,15 +4,21 @@ package apiserver
 
 import (
 	"fmt"
+	"net/http"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/healthz"
+	restclient "k8s.io/client-go/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	informers "tenant.io/tenant-apiserver/pkg/generated/informers/externalversions"
+	"tenant.io/tenant-apiserver/pkg/quota"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/addresspool"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
@@ -27,7 +33,8 @@ import (
 
 // ExtraConfig is the configuration of tenant.io beyond the generic server's.
 type ExtraConfig struct {
-	// Resolver maps callers to tenants.
+	// Resolver maps callers to tenants. Default: a Membership index kept
+	// current from the server's own Tenants.
 	Resolver tenancy.Resolver
 }
 
@@ -40,6 +47,8 @@ type Config struct {
 // Server is a running tenant.io API server.
 type Server struct {
 	GenericAPIServer *genericapiserver.GenericAPIServer
+	// Storage of every resource, by resource name, for the server's own controllers.
+	Storage map[string]*base.Storage
 }
 
 type completedConfig struct {
@@ -54,9 +63,6 @@ type CompletedConfig struct {
 
 // Complete fills in the defaults of cfg.
 func (cfg *Config) Complete() CompletedConfig {
-	if cfg.ExtraConfig.Resolver == nil {
-		cfg.ExtraConfig.Resolver = tenancy.GroupResolver{}
-	}
 	return CompletedConfig{&completedConfig{
 		GenericConfig: cfg.GenericConfig.Complete(),
 		ExtraConfig:   &cfg.ExtraConfig,
@@ -71,39 +77,110 @@ func (c completedConfig) New() (*Server, error) {
 	}
 	s := &Server{GenericAPIServer: genericServer}
 
-	storage, err := c.storage(c.GenericConfig.RESTOptionsGetter)
+	resolver := c.ExtraConfig.Resolver
+	var membership *tenancy.Membership
+	if resolver == nil {
+		membership = tenancy.NewMembership()
+		resolver = membership
+	}
+	watches := base.NewWatchRegistry(resolver)
+	deps := base.Deps{
+		Resolver:   resolver,
+		Authorizer: c.GenericConfig.Authorization.Authorizer,
+		Watches:    watches,
+	}
+	s.Storage, err = newStorage(c.GenericConfig.RESTOptionsGetter, deps)
 	if err != nil {
 		return nil, err
 	}
+
+	restStorage := map[string]rest.Storage{}
+	for resource, st := range s.Storage {
+		restStorage[resource] = st.Main
+		restStorage[resource+"/status"] = st.Status
+	}
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(tenant.GroupName, Scheme, metav1.ParameterCodec, Codecs)
-	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = storage
+	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = restStorage
 	if err := s.GenericAPIServer.InstallAPIGroup(&apiGroupInfo); err != nil {
 		return nil, err
+	}
+
+	if membership != nil {
+		if err := s.startMembership(c.GenericConfig.LoopbackClientConfig, membership, watches); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }
 
-// storage returns the REST storage of every tenant.io resource, by path.
-func (c completedConfig) storage(optsGetter generic.RESTOptionsGetter) (map[string]rest.Storage, error) {
-	type newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, tenancy.Resolver) (*base.Storage, error)
-	resources := map[string]newStorage{
-		"tenants":          tenantregistry.NewStorage,
-		"addresspools":     addresspool.NewStorage,
-		"providerservices": providerservice.NewStorage,
-		"vrfpeerings":      vrfpeering.NewStorage,
-		"namespaces":       namespace.NewStorage,
-		"networks":         network.NewStorage,
-		"floatingips":      floatingip.NewStorage,
-		"loadbalancers":    loadbalancer.NewStorage,
+// startMembership keeps membership current from the server's own Tenants,
+// read through its loopback client, and ends the watches of callers whose
+// tenant changed. The server is not ready before the index is filled.
+func (s *Server) startMembership(loopback *restclient.Config, membership *tenancy.Membership, watches *base.WatchRegistry) error {
+	client, err := clientset.NewForConfig(loopback)
+	if err != nil {
+		return err
 	}
-	out := map[string]rest.Storage{}
-	for resource, newStorage := range resources {
-		s, err := newStorage(Scheme, optsGetter, c.ExtraConfig.Resolver)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", resource, err)
+	factory := informers.NewSharedInformerFactory(client, 0)
+	tenants := factory.Tenant().V1alpha1().Tenants().Informer()
+	if _, err := tenants.AddEventHandler(membership.EventHandler()); err != nil {
+		return err
+	}
+	membership.OnChange(watches.Revalidate)
+	s.GenericAPIServer.AddPostStartHookOrDie("tenant-membership", func(ctx genericapiserver.PostStartHookContext) error {
+		factory.Start(ctx.Done())
+		return nil
+	})
+	return s.GenericAPIServer.AddReadyzChecks(healthz.NamedCheck("tenant-membership", func(*http.Request) error {
+		if !tenants.HasSynced() {
+			return fmt.Errorf("tenant membership not synced yet")
 		}
-		out[resource] = s.Main
-		out[resource+"/status"] = s.Status
+		return nil
+	}))
+}
+
+// newStorage builds the storage of every tenant.io resource. Tenants come
+// first (quotas are charged on them), then Namespaces (namespaced kinds
+// live in them).
+func newStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[string]*base.Storage, error) {
+	out := map[string]*base.Storage{}
+	add := func(resource string, newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)) error {
+		st, err := newStorage(Scheme, optsGetter, deps)
+		if err != nil {
+			return fmt.Errorf("%s: %w", resource, err)
+		}
+		out[resource] = st
+		return nil
+	}
+	for _, r := range []struct {
+		resource string
+		new      func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
+	}{
+		{"tenants", tenantregistry.NewStorage},
+		{"addresspools", addresspool.NewStorage},
+		{"providerservices", providerservice.NewStorage},
+		{"vrfpeerings", vrfpeering.NewStorage},
+	} {
+		if err := add(r.resource, r.new); err != nil {
+			return nil, err
+		}
+	}
+	deps.Quota = quota.NewTracker(out["tenants"].StatusStore)
+	if err := add("namespaces", namespace.NewStorage); err != nil {
+		return nil, err
+	}
+	deps.Namespaces = out["namespaces"].Store
+	for _, r := range []struct {
+		resource string
+		new      func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
+	}{
+		{"networks", network.NewStorage},
+		{"floatingips", floatingip.NewStorage},
+		{"loadbalancers", loadbalancer.NewStorage},
+	} {
+		if err := add(r.resource, r.new); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

@@ -20,7 +20,8 @@ type Resolver interface {
 }
 
 // GroupResolver makes a user a member of tenant T when it is in host group
-// "tenant.io:T".
+// "tenant.io:T", whether or not T exists. The server uses Membership; this
+// resolver serves tests of storage that run without Tenants.
 type GroupResolver struct{}
 
 var _ Resolver = GroupResolver{}
@@ -29,14 +30,21 @@ var _ Resolver = GroupResolver{}
 func (GroupResolver) TenantsOf(u user.Info) []string {
 	var tenants []string
 	for _, g := range u.GetGroups() {
-		name, ok := strings.CutPrefix(g, GroupPrefix)
-		if !ok || len(validation.IsDNS1123Label(name)) != 0 {
-			continue
+		if name, ok := cutTenantGroup(g); ok {
+			tenants = append(tenants, name)
 		}
-		tenants = append(tenants, name)
 	}
 	sort.Strings(tenants)
 	return dedupSorted(tenants)
+}
+
+// cutTenantGroup returns T for a group "tenant.io:T" whose T can be a tenant name.
+func cutTenantGroup(g string) (string, bool) {
+	name, ok := strings.CutPrefix(g, GroupPrefix)
+	if !ok || len(validation.IsDNS1123Label(name)) != 0 {
+		return "", false
+	}
+	return name, true
 }
 
 func dedupSorted(s []string) []string {

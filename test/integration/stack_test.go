@@ -11,7 +11,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{}))
+	os.Exit(framework.RunMain(m, framework.Options{Setup: framework.DemoTenants}))
 }
 
 // TestStackServesTenantGroup checks the wiring every other test relies on:

@@ -9,7 +9,7 @@ import "context"
 // s.Clients (as AdminUser for provider objects), and return an error rather
 // than leave half-made state silently. Tests never run it.
 //
-// It does nothing yet.
+// It creates the demo tenants acme (alice) and globex (bob).
 func Demo(ctx context.Context, s *Stack) error {
-	return nil
+	return DemoTenants(ctx, s)
 }

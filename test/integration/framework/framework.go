@@ -20,6 +20,10 @@ import (
 // Options configure a Stack. The zero value starts the whole stack in a
 // temporary directory with the binaries of <repo>/_output/bin.
 type Options struct {
+	// Setup, when set, runs once the stack is up and before RunMain runs the
+	// tests, e.g. DemoTenants.
+	Setup func(context.Context, *Stack) error
+
 	// RepoRoot is the repository; default: found by RepoRoot().
 	RepoRoot string
 	// BinDir holds etcd, kube-apiserver, kubectl and metallb-controller

@@ -36,6 +36,14 @@ func RunMain(m *testing.M, opts Options) int {
 		return 1
 	}
 	current = s
+	if opts.Setup != nil {
+		if err := opts.Setup(context.Background(), s); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: setting up the test stack: %v\n", err)
+			s.KeepWorkDir()
+			_ = s.Stop()
+			return 1
+		}
+	}
 
 	// An interrupted test binary stops its stack before dying. (A killed
 	// one takes its processes with it: they die with their parent.)

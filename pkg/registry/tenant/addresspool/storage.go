@@ -6,11 +6,10 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
-	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // NewStorage returns the storage of addresspools and addresspools/status.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
 	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.AddressPool, tenant.AddressPoolSpec, tenant.AddressPoolStatus]{
 		Kind:       Kind,
 		Plural:     "addresspools",
@@ -20,7 +19,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, re
 		NewList:    func() runtime.Object { return &tenant.AddressPoolList{} },
 		Fields:     SelectableFields,
 		Table:      base.Table[*tenant.AddressPool]{Columns: columns},
-	}, resolver)
+	}, deps)
 }
 
 var columns = []base.Column[*tenant.AddressPool]{

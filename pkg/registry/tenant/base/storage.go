@@ -1,14 +1,17 @@
 package base
 
 import (
+	"context"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
-	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -28,18 +31,49 @@ type Resource[T Object, S any, St any] struct {
 	// funcs of the versioned package.
 	Fields func(T) fields.Set
 	Table  Table[T]
+	// QuotaResource is the Tenant quota this kind counts against, if any.
+	QuotaResource string
+	// VisibleToTenant, for provider kinds, says whether tenant t may read
+	// obj (its own Tenant, the ProviderServices offered to it).
+	VisibleToTenant func(t string, obj runtime.Object) bool
+}
+
+// Deps are what the storage of a kind needs from the rest of the server.
+type Deps struct {
+	// Resolver maps callers to tenants.
+	Resolver tenancy.Resolver
+	// Authorizer is the server's (the host's, by delegation).
+	Authorizer authorizer.Authorizer
+	// Watches tracks open watches, to end them when membership changes.
+	Watches *WatchRegistry
+	// Namespaces reads tenant Namespaces; namespaced kinds need it.
+	Namespaces NamespaceGetter
+	// Quota counts tenant-owned objects against their tenant's quota; nil: no quota.
+	Quota QuotaTracker
+}
+
+// QuotaTracker counts the objects of each tenant against its quota.
+type QuotaTracker interface {
+	// Reserve takes one unit of resource from tenant's quota, or refuses
+	// with 403. A dry run only checks.
+	Reserve(ctx context.Context, tenant, resource string, dryRun bool) error
+	// Release gives one unit back.
+	Release(ctx context.Context, tenant, resource string)
 }
 
 // Storage is the REST storage of one kind: the resource and its status.
 type Storage struct {
-	// Main is a *REST, or a *TenantScopedREST for kinds owned by tenants.
-	Main   rest.StandardStorage
+	Main   *GuardedREST
 	Status *StatusREST
+	// Store is the storage without guard, for the server's own use.
+	Store *genericregistry.Store
+	// StatusStore writes status without guard, for the server's own use.
+	StatusStore *genericregistry.Store
 }
 
 // NewStorage builds the etcd-backed storage of r. Tenant-owned kinds are
-// partitioned by tenant and served through TenantScopedREST with resolver.
-func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, r Resource[T, S, St], resolver tenancy.Resolver) (*Storage, error) {
+// partitioned by tenant and guarded by TenantGuard; provider kinds by ProviderGuard.
+func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, r Resource[T, S, St], deps Deps) (*Storage, error) {
 	strategy := NewStrategy(scheme, r.Kind)
 	statusStrategy := NewStatusStrategy(scheme, r.Kind)
 	gr := tenant.Resource(r.Plural)
@@ -59,22 +93,58 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 		TableConvertor: r.Table,
 	}
 	options := &generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: attrs(r)}
+	var guard Guard
 	if r.Kind.TenantOwned {
 		tenancy.Partition(store, options, r.Kind.Namespaced)
+		tg := &TenantGuard{Resolver: deps.Resolver, Resource: gr}
+		if r.Kind.Namespaced {
+			if deps.Namespaces == nil {
+				return nil, fmt.Errorf("storage of %s needs the tenant Namespaces", gr)
+			}
+			tg.Namespaces = deps.Namespaces
+		}
+		guard = tg
+		if deps.Quota != nil && r.QuotaResource != "" {
+			withQuota(store, deps.Quota, r.QuotaResource)
+		}
+	} else {
+		guard = &ProviderGuard{Resolver: deps.Resolver, Authorizer: deps.Authorizer, Resource: gr, VisibleToTenant: r.VisibleToTenant}
 	}
 	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, fmt.Errorf("building storage of %s: %w", gr, err)
 	}
-
-	names := Names{ShortNamesList: r.ShortNames}
-	if !r.Kind.TenantOwned {
-		return &Storage{Main: &REST{Store: store, Names: names}, Status: NewStatusREST(store, statusStrategy, nil)}, nil
-	}
-	scoper := &Scoper{Resolver: resolver, Resource: gr}
+	status := NewStatusREST(store, statusStrategy, guard)
 	return &Storage{
-		Main:   &TenantScopedREST{Store: store, Scoper: *scoper, Names: names},
-		Status: NewStatusREST(store, statusStrategy, scoper),
+		Main:        &GuardedREST{Store: store, Guard: guard, Watches: deps.Watches, Names: Names{ShortNamesList: r.ShortNames}},
+		Status:      status,
+		Store:       store,
+		StatusStore: status.store,
 	}, nil
+}
+
+// withQuota makes creates of store take a unit of the tenant's quota of
+// resource (given back if the create fails) and deletes give it back.
+func withQuota(store *genericregistry.Store, quota QuotaTracker, resource string) {
+	store.BeginCreate = func(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+		t, _ := tenancy.TenantFrom(ctx)
+		dryRun := options != nil && len(options.DryRun) > 0
+		if err := quota.Reserve(ctx, t, resource, dryRun); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, success bool) {
+			if !success && !dryRun {
+				quota.Release(context.WithoutCancel(ctx), t, resource)
+			}
+		}, nil
+	}
+	store.AfterDelete = func(obj runtime.Object, options *metav1.DeleteOptions) {
+		if options != nil && len(options.DryRun) > 0 {
+			return
+		}
+		if o, err := meta.Accessor(obj); err == nil {
+			quota.Release(context.Background(), o.GetLabels()[tenancy.TenantLabel], resource)
+		}
+	}
 }
 
 func attrs[T Object, S any, St any](r Resource[T, S, St]) storage.AttrFunc {
@@ -117,17 +187,3 @@ func (n Names) ShortNames() []string { return n.ShortNamesList }
 
 // Categories implements rest.CategoriesProvider.
 func (n Names) Categories() []string { return []string{Category} }
-
-// REST serves a kind that is not partitioned by tenant: provider resources.
-type REST struct {
-	*genericregistry.Store
-	Names
-}
-
-var (
-	_ rest.StandardStorage    = &REST{}
-	_ rest.ShortNamesProvider = &REST{}
-	_ rest.CategoriesProvider = &REST{}
-	_ rest.ShortNamesProvider = &TenantScopedREST{}
-	_ rest.CategoriesProvider = &TenantScopedREST{}
-)

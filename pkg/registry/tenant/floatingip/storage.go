@@ -8,21 +8,21 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
-	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // NewStorage returns the storage of floatingips and floatingips/status.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
 	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingIPStatus]{
-		Kind:       Kind,
-		Plural:     "floatingips",
-		Singular:   "floatingip",
-		ShortNames: []string{"fip"},
-		New:        func() runtime.Object { return &tenant.FloatingIP{} },
-		NewList:    func() runtime.Object { return &tenant.FloatingIPList{} },
-		Fields:     SelectableFields,
-		Table:      base.Table[*tenant.FloatingIP]{Columns: columns},
-	}, resolver)
+		Kind:          Kind,
+		Plural:        "floatingips",
+		Singular:      "floatingip",
+		ShortNames:    []string{"fip"},
+		New:           func() runtime.Object { return &tenant.FloatingIP{} },
+		NewList:       func() runtime.Object { return &tenant.FloatingIPList{} },
+		Fields:        SelectableFields,
+		QuotaResource: "floatingIPs",
+		Table:         base.Table[*tenant.FloatingIP]{Columns: columns},
+	}, deps)
 }
 
 var columns = []base.Column[*tenant.FloatingIP]{

@@ -9,21 +9,21 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
-	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // NewStorage returns the storage of loadbalancers and loadbalancers/status.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
 	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
-		Kind:       Kind,
-		Plural:     "loadbalancers",
-		Singular:   "loadbalancer",
-		ShortNames: []string{"lb"},
-		New:        func() runtime.Object { return &tenant.LoadBalancer{} },
-		NewList:    func() runtime.Object { return &tenant.LoadBalancerList{} },
-		Fields:     SelectableFields,
-		Table:      base.Table[*tenant.LoadBalancer]{Columns: columns},
-	}, resolver)
+		Kind:          Kind,
+		Plural:        "loadbalancers",
+		Singular:      "loadbalancer",
+		ShortNames:    []string{"lb"},
+		New:           func() runtime.Object { return &tenant.LoadBalancer{} },
+		NewList:       func() runtime.Object { return &tenant.LoadBalancerList{} },
+		Fields:        SelectableFields,
+		QuotaResource: "loadBalancers",
+		Table:         base.Table[*tenant.LoadBalancer]{Columns: columns},
+	}, deps)
 }
 
 var columns = []base.Column[*tenant.LoadBalancer]{

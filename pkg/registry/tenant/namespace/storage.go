@@ -6,21 +6,21 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
-	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // NewStorage returns the storage of namespaces and namespaces/status.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
 	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Namespace, tenant.NamespaceSpec, tenant.NamespaceStatus]{
-		Kind:       Kind,
-		Plural:     "namespaces",
-		Singular:   "namespace",
-		ShortNames: []string{"tns"},
-		New:        func() runtime.Object { return &tenant.Namespace{} },
-		NewList:    func() runtime.Object { return &tenant.NamespaceList{} },
-		Fields:     SelectableFields,
-		Table:      base.Table[*tenant.Namespace]{Columns: columns},
-	}, resolver)
+		Kind:          Kind,
+		Plural:        "namespaces",
+		Singular:      "namespace",
+		ShortNames:    []string{"tns"},
+		New:           func() runtime.Object { return &tenant.Namespace{} },
+		NewList:       func() runtime.Object { return &tenant.NamespaceList{} },
+		Fields:        SelectableFields,
+		QuotaResource: "namespaces",
+		Table:         base.Table[*tenant.Namespace]{Columns: columns},
+	}, deps)
 }
 
 var columns = []base.Column[*tenant.Namespace]{

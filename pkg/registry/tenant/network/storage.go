@@ -6,21 +6,21 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
-	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // NewStorage returns the storage of networks and networks/status.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
 	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Network, tenant.NetworkSpec, tenant.NetworkStatus]{
-		Kind:       Kind,
-		Plural:     "networks",
-		Singular:   "network",
-		ShortNames: []string{"net"},
-		New:        func() runtime.Object { return &tenant.Network{} },
-		NewList:    func() runtime.Object { return &tenant.NetworkList{} },
-		Fields:     SelectableFields,
-		Table:      base.Table[*tenant.Network]{Columns: columns},
-	}, resolver)
+		Kind:          Kind,
+		Plural:        "networks",
+		Singular:      "network",
+		ShortNames:    []string{"net"},
+		New:           func() runtime.Object { return &tenant.Network{} },
+		NewList:       func() runtime.Object { return &tenant.NetworkList{} },
+		Fields:        SelectableFields,
+		QuotaResource: "networks",
+		Table:         base.Table[*tenant.Network]{Columns: columns},
+	}, deps)
 }
 
 var columns = []base.Column[*tenant.Network]{

@@ -6,21 +6,21 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
-	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // NewStorage returns the storage of providerservices and providerservices/status.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
 	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.ProviderService, tenant.ProviderServiceSpec, tenant.ProviderServiceStatus]{
-		Kind:       Kind,
-		Plural:     "providerservices",
-		Singular:   "providerservice",
-		ShortNames: []string{"psvc"},
-		New:        func() runtime.Object { return &tenant.ProviderService{} },
-		NewList:    func() runtime.Object { return &tenant.ProviderServiceList{} },
-		Fields:     SelectableFields,
-		Table:      base.Table[*tenant.ProviderService]{Columns: columns},
-	}, resolver)
+		Kind:            Kind,
+		Plural:          "providerservices",
+		Singular:        "providerservice",
+		ShortNames:      []string{"psvc"},
+		New:             func() runtime.Object { return &tenant.ProviderService{} },
+		NewList:         func() runtime.Object { return &tenant.ProviderServiceList{} },
+		Fields:          SelectableFields,
+		VisibleToTenant: OfferedTo,
+		Table:           base.Table[*tenant.ProviderService]{Columns: columns},
+	}, deps)
 }
 
 var columns = []base.Column[*tenant.ProviderService]{
@@ -39,4 +39,21 @@ var columns = []base.Column[*tenant.ProviderService]{
 		}
 		return base.Join(o.Spec.Tenants)
 	}},
+}
+
+// OfferedTo says whether the ProviderService obj is offered to tenant t.
+func OfferedTo(t string, obj runtime.Object) bool {
+	o, ok := obj.(*tenant.ProviderService)
+	if !ok {
+		return false
+	}
+	if o.Spec.AllTenants {
+		return true
+	}
+	for _, name := range o.Spec.Tenants {
+		if name == t {
+			return true
+		}
+	}
+	return false
 }

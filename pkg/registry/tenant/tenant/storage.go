@@ -6,11 +6,10 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
-	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // NewStorage returns the storage of tenants and tenants/status.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, resolver tenancy.Resolver) (*base.Storage, error) {
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
 	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
 		Kind:       Kind,
 		Plural:     "tenants",
@@ -19,8 +18,13 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, re
 		New:        func() runtime.Object { return &tenant.Tenant{} },
 		NewList:    func() runtime.Object { return &tenant.TenantList{} },
 		Fields:     SelectableFields,
-		Table:      base.Table[*tenant.Tenant]{Columns: columns},
-	}, resolver)
+		// Members of a tenant read their own Tenant: their block, public IPs, quota and usage.
+		VisibleToTenant: func(t string, obj runtime.Object) bool {
+			o, ok := obj.(*tenant.Tenant)
+			return ok && o.Name == t
+		},
+		Table: base.Table[*tenant.Tenant]{Columns: columns},
+	}, deps)
 }
 
 var columns = []base.Column[*tenant.Tenant]{

@@ -1,0 +1,142 @@
+// Package quota counts each tenant's objects against Tenant.spec.quota.
+//
+// The count lives in Tenant.status.usage and changes by compare-and-swap on
+// the Tenant, the way Kubernetes' ResourceQuota admission charges a quota
+// before an object is stored: a create first takes a unit (refused with 403
+// when none is left), and gives it back if the create fails. Concurrent
+// creates race on the Tenant's resourceVersion, so 50 concurrent creates
+// against a quota of 10 admit exactly 10.
+package quota
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+)
+
+// Resources that count against a quota, as named in errors and in Tenant.spec.quota.
+const (
+	Namespaces    = "namespaces"
+	Networks      = "networks"
+	FloatingIPs   = "floatingIPs"
+	LoadBalancers = "loadBalancers"
+)
+
+// Tracker charges quotas on the Tenants of a store.
+type Tracker struct {
+	// tenants writes Tenant status.
+	tenants *genericregistry.Store
+}
+
+var _ base.QuotaTracker = &Tracker{}
+
+// NewTracker returns a tracker that keeps usage in the status of the
+// Tenants of tenantStatusStore.
+func NewTracker(tenantStatusStore *genericregistry.Store) *Tracker {
+	return &Tracker{tenants: tenantStatusStore}
+}
+
+// fields returns the usage counter and the limit of resource in t.
+func fields(t *tenant.Tenant, resource string) (used *int32, limit *int32, err error) {
+	switch resource {
+	case Namespaces:
+		return &t.Status.Usage.Namespaces, t.Spec.Quota.Namespaces, nil
+	case Networks:
+		return &t.Status.Usage.Networks, t.Spec.Quota.Networks, nil
+	case FloatingIPs:
+		return &t.Status.Usage.FloatingIPs, t.Spec.Quota.FloatingIPs, nil
+	case LoadBalancers:
+		return &t.Status.Usage.LoadBalancers, t.Spec.Quota.LoadBalancers, nil
+	}
+	return nil, nil, fmt.Errorf("no quota for %q", resource)
+}
+
+// exceeded is the 403 of a full quota.
+func exceeded(resource string, used, limit int32) error {
+	return fmt.Errorf("exceeded quota: %s, requested 1, used %d, limited %d", resource, used, limit)
+}
+
+// Reserve implements base.QuotaTracker.
+func (q *Tracker) Reserve(ctx context.Context, tenantName, resource string, dryRun bool) error {
+	gr := tenant.Resource(lower(resource))
+	if tenantName == "" {
+		return apierrors.NewForbidden(gr, "", fmt.Errorf("no tenant to charge"))
+	}
+	if dryRun {
+		obj, err := q.tenants.Get(ctx, tenantName, &metav1.GetOptions{})
+		if err != nil {
+			return tenantError(tenantName, err)
+		}
+		used, limit, err := fields(obj.(*tenant.Tenant), resource)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if limit != nil && *used+1 > *limit {
+			return apierrors.NewForbidden(gr, "", exceeded(resource, *used, *limit))
+		}
+		return nil
+	}
+	return tenantError(tenantName, q.add(ctx, tenantName, resource, 1))
+}
+
+// Release implements base.QuotaTracker. A failure leaves usage too high
+// until the next recount; it never lets a tenant past its quota.
+func (q *Tracker) Release(ctx context.Context, tenantName, resource string) {
+	if tenantName == "" {
+		return
+	}
+	if err := q.add(ctx, tenantName, resource, -1); err != nil && !apierrors.IsNotFound(err) {
+		klog.FromContext(ctx).Error(err, "Releasing quota", "tenant", tenantName, "resource", resource)
+	}
+}
+
+// tenantError turns a missing Tenant into a 403: it is the caller's tenant.
+func tenantError(tenantName string, err error) error {
+	if apierrors.IsNotFound(err) {
+		return apierrors.NewForbidden(tenant.Resource("tenants"), tenantName, fmt.Errorf("tenant %q does not exist", tenantName))
+	}
+	return err
+}
+
+func (q *Tracker) add(ctx context.Context, tenantName, resource string, delta int32) error {
+	charge := func(ctx context.Context, _, old runtime.Object) (runtime.Object, error) {
+		t := old.(*tenant.Tenant).DeepCopy()
+		used, limit, err := fields(t, resource)
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if delta > 0 && limit != nil && *used+delta > *limit {
+			return nil, apierrors.NewForbidden(tenant.Resource(lower(resource)), "", exceeded(resource, *used, *limit))
+		}
+		*used += delta
+		if *used < 0 {
+			*used = 0
+		}
+		return t, nil
+	}
+	// Tenants are cluster-scoped: drop the namespace of a namespaced request.
+	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
+	_, _, err := q.tenants.Update(ctx, tenantName, rest.DefaultUpdatedObjectInfo(nil, charge),
+		nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	return err
+}
+
+func lower(resource string) string {
+	switch resource {
+	case FloatingIPs:
+		return "floatingips"
+	case LoadBalancers:
+		return "loadbalancers"
+	}
+	return resource
+}

@@ -1,0 +1,212 @@
+package base
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// Guard decides, for one resource, which caller may read and write what.
+// Every verb of GuardedREST and StatusREST goes through it.
+type Guard interface {
+	// Read binds ctx to what the caller may see; name is "" for collections.
+	Read(ctx context.Context, name string) (context.Context, error)
+	// Write binds ctx for a write of name, or refuses it.
+	Write(ctx context.Context, name string) (context.Context, error)
+	// Visible says whether an object read in a Read ctx may be shown. When
+	// it returns nil, everything read in that ctx is visible.
+	Visible(ctx context.Context) func(runtime.Object) bool
+}
+
+func callerOf(ctx context.Context) (user.Info, error) {
+	u, ok := genericapirequest.UserFrom(ctx)
+	if !ok {
+		return nil, apierrors.NewInternalError(errors.New("no user in request context"))
+	}
+	return u, nil
+}
+
+// TenantGuard guards kinds partitioned by tenant: every verb runs in the key
+// range of the caller's tenant, so another tenant's object is not found,
+// whatever the verb. A caller of no tenant reads an empty view and may not
+// write; a caller of several tenants may do neither.
+type TenantGuard struct {
+	Resolver tenancy.Resolver
+	Resource schema.GroupResource
+	// Namespaces, for namespaced kinds, reads the caller's tenant Namespaces:
+	// a request in a virtual namespace the tenant does not have is answered
+	// 404 for that namespace.
+	Namespaces NamespaceGetter
+}
+
+// NamespaceGetter reads tenant Namespaces in the tenant of ctx.
+type NamespaceGetter interface {
+	Get(ctx context.Context, name string, options *metav1.GetOptions) (runtime.Object, error)
+}
+
+var _ Guard = &TenantGuard{}
+
+func (g *TenantGuard) scope(ctx context.Context, name string, write bool) (context.Context, error) {
+	u, err := callerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := tenancy.TenantOf(g.Resolver, u)
+	if err != nil {
+		return nil, apierrors.NewForbidden(g.Resource, name, err)
+	}
+	if t == "" && write {
+		return nil, apierrors.NewForbidden(g.Resource, name,
+			fmt.Errorf("user %q is not a member of any tenant", u.GetName()))
+	}
+	ctx = tenancy.WithTenant(ctx, t)
+	if g.Namespaces != nil {
+		if ns, ok := genericapirequest.NamespaceFrom(ctx); ok && ns != "" {
+			if err := g.namespaceExists(ctx, ns); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ctx, nil
+}
+
+// namespaceExists reads the tenant Namespace from the watch cache, and from
+// etcd when the cache does not have it yet (it may have just been created).
+func (g *TenantGuard) namespaceExists(ctx context.Context, ns string) error {
+	_, err := g.Namespaces.Get(ctx, ns, &metav1.GetOptions{ResourceVersion: "0"})
+	if apierrors.IsNotFound(err) {
+		_, err = g.Namespaces.Get(ctx, ns, &metav1.GetOptions{})
+	}
+	if apierrors.IsNotFound(err) {
+		return apierrors.NewNotFound(tenant.Resource("namespaces"), ns)
+	}
+	return err
+}
+
+// Read implements Guard.
+func (g *TenantGuard) Read(ctx context.Context, name string) (context.Context, error) {
+	return g.scope(ctx, name, false)
+}
+
+// Write implements Guard.
+func (g *TenantGuard) Write(ctx context.Context, name string) (context.Context, error) {
+	return g.scope(ctx, name, true)
+}
+
+// Visible implements Guard: the key range already holds only the tenant's objects.
+func (g *TenantGuard) Visible(context.Context) func(runtime.Object) bool { return nil }
+
+// ProviderGuard guards provider kinds. Provider admins, the callers allowed
+// to write Tenants, see and write everything (host RBAC decides the rest).
+// Tenant members may not write provider kinds, and see only what
+// VisibleToTenant lets them: their own Tenant, the ProviderServices offered
+// to them. Other callers see nothing.
+type ProviderGuard struct {
+	Resolver   tenancy.Resolver
+	Authorizer authorizer.Authorizer
+	Resource   schema.GroupResource
+	// VisibleToTenant says whether tenant t may read obj; nil: nothing.
+	VisibleToTenant func(t string, obj runtime.Object) bool
+}
+
+var _ Guard = &ProviderGuard{}
+
+type viewerKey struct{}
+
+type viewer struct {
+	admin  bool
+	tenant string
+}
+
+// Read implements Guard.
+func (g *ProviderGuard) Read(ctx context.Context, name string) (context.Context, error) {
+	u, err := callerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := tenancy.TenantOf(g.Resolver, u)
+	if err != nil {
+		return nil, apierrors.NewForbidden(g.Resource, name, err)
+	}
+	v := viewer{tenant: t}
+	if t == "" {
+		v.admin, err = g.isProviderAdmin(ctx, u)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return context.WithValue(tenancy.WithTenant(ctx, t), viewerKey{}, v), nil
+}
+
+// Write implements Guard.
+func (g *ProviderGuard) Write(ctx context.Context, name string) (context.Context, error) {
+	u, err := callerOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	t, err := tenancy.TenantOf(g.Resolver, u)
+	if err != nil {
+		return nil, apierrors.NewForbidden(g.Resource, name, err)
+	}
+	if t != "" {
+		return nil, apierrors.NewForbidden(g.Resource, name,
+			fmt.Errorf("%s are managed by the provider; user %q acts as tenant %q", g.Resource.Resource, u.GetName(), t))
+	}
+	return ctx, nil
+}
+
+// Visible implements Guard.
+func (g *ProviderGuard) Visible(ctx context.Context) func(runtime.Object) bool {
+	v, _ := ctx.Value(viewerKey{}).(viewer)
+	switch {
+	case v.admin:
+		return nil
+	case v.tenant == "" || g.VisibleToTenant == nil:
+		return func(runtime.Object) bool { return false }
+	default:
+		return func(obj runtime.Object) bool { return g.VisibleToTenant(v.tenant, obj) }
+	}
+}
+
+// isProviderAdmin asks the host whether u may update Tenants: who may
+// manage tenancies may see all provider objects.
+func (g *ProviderGuard) isProviderAdmin(ctx context.Context, u user.Info) (bool, error) {
+	if g.Authorizer == nil {
+		return false, nil
+	}
+	decision, _, err := g.Authorizer.Authorize(ctx, authorizer.AttributesRecord{
+		User: u, Verb: "update", APIGroup: tenant.GroupName, APIVersion: "v1alpha1",
+		Resource: "tenants", ResourceRequest: true,
+	})
+	if err != nil && decision != authorizer.DecisionAllow {
+		return false, apierrors.NewInternalError(fmt.Errorf("authorizing %q: %w", u.GetName(), err))
+	}
+	return decision == authorizer.DecisionAllow, nil
+}
+
+// filterList drops the items of list that visible refuses.
+func filterList(list runtime.Object, visible func(runtime.Object) bool) error {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	kept := items[:0]
+	for _, item := range items {
+		if visible(item) {
+			kept = append(kept, item)
+		}
+	}
+	return meta.SetList(list, kept)
+}
