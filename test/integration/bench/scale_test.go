@@ -1,0 +1,291 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// Scale of BenchmarkPrivateList; BENCH_TENANTS overrides the large store
+// size (10,000 by default) for a quick run.
+const (
+	smallTenants     = 10
+	objectsPerTenant = 5 // Namespaces, and as many Networks
+	ownNetworks      = 50
+	listRequests     = 200
+	populateWorkers  = 24
+)
+
+func largeTenants() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_TENANTS")); err == nil && v > smallTenants {
+		return v
+	}
+	return 10000
+}
+
+// asTenant returns a client acting, by impersonation, as a member of tenant t.
+func asTenant(s *framework.Stack, t string) (clientset.Interface, error) {
+	cfg := fastConfig(s.RESTConfig(framework.AdminUser))
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "member-of-" + t, Groups: []string{"tenant.io:" + t}}
+	return clientset.NewForConfig(cfg)
+}
+
+func fastConfig(cfg *rest.Config) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS, cfg.Burst = -1, 0
+	return cfg
+}
+
+// populate creates tenants [from, to): each a Tenant, objectsPerTenant
+// Namespaces and Networks, and, on the host, objectsPerTenant core
+// namespaces labelled with the tenant (what a filtering proxy in front of
+// core namespaces would list from).
+func populate(ctx context.Context, b *testing.B, s *framework.Stack, from, to int) {
+	admin, err := clientset.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	host, err := kubernetes.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for w := 0; w < populateWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				if err := populateTenant(ctx, s, admin, host, fmt.Sprintf("t%d", i)); err != nil {
+					failed.Store(err)
+				}
+			}
+		}()
+	}
+	start := time.Now()
+	for i := from; i < to; i++ {
+		if failed.Load() != nil {
+			break
+		}
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("populated tenants %d..%d in %s", from, to-1, time.Since(start).Round(time.Second))
+}
+
+func populateTenant(ctx context.Context, s *framework.Stack, admin clientset.Interface, host kubernetes.Interface, name string) error {
+	if err := createTenant(ctx, admin, name, objectsPerTenant); err != nil {
+		return err
+	}
+	c, err := asTenant(s, name)
+	if err != nil {
+		return err
+	}
+	// The membership index follows Tenants through an informer: wait for it.
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, err := c.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{}); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("tenant %s never visible to its member: %w", name, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for j := 0; j < objectsPerTenant; j++ {
+		n := fmt.Sprintf("ns%d", j)
+		if _, err := c.TenantV1alpha1().Namespaces().Create(ctx, &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return err
+		}
+		net := &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("net%d", j)}}
+		if _, err := c.TenantV1alpha1().Networks().Create(ctx, net, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return err
+		}
+		core := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name:   name + "-" + n,
+			Labels: map[string]string{"tenant.io/tenant": name},
+		}}
+		if _, err := host.CoreV1().Namespaces().Create(ctx, core, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tenantCIDR gives every bench tenant a block of its own: t<i> gets
+// 10.<i/256>.<i%256>.0/24, the measured tenant 10.200.0.0/16.
+func tenantCIDR(name string) string {
+	i, err := strconv.Atoi(strings.TrimPrefix(name, "t"))
+	if err != nil {
+		return "10.200.0.0/16"
+	}
+	return fmt.Sprintf("10.%d.%d.0/24", i/256, i%256)
+}
+
+func createTenant(ctx context.Context, admin clientset.Interface, name string, networks int32) error {
+	t := &tenantv1alpha1.Tenant{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: tenantv1alpha1.TenantSpec{
+			Network: tenantv1alpha1.TenantNetwork{CIDR: tenantCIDR(name)},
+			Quota:   tenantv1alpha1.TenantQuota{Networks: &networks},
+		},
+	}
+	_, err := admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{})
+	return ignoreExists(err)
+}
+
+func ignoreExists(err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// measure runs f listRequests times and returns the median and p99.
+func measure(b *testing.B, f func() (int, error), wantItems int) (time.Duration, time.Duration) {
+	d := make([]time.Duration, 0, listRequests)
+	for i := 0; i < listRequests; i++ {
+		t0 := time.Now()
+		n, err := f()
+		if err != nil {
+			b.Fatal(err)
+		}
+		d = append(d, time.Since(t0))
+		if n != wantItems {
+			b.Fatalf("list returned %d items, want %d", n, wantItems)
+		}
+	}
+	return percentile(d, 50), percentile(d, 99)
+}
+
+// rssMiB reads the resident set size of process pid.
+func rssMiB(pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkPrivateList measures what a tenant's private view costs as the
+// store grows: a tenant's LIST of its own 50 Networks with 10 tenants and
+// with 10,000 tenants stored (each with 5 Namespaces and 5 Networks), and,
+// at 10,000 tenants, its LIST of its own 5 Namespaces through the aggregator
+// against the host kube-apiserver listing core namespaces by label among
+// 50,000 (the floor of any proxy that filters core namespaces). It also
+// reports the tenant-apiserver's RSS at that size.
+func BenchmarkPrivateList(b *testing.B) {
+	ctx := context.Background()
+	s := framework.Current()
+	large := largeTenants()
+
+	admin, err := clientset.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := createTenant(ctx, admin, "measured", ownNetworks); err != nil {
+		b.Fatal(err)
+	}
+	populate(ctx, b, s, 0, smallTenants)
+	measured, err := asTenant(s, "measured")
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := populateTenant(ctx, s, admin, mustHost(b, s), "measured"); err != nil {
+		b.Fatal(err)
+	}
+	for j := objectsPerTenant; j < ownNetworks; j++ {
+		net := &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("net%d", j)}}
+		if _, err := measured.TenantV1alpha1().Networks().Create(ctx, net, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			b.Fatal(err)
+		}
+	}
+	listNetworks := func() (int, error) {
+		l, err := measured.TenantV1alpha1().Networks().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, err
+		}
+		return len(l.Items), nil
+	}
+	listNamespaces := func() (int, error) {
+		l, err := measured.TenantV1alpha1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return 0, err
+		}
+		return len(l.Items), nil
+	}
+	host := mustHost(b, s)
+	listHost := func() (int, error) {
+		l, err := host.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: "tenant.io/tenant=measured"})
+		if err != nil {
+			return 0, err
+		}
+		return len(l.Items), nil
+	}
+
+	for i := 0; i < b.N; i++ {
+		smallP50, smallP99 := measure(b, listNetworks, ownNetworks)
+		populate(ctx, b, s, smallTenants, large)
+		largeP50, largeP99 := measure(b, listNetworks, ownNetworks)
+
+		// Interleave the two namespace lists so that noise hits both alike.
+		var ours, theirs []time.Duration
+		for j := 0; j < listRequests; j++ {
+			t0 := time.Now()
+			if n, err := listNamespaces(); err != nil || n != objectsPerTenant {
+				b.Fatalf("tenant namespaces: %d, %v", n, err)
+			}
+			ours = append(ours, time.Since(t0))
+			t0 = time.Now()
+			if n, err := listHost(); err != nil || n != objectsPerTenant {
+				b.Fatalf("host namespaces: %d, %v", n, err)
+			}
+			theirs = append(theirs, time.Since(t0))
+		}
+		oursP50, theirsP50 := percentile(ours, 50), percentile(theirs, 50)
+
+		b.ReportMetric(float64(smallP50.Microseconds()), "list50-10tenants-p50-µs")
+		b.ReportMetric(float64(smallP99.Microseconds()), "list50-10tenants-p99-µs")
+		b.ReportMetric(float64(largeP50.Microseconds()), "list50-large-p50-µs")
+		b.ReportMetric(float64(largeP99.Microseconds()), "list50-large-p99-µs")
+		b.ReportMetric(float64(largeP50)/float64(smallP50), "list50-large/small-p50")
+		b.ReportMetric(float64(oursP50.Microseconds()), "tenant-ns-list-p50-µs")
+		b.ReportMetric(float64(theirsP50.Microseconds()), "host-ns-labellist-p50-µs")
+		b.ReportMetric(float64(theirsP50)/float64(oursP50), "host/tenant-ns-p50")
+		b.ReportMetric(float64(large), "tenants")
+		b.ReportMetric(rssMiB(s.PID("tenant-apiserver")), "tenant-apiserver-RSS-MiB")
+	}
+}
+
+func mustHost(b *testing.B, s *framework.Stack) kubernetes.Interface {
+	host, err := kubernetes.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return host
+}
