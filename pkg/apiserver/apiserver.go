@@ -5,10 +5,12 @@ package apiserver
 import (
 	"fmt"
 	"net/http"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/apiserver/pkg/server/healthz"
@@ -36,6 +38,9 @@ type ExtraConfig struct {
 	// Resolver maps callers to tenants. Default: a Membership index kept
 	// current from the server's own Tenants.
 	Resolver tenancy.Resolver
+	// QuotaRecountPeriod is how often quota usage is recounted from the
+	// stored objects; 0 turns the recount off.
+	QuotaRecountPeriod time.Duration
 }
 
 // Config is the configuration of a tenant.io API server.
@@ -103,6 +108,20 @@ func (c completedConfig) New() (*Server, error) {
 	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = restStorage
 	if err := s.GenericAPIServer.InstallAPIGroup(&apiGroupInfo); err != nil {
 		return nil, err
+	}
+
+	if period := c.ExtraConfig.QuotaRecountPeriod; period > 0 {
+		recounter := quota.NewRecounter(s.Storage["tenants"].StatusStore, map[string]*genericregistry.Store{
+			quota.Namespaces:    s.Storage["namespaces"].Store,
+			quota.Networks:      s.Storage["networks"].Store,
+			quota.FloatingIPs:   s.Storage["floatingips"].Store,
+			quota.LoadBalancers: s.Storage["loadbalancers"].Store,
+		})
+		recounter.Period = period
+		s.GenericAPIServer.AddPostStartHookOrDie("tenant-quota-recount", func(ctx genericapiserver.PostStartHookContext) error {
+			go recounter.Run(ctx)
+			return nil
+		})
 	}
 
 	if membership != nil {

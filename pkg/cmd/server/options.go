@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -37,6 +38,8 @@ type Options struct {
 	RecommendedOptions *genericoptions.RecommendedOptions
 	// EmbeddedEtcd runs etcd inside the process when no --etcd-servers are given.
 	EmbeddedEtcd *EmbeddedEtcdOptions
+	// QuotaRecountPeriod is how often Tenant quota usage is recounted.
+	QuotaRecountPeriod time.Duration
 
 	StdOut io.Writer
 	StdErr io.Writer
@@ -49,9 +52,10 @@ func NewOptions(out, errOut io.Writer) *Options {
 			DefaultEtcdPathPrefix,
 			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion),
 		),
-		EmbeddedEtcd: NewEmbeddedEtcdOptions(),
-		StdOut:       out,
-		StdErr:       errOut,
+		EmbeddedEtcd:       NewEmbeddedEtcdOptions(),
+		QuotaRecountPeriod: time.Minute,
+		StdOut:             out,
+		StdErr:             errOut,
 	}
 	o.RecommendedOptions.Etcd.StorageConfig.EncodeVersioner = runtime.NewMultiGroupVersioner(
 		v1alpha1.SchemeGroupVersion, schema.GroupKind{Group: v1alpha1.GroupName})
@@ -67,6 +71,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fss := cliflag.NamedFlagSets{}
 	o.RecommendedOptions.AddFlags(fss.FlagSet("generic"))
 	o.EmbeddedEtcd.AddFlags(fss.FlagSet("embedded etcd"))
+	fss.FlagSet("tenancy").DurationVar(&o.QuotaRecountPeriod, "quota-recount-period", o.QuotaRecountPeriod,
+		"How often Tenant quota usage is recounted from the stored objects, repairing what a crash left behind; 0 disables.")
 	compatibility.DefaultComponentGlobalsRegistry.AddFlags(fss.FlagSet("generic"))
 	return fss
 }
@@ -149,7 +155,10 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
-	return &apiserver.Config{GenericConfig: serverConfig}, nil
+	return &apiserver.Config{
+		GenericConfig: serverConfig,
+		ExtraConfig:   apiserver.ExtraConfig{QuotaRecountPeriod: o.QuotaRecountPeriod},
+	}, nil
 }
 
 // Run serves until ctx ends.

@@ -19,7 +19,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{}))
+	os.Exit(framework.RunMain(m, framework.Options{Setup: framework.DemoTenants}))
 }
 
 // requestsPerSide is the number of GETs measured on each side.
