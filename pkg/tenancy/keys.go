@@ -3,7 +3,7 @@ package tenancy
 import (
 	"context"
 	"fmt"
-	"path"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -82,7 +82,7 @@ func ObjectKeyFunc(prefix string, namespaced bool) func(obj runtime.Object) (str
 
 // checkSegment refuses names that would escape their key range.
 func checkSegment(what, s string) error {
-	if s == "" || s == "." || s == ".." || path.Base(s) != s {
+	if s == "" || s == "." || s == ".." || strings.Contains(s, "/") {
 		return fmt.Errorf("%s %q may not be used as a key segment", what, s)
 	}
 	return nil

@@ -51,7 +51,8 @@ func (g *partitionedGetter) GetRESTOptions(resource schema.GroupResource, exampl
 		_ func(obj runtime.Object) (string, error), newFunc, newListFunc func() runtime.Object,
 		getAttrs storage.AttrFunc, trigger storage.IndexerFuncs, indexers *cache.Indexers,
 	) (storage.Interface, factory.DestroyFunc, error) {
-		return decorate(config, resourcePrefix, ObjectKeyFunc(resourcePrefix, namespaced),
+		// The same prefix as KeyFunc, whatever slashes the factory added.
+		return decorate(config, resourcePrefix, ObjectKeyFunc("/"+trimSlashes(resourcePrefix), namespaced),
 			newFunc, newListFunc, getAttrs, trigger, indexers)
 	}
 	return opts, nil

@@ -1,0 +1,133 @@
+package tenancy_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/apiserver"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// recordingGetter hands out RESTOptions whose decorator records what the
+// store passes it instead of building a storage.
+type recordingGetter struct {
+	resourcePrefix string
+
+	gotPrefix  string
+	gotKeyFunc func(runtime.Object) (string, error)
+}
+
+func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
+	return generic.RESTOptions{
+		StorageConfig:  &storagebackend.ConfigForResource{GroupResource: resource},
+		ResourcePrefix: g.resourcePrefix,
+		Decorator: func(_ *storagebackend.ConfigForResource, resourcePrefix string,
+			keyFunc func(obj runtime.Object) (string, error), _, _ func() runtime.Object,
+			_ storage.AttrFunc, _ storage.IndexerFuncs, _ *cache.Indexers,
+		) (storage.Interface, factory.DestroyFunc, error) {
+			g.gotPrefix, g.gotKeyFunc = resourcePrefix, keyFunc
+			return nil, func() {}, nil
+		},
+	}, nil
+}
+
+// TestPartition checks that a partitioned store looks for an object under
+// the key its storage (and watch cache) files it under, whatever slashes the
+// storage factory puts around the resource prefix.
+func TestPartition(t *testing.T) {
+	type newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
+	kinds := []struct {
+		name       string
+		newStorage newStorage
+		obj        runtime.Object
+		ns         string
+	}{
+		{
+			name:       "networks",
+			newStorage: network.NewStorage,
+			obj:        &tenant.Network{ObjectMeta: metav1.ObjectMeta{Name: "default", Labels: map[string]string{tenancy.TenantLabel: "acme"}}},
+		},
+		{
+			name:       "floatingips",
+			newStorage: floatingip.NewStorage,
+			obj:        &tenant.FloatingIP{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "dev", Labels: map[string]string{tenancy.TenantLabel: "acme"}}},
+			ns:         "dev",
+		},
+	}
+	prefixes := []struct {
+		resourcePrefix string
+		want           string // the store's root of tenant acme, without namespace
+	}{
+		{resourcePrefix: "tenant.io/R", want: "/tenant.io/R/acme/"},
+		{resourcePrefix: "/tenant.io/R", want: "/tenant.io/R/acme/"},
+		{resourcePrefix: "R", want: "/R/acme/"},
+		{resourcePrefix: "tenant.io/R/", want: "/tenant.io/R/acme/"},
+	}
+	for _, k := range kinds {
+		for _, p := range prefixes {
+			t.Run(k.name+" "+p.resourcePrefix, func(t *testing.T) {
+				getter := &recordingGetter{resourcePrefix: strings.ReplaceAll(p.resourcePrefix, "R", k.name)}
+				s, err := k.newStorage(apiserver.Scheme, getter, base.Deps{Resolver: tenancy.GroupResolver{}, Namespaces: noNamespaces{}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				store := s.Store
+
+				ctx := requestContext(ptr("acme"), k.ns)
+				name := k.obj.(metav1.Object).GetName()
+				key, err := store.KeyFunc(ctx, name)
+				if err != nil {
+					t.Fatalf("KeyFunc() error = %v", err)
+				}
+				objKey, err := getter.gotKeyFunc(k.obj)
+				if err != nil {
+					t.Fatalf("decorator's key func error = %v", err)
+				}
+				if key != objKey {
+					t.Errorf("store.KeyFunc() = %q, but the storage files the object under %q", key, objKey)
+				}
+				if !strings.HasPrefix(key, getter.gotPrefix) {
+					t.Errorf("key %q lacks the resource prefix %q of its storage", key, getter.gotPrefix)
+				}
+				want := strings.ReplaceAll(p.want, "R", k.name)
+				if got := store.KeyRootFunc(requestContext(ptr("acme"), "")); got != want {
+					t.Errorf("KeyRootFunc() = %q, want %q", got, want)
+				}
+				if !strings.HasPrefix(key, want) {
+					t.Errorf("key %q is outside the tenant's root %q", key, want)
+				}
+			})
+		}
+	}
+}
+
+// noNamespaces is a base.NamespaceGetter for storage that is never read.
+type noNamespaces struct{}
+
+func (noNamespaces) Get(_ context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	return nil, apierrors.NewNotFound(tenant.Resource("namespaces"), name)
+}
+
+func TestPartitionBeforeStorage(t *testing.T) {
+	store := &genericregistry.Store{}
+	tenancy.Partition(store, &generic.StoreOptions{RESTOptions: &recordingGetter{resourcePrefix: "x"}}, false)
+	if key, err := store.KeyFunc(requestContext(ptr("acme"), ""), "default"); err == nil {
+		t.Errorf("KeyFunc() before the storage exists = %q, want an error", key)
+	}
+}
