@@ -94,7 +94,7 @@ func (c completedConfig) New() (*Server, error) {
 		Authorizer: c.GenericConfig.Authorization.Authorizer,
 		Watches:    watches,
 	}
-	s.Storage, err = newStorage(c.GenericConfig.RESTOptionsGetter, deps)
+	s.Storage, err = NewStorage(c.GenericConfig.RESTOptionsGetter, deps)
 	if err != nil {
 		return nil, err
 	}
@@ -158,10 +158,10 @@ func (s *Server) startMembership(loopback *restclient.Config, membership *tenanc
 	}))
 }
 
-// newStorage builds the storage of every tenant.io resource. Tenants come
+// NewStorage builds the storage of every tenant.io resource, by resource name. Tenants come
 // first (quotas are charged on them), then Namespaces (namespaced kinds
 // live in them).
-func newStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[string]*base.Storage, error) {
+func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[string]*base.Storage, error) {
 	out := map[string]*base.Storage{}
 	add := func(resource string, newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)) error {
 		st, err := newStorage(Scheme, optsGetter, deps)

@@ -12,6 +12,8 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+
+	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // GuardedREST serves a store through a Guard: every verb is bound to what
@@ -21,6 +23,9 @@ type GuardedREST struct {
 	Guard   Guard
 	Watches *WatchRegistry
 	Names
+	// Quota, when set, charges creates to the tenant's quota of QuotaResource.
+	Quota         QuotaTracker
+	QuotaResource string
 }
 
 var (
@@ -44,7 +49,35 @@ func (r *GuardedREST) Create(ctx context.Context, obj runtime.Object, createVali
 	if err != nil {
 		return nil, err
 	}
-	return r.Store.Create(ctx, obj, createValidation, options)
+	if r.Quota == nil {
+		return r.Store.Create(ctx, obj, createValidation, options)
+	}
+	// The quota is charged like admission, after the object validated, and
+	// given back if storing it fails. (A create with generateName may
+	// validate several times; it is charged once.)
+	t, _ := tenancy.TenantFrom(ctx)
+	dryRun := options != nil && len(options.DryRun) > 0
+	charged := false
+	charge := func(ctx context.Context, obj runtime.Object) error {
+		if createValidation != nil {
+			if err := createValidation(ctx, obj); err != nil {
+				return err
+			}
+		}
+		if charged {
+			return nil
+		}
+		if err := r.Quota.Reserve(ctx, t, r.QuotaResource, dryRun); err != nil {
+			return err
+		}
+		charged = !dryRun
+		return nil
+	}
+	out, err := r.Store.Create(ctx, obj, charge, options)
+	if err != nil && charged {
+		r.Quota.Release(context.WithoutCancel(ctx), t, r.QuotaResource)
+	}
+	return out, err
 }
 
 // Get implements rest.Getter.

@@ -105,7 +105,7 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 		}
 		guard = tg
 		if deps.Quota != nil && r.QuotaResource != "" {
-			withQuota(store, deps.Quota, r.QuotaResource)
+			releaseOnDelete(store, deps.Quota, r.QuotaResource)
 		}
 	} else {
 		guard = &ProviderGuard{Resolver: deps.Resolver, Authorizer: deps.Authorizer, Resource: gr, VisibleToTenant: r.VisibleToTenant}
@@ -114,29 +114,21 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 		return nil, fmt.Errorf("building storage of %s: %w", gr, err)
 	}
 	status := NewStatusREST(store, statusStrategy, guard)
+	main := &GuardedREST{Store: store, Guard: guard, Watches: deps.Watches, Names: Names{ShortNamesList: r.ShortNames}}
+	if r.Kind.TenantOwned && deps.Quota != nil && r.QuotaResource != "" {
+		main.Quota, main.QuotaResource = deps.Quota, r.QuotaResource
+	}
 	return &Storage{
-		Main:        &GuardedREST{Store: store, Guard: guard, Watches: deps.Watches, Names: Names{ShortNamesList: r.ShortNames}},
+		Main:        main,
 		Status:      status,
 		Store:       store,
 		StatusStore: status.store,
 	}, nil
 }
 
-// withQuota makes creates of store take a unit of the tenant's quota of
-// resource (given back if the create fails) and deletes give it back.
-func withQuota(store *genericregistry.Store, quota QuotaTracker, resource string) {
-	store.BeginCreate = func(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-		t, _ := tenancy.TenantFrom(ctx)
-		dryRun := options != nil && len(options.DryRun) > 0
-		if err := quota.Reserve(ctx, t, resource, dryRun); err != nil {
-			return nil, err
-		}
-		return func(ctx context.Context, success bool) {
-			if !success && !dryRun {
-				quota.Release(context.WithoutCancel(ctx), t, resource)
-			}
-		}, nil
-	}
+// releaseOnDelete gives back a unit of the tenant's quota of resource for
+// every object of store really deleted (not merely marked for deletion).
+func releaseOnDelete(store *genericregistry.Store, quota QuotaTracker, resource string) {
 	store.AfterDelete = func(obj runtime.Object, options *metav1.DeleteOptions) {
 		if options != nil && len(options.DryRun) > 0 {
 			return

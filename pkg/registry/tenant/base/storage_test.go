@@ -2,33 +2,26 @@ package base_test
 
 import (
 	"context"
-	"net"
-	"net/url"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	"k8s.io/apiserver/pkg/registry/generic"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
+	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/namespace"
@@ -52,61 +45,6 @@ func reqCtx(u user.Info, ns string) context.Context {
 	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ns), u)
 }
 
-// startEtcd runs an embedded etcd for the test and returns its client URL.
-//
-// k8s.io/apiserver/pkg/storage/etcd3/testing does the same, but it imports
-// testify, which this module does not require.
-func startEtcd(t *testing.T) string {
-	t.Helper()
-	clientURL, peerURL := freeLoopbackURL(t), freeLoopbackURL(t)
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "error"
-	cfg.ListenClientUrls = []url.URL{clientURL}
-	cfg.AdvertiseClientUrls = []url.URL{clientURL}
-	cfg.ListenPeerUrls = []url.URL{peerURL}
-	cfg.AdvertisePeerUrls = []url.URL{peerURL}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
-	}
-	t.Cleanup(e.Close)
-	select {
-	case <-e.Server.ReadyNotify():
-	case <-time.After(wait.ForeverTestTimeout):
-		t.Fatal("etcd did not become ready")
-	}
-	return clientURL.String()
-}
-
-func freeLoopbackURL(t *testing.T) url.URL {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return url.URL{Scheme: "http", Host: l.Addr().String()}
-}
-
-// restOptionsGetter hands out the storage of a test etcd, as the storage
-// factory of the server does: one key prefix per group and resource.
-type restOptionsGetter struct {
-	config    *storagebackend.Config
-	decorator generic.StorageDecorator
-}
-
-func (g restOptionsGetter) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
-	return generic.RESTOptions{
-		StorageConfig:           g.config.ForResource(resource),
-		Decorator:               g.decorator,
-		ResourcePrefix:          resource.Group + "/" + resource.Resource,
-		DeleteCollectionWorkers: 1,
-	}, nil
-}
-
 // registry is the storage of the kinds the tests use, on one etcd.
 type registry struct {
 	namespaces, networks, floatingips *base.Storage
@@ -114,12 +52,7 @@ type registry struct {
 
 func newRegistry(t *testing.T, cached bool) *registry {
 	t.Helper()
-	config := storagebackend.NewDefaultConfig("/registry", apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion))
-	config.Transport.ServerList = []string{startEtcd(t)}
-	getter := restOptionsGetter{config: config, decorator: generic.UndecoratedStorage}
-	if cached {
-		getter.decorator = genericregistry.StorageWithCacher()
-	}
+	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), cached)
 
 	deps := base.Deps{Resolver: tenancy.GroupResolver{}}
 	r := &registry{}

@@ -1,0 +1,189 @@
+package quota_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/apiserver"
+	"tenant.io/tenant-apiserver/pkg/quota"
+	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+var alice = &user.DefaultInfo{Name: "alice", Groups: []string{"tenant.io:acme"}}
+
+func setup(t *testing.T, namespaceQuota int32) map[string]*base.Storage {
+	t.Helper()
+	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), false)
+	storage, err := apiserver.NewStorage(getter, base.Deps{Resolver: tenancy.GroupResolver{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, s := range storage {
+			s.Main.Destroy()
+		}
+	})
+	four := int32(4)
+	acme := &tenant.Tenant{
+		ObjectMeta: metav1.ObjectMeta{Name: "acme"},
+		Spec: tenant.TenantSpec{
+			Network: tenant.TenantNetwork{CIDR: "10.42.0.0/16"},
+			Quota:   tenant.TenantQuota{Namespaces: &namespaceQuota, Networks: &four, FloatingIPs: &four, LoadBalancers: &four},
+		},
+	}
+	if _, err := storage["tenants"].Store.Create(genericapirequest.WithNamespace(context.Background(), ""), acme, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return storage
+}
+
+func asAlice() context.Context {
+	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ""), alice)
+}
+
+func usage(t *testing.T, storage map[string]*base.Storage) tenant.TenantUsage {
+	t.Helper()
+	obj, err := storage["tenants"].Store.Get(genericapirequest.WithNamespace(context.Background(), ""), "acme", &metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obj.(*tenant.Tenant).Status.Usage
+}
+
+func createNamespace(storage map[string]*base.Storage, name string) error {
+	_, err := storage["namespaces"].Main.Create(asAlice(), &tenant.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       tenant.NamespaceSpec{Network: "default"},
+	}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	return err
+}
+
+// TestConcurrentCreatesRespectQuota fires 50 creates at a quota of 10.
+func TestConcurrentCreatesRespectQuota(t *testing.T) {
+	storage := setup(t, 10)
+	var wg sync.WaitGroup
+	errs := make([]error, 50)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = createNamespace(storage, fmt.Sprintf("ns-%d", i))
+		}()
+	}
+	wg.Wait()
+	admitted := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			admitted++
+		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota: namespaces, requested 1, used 10, limited 10"):
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if admitted != 10 {
+		t.Errorf("admitted %d creates, want 10", admitted)
+	}
+	if u := usage(t, storage); u.Namespaces != 10 {
+		t.Errorf("usage %d, want 10", u.Namespaces)
+	}
+
+	// A delete gives the unit back; a create that fails validation never takes one.
+	for i, err := range errs {
+		if err != nil {
+			continue
+		}
+		if _, _, err := storage["namespaces"].Main.Delete(asAlice(), fmt.Sprintf("ns-%d", i), rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	if u := usage(t, storage); u.Namespaces != 9 {
+		t.Errorf("usage after a delete %d, want 9", u.Namespaces)
+	}
+	if err := createNamespace(storage, "Not_Valid"); !apierrors.IsInvalid(err) {
+		t.Errorf("invalid create: %v", err)
+	}
+	before := usage(t, storage).Namespaces
+	if err := createNamespace(storage, "Still_Not_Valid"); !apierrors.IsInvalid(err) {
+		t.Errorf("invalid create: %v", err)
+	}
+	if after := usage(t, storage).Namespaces; after != before {
+		t.Errorf("a refused create changed usage from %d to %d", before, after)
+	}
+}
+
+func setUsage(t *testing.T, storage map[string]*base.Storage, n int32) {
+	t.Helper()
+	_, _, err := storage["tenants"].StatusStore.Update(genericapirequest.WithNamespace(context.Background(), ""), "acme", rest.DefaultUpdatedObjectInfo(nil,
+		func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+			tn := old.(*tenant.Tenant).DeepCopy()
+			tn.Status.Usage.Namespaces = n
+			return tn, nil
+		}), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecounterRepairsUsage leaks usage (as a crash between charging and
+// storing would) and lets the recounter repair it.
+func TestRecounterRepairsUsage(t *testing.T) {
+	storage := setup(t, 10)
+	for i := 0; i < 3; i++ {
+		if err := createNamespace(storage, fmt.Sprintf("ns-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := quota.NewRecounter(storage["tenants"].StatusStore, map[string]*genericregistry.Store{quota.Namespaces: storage["namespaces"].Store})
+	ctx := context.Background()
+
+	setUsage(t, storage, 5) // two leaked units
+	if err := r.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, storage); u.Namespaces != 5 {
+		t.Errorf("first pass changed usage to %d; it must wait for a second look", u.Namespaces)
+	}
+	if err := r.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, storage); u.Namespaces != 3 {
+		t.Errorf("usage after two passes %d, want 3", u.Namespaces)
+	}
+
+	setUsage(t, storage, 1) // too low: repaired at once
+	if err := r.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, storage); u.Namespaces != 3 {
+		t.Errorf("usage after an undercount %d, want 3", u.Namespaces)
+	}
+
+	// An excess that changes between passes (creates in flight) is not repaired.
+	setUsage(t, storage, 5)
+	if err := r.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	setUsage(t, storage, 6)
+	if err := r.Pass(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, storage); u.Namespaces != 6 {
+		t.Errorf("a moving excess was repaired to %d", u.Namespaces)
+	}
+}
