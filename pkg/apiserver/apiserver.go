@@ -201,5 +201,10 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[strin
 			return nil, err
 		}
 	}
+	offboarding := &tenantregistry.Offboarding{Tenants: out["tenants"].Store, Owned: map[string]*genericregistry.Store{}}
+	for _, owned := range []string{"namespaces", "networks", "floatingips", "loadbalancers"} {
+		offboarding.Owned[owned] = out[owned].Store
+	}
+	out["tenants"].Main.BeforeDelete = offboarding.BeforeDelete
 	return out, nil
 }

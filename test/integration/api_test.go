@@ -680,20 +680,26 @@ func TestExamples(t *testing.T) {
 		file string
 		user string
 		args []string
+		// shared objects (tenant acme, its Namespace dev) are fixtures of the
+		// whole package: applied (updated), never deleted.
+		shared bool
 	}{
-		{"addresspools.yaml", framework.AdminUser, nil},
-		{"tenant.yaml", framework.AdminUser, nil},
-		{"providerservice.yaml", framework.AdminUser, nil},
-		{"vrfpeering.yaml", framework.AdminUser, nil},
-		{"network.yaml", alice, nil},
-		{"network.yaml", "bob", nil},
-		{"namespace.yaml", alice, nil},
-		{"floatingip.yaml", alice, []string{"-n", "dev"}},
-		{"loadbalancer.yaml", alice, []string{"-n", "dev"}},
+		{"addresspools.yaml", framework.AdminUser, nil, false},
+		{"tenant.yaml", framework.AdminUser, nil, true},
+		{"providerservice.yaml", framework.AdminUser, nil, false},
+		{"vrfpeering.yaml", framework.AdminUser, nil, false},
+		{"network.yaml", alice, nil, false},
+		{"network.yaml", "bob", nil, false},
+		{"namespace.yaml", alice, nil, true},
+		{"floatingip.yaml", alice, []string{"-n", "dev"}, false},
+		{"loadbalancer.yaml", alice, []string{"-n", "dev"}, false},
 	} {
 		path := filepath.Join(dir, c.file)
 		if _, _, err := s.Kubectl(ctx, c.user, append([]string{"apply", "-f", path}, c.args...)...); err != nil {
 			t.Errorf("%s as %s: %v", c.file, c.user, err)
+			continue
+		}
+		if c.shared {
 			continue
 		}
 		t.Cleanup(func() {

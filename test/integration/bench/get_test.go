@@ -7,6 +7,7 @@ import (
 	"context"
 	"os"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,8 +19,14 @@ import (
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
+// TestMain starts the stack of the benchmarks. BENCH_TENANT_APISERVER_ARGS
+// (space separated) adds flags to tenant-apiserver, to compare settings.
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{Setup: framework.DemoTenants}))
+	opts := framework.Options{Setup: framework.DemoTenants}
+	if args := os.Getenv("BENCH_TENANT_APISERVER_ARGS"); args != "" {
+		opts.TenantAPIServerArgs = strings.Fields(args)
+	}
+	os.Exit(framework.RunMain(m, opts))
 }
 
 // requestsPerSide is the number of GETs measured on each side.

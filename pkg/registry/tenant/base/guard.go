@@ -7,7 +7,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -28,6 +30,11 @@ type Guard interface {
 	// Visible says whether an object read in a Read ctx may be shown. When
 	// it returns nil, everything read in that ctx is visible.
 	Visible(ctx context.Context) func(runtime.Object) bool
+	// Narrow returns the list options to read with in a Read ctx whose
+	// Visible is not nil: paging is left out (a page, its continue token and
+	// remaining count would reveal what the caller may not see), and the
+	// store query narrowed where the guard can.
+	Narrow(ctx context.Context, options *metainternalversion.ListOptions) *metainternalversion.ListOptions
 }
 
 func callerOf(ctx context.Context) (user.Info, error) {
@@ -108,6 +115,11 @@ func (g *TenantGuard) Write(ctx context.Context, name string) (context.Context, 
 // Visible implements Guard: the key range already holds only the tenant's objects.
 func (g *TenantGuard) Visible(context.Context) func(runtime.Object) bool { return nil }
 
+// Narrow implements Guard; it is never called, since Visible is nil.
+func (g *TenantGuard) Narrow(_ context.Context, options *metainternalversion.ListOptions) *metainternalversion.ListOptions {
+	return options
+}
+
 // ProviderGuard guards provider kinds. Provider admins, the callers allowed
 // to write Tenants, see and write everything (host RBAC decides the rest).
 // Tenant members may not write provider kinds, and see only what
@@ -119,6 +131,9 @@ type ProviderGuard struct {
 	Resource   schema.GroupResource
 	// VisibleToTenant says whether tenant t may read obj; nil: nothing.
 	VisibleToTenant func(t string, obj runtime.Object) bool
+	// NamedByTenant says that the one object a tenant may read is the one
+	// named like the tenant (Tenants): its reads are narrowed to that name.
+	NamedByTenant bool
 }
 
 var _ Guard = &ProviderGuard{}
@@ -176,8 +191,35 @@ func (g *ProviderGuard) Visible(ctx context.Context) func(runtime.Object) bool {
 	case v.tenant == "" || g.VisibleToTenant == nil:
 		return func(runtime.Object) bool { return false }
 	default:
-		return func(obj runtime.Object) bool { return g.VisibleToTenant(v.tenant, obj) }
+		return func(obj runtime.Object) bool { return g.VisibleToTenant(v.tenant, unwrap(obj)) }
 	}
+}
+
+// Narrow implements Guard.
+func (g *ProviderGuard) Narrow(ctx context.Context, options *metainternalversion.ListOptions) *metainternalversion.ListOptions {
+	v, _ := ctx.Value(viewerKey{}).(viewer)
+	narrowed := &metainternalversion.ListOptions{}
+	if options != nil {
+		narrowed = options.DeepCopy()
+	}
+	narrowed.Limit, narrowed.Continue = 0, ""
+	if g.NamedByTenant && v.tenant != "" {
+		byName := fields.OneTermEqualSelector("metadata.name", v.tenant)
+		if narrowed.FieldSelector == nil || narrowed.FieldSelector.Empty() {
+			narrowed.FieldSelector = byName
+		} else {
+			narrowed.FieldSelector = fields.AndSelectors(narrowed.FieldSelector, byName)
+		}
+	}
+	return narrowed
+}
+
+// unwrap returns the object inside the watch cache's caching wrapper.
+func unwrap(obj runtime.Object) runtime.Object {
+	if c, ok := obj.(runtime.CacheableObject); ok {
+		return c.GetObject()
+	}
+	return obj
 }
 
 // isProviderAdmin asks the host whether u may update Tenants: who may

@@ -26,6 +26,9 @@ type GuardedREST struct {
 	// Quota, when set, charges creates to the tenant's quota of QuotaResource.
 	Quota         QuotaTracker
 	QuotaResource string
+	// BeforeDelete, when set, may refuse the delete of name, or return the
+	// preconditions under which it may happen (the state it checked).
+	BeforeDelete func(ctx context.Context, name string) (*metav1.Preconditions, error)
 }
 
 var (
@@ -106,14 +109,16 @@ func (r *GuardedREST) List(ctx context.Context, options *metainternalversion.Lis
 	if err != nil {
 		return nil, err
 	}
-	list, err := r.Store.List(ctx, options)
+	visible := r.Guard.Visible(ctx)
+	if visible == nil {
+		return r.Store.List(ctx, options)
+	}
+	list, err := r.Store.List(ctx, r.Guard.Narrow(ctx, options))
 	if err != nil {
 		return nil, err
 	}
-	if visible := r.Guard.Visible(ctx); visible != nil {
-		if err := filterList(list, visible); err != nil {
-			return nil, err
-		}
+	if err := filterList(list, visible); err != nil {
+		return nil, err
 	}
 	return list, nil
 }
@@ -125,22 +130,58 @@ func (r *GuardedREST) Watch(ctx context.Context, options *metainternalversion.Li
 	if err != nil {
 		return nil, err
 	}
+	visible := r.Guard.Visible(ctx)
+	if visible != nil {
+		// Keep resourceVersion and the rest; drop nothing but paging.
+		narrowed := r.Guard.Narrow(ctx, options)
+		narrowed.ResourceVersion, narrowed.ResourceVersionMatch = options.ResourceVersion, options.ResourceVersionMatch
+		options = narrowed
+	}
 	w, err := r.Store.Watch(ctx, options)
 	if err != nil {
 		return nil, err
 	}
-	if visible := r.Guard.Visible(ctx); visible != nil {
-		w = watch.Filter(w, func(ev watch.Event) (watch.Event, bool) {
-			if ev.Type == watch.Bookmark || ev.Type == watch.Error {
-				return ev, true
-			}
-			return ev, visible(ev.Object)
-		})
+	if visible != nil {
+		w = watch.Filter(w, visibilityFilter(visible))
 	}
 	if r.Watches != nil {
 		return r.Watches.Track(ctx, w)
 	}
 	return w, nil
+}
+
+// visibilityFilter passes the events of objects the caller may see. An
+// object this watch delivered that stops being visible (a ProviderService
+// withdrawn from the tenant) is sent as DELETED, so the caller's caches
+// drop it. (An object the caller only knows from an earlier LIST and that
+// stops being visible before this watch delivered it is not: a DELETED
+// event for it would name an object the caller may not see.)
+func visibilityFilter(visible func(runtime.Object) bool) watch.FilterFunc {
+	seen := map[string]bool{}
+	return func(ev watch.Event) (watch.Event, bool) {
+		if ev.Type == watch.Bookmark || ev.Type == watch.Error {
+			return ev, true
+		}
+		o, err := meta.Accessor(ev.Object)
+		if err != nil {
+			return ev, false
+		}
+		name := o.GetName()
+		if ev.Type == watch.Deleted {
+			was := seen[name]
+			delete(seen, name)
+			return ev, was
+		}
+		if !visible(ev.Object) {
+			if seen[name] {
+				delete(seen, name)
+				return watch.Event{Type: watch.Deleted, Object: ev.Object}, true
+			}
+			return ev, false
+		}
+		seen[name] = true
+		return ev, true
+	}
 }
 
 // Update implements rest.Updater.
@@ -158,7 +199,36 @@ func (r *GuardedREST) Delete(ctx context.Context, name string, deleteValidation 
 	if err != nil {
 		return nil, false, err
 	}
+	if r.BeforeDelete != nil {
+		pre, err := r.BeforeDelete(ctx, name)
+		if err != nil {
+			return nil, false, err
+		}
+		options = withPreconditions(options, pre)
+	}
 	return r.Store.Delete(ctx, name, deleteValidation, options)
+}
+
+// withPreconditions adds pre to the caller's preconditions, which win
+// where both are set (a mismatch then fails either way).
+func withPreconditions(options *metav1.DeleteOptions, pre *metav1.Preconditions) *metav1.DeleteOptions {
+	if pre == nil {
+		return options
+	}
+	out := &metav1.DeleteOptions{}
+	if options != nil {
+		out = options.DeepCopy()
+	}
+	if out.Preconditions == nil {
+		out.Preconditions = &metav1.Preconditions{}
+	}
+	if out.Preconditions.UID == nil {
+		out.Preconditions.UID = pre.UID
+	}
+	if out.Preconditions.ResourceVersion == nil {
+		out.Preconditions.ResourceVersion = pre.ResourceVersion
+	}
+	return out
 }
 
 // DeleteCollection implements rest.CollectionDeleter.
@@ -167,7 +237,33 @@ func (r *GuardedREST) DeleteCollection(ctx context.Context, deleteValidation res
 	if err != nil {
 		return nil, err
 	}
-	return r.Store.DeleteCollection(ctx, deleteValidation, options, listOptions)
+	if r.BeforeDelete == nil {
+		return r.Store.DeleteCollection(ctx, deleteValidation, options, listOptions)
+	}
+	// Each delete must pass BeforeDelete: delete one by one, stop at the
+	// first refusal.
+	list, err := r.Store.List(ctx, listOptions)
+	if err != nil {
+		return nil, err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return nil, err
+	}
+	deleted := items[:0]
+	for _, item := range items {
+		_, _, err := r.Delete(ctx, objectName(item), deleteValidation, options)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil, err
+		}
+		if err == nil {
+			deleted = append(deleted, item)
+		}
+	}
+	if err := meta.SetList(list, deleted); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
 // StatusREST serves the status subresource of a kind through the kind's Guard.

@@ -36,6 +36,9 @@ type Resource[T Object, S any, St any] struct {
 	// VisibleToTenant, for provider kinds, says whether tenant t may read
 	// obj (its own Tenant, the ProviderServices offered to it).
 	VisibleToTenant func(t string, obj runtime.Object) bool
+	// NamedByTenant, for provider kinds, says that the one object a tenant
+	// may read is named like the tenant.
+	NamedByTenant bool
 }
 
 // Deps are what the storage of a kind needs from the rest of the server.
@@ -108,7 +111,8 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 			releaseOnDelete(store, deps.Quota, r.QuotaResource)
 		}
 	} else {
-		guard = &ProviderGuard{Resolver: deps.Resolver, Authorizer: deps.Authorizer, Resource: gr, VisibleToTenant: r.VisibleToTenant}
+		guard = &ProviderGuard{Resolver: deps.Resolver, Authorizer: deps.Authorizer, Resource: gr,
+			VisibleToTenant: r.VisibleToTenant, NamedByTenant: r.NamedByTenant}
 	}
 	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, fmt.Errorf("building storage of %s: %w", gr, err)

@@ -19,6 +19,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		NewList:    func() runtime.Object { return &tenant.TenantList{} },
 		Fields:     SelectableFields,
 		// Members of a tenant read their own Tenant: their block, public IPs, quota and usage.
+		NamedByTenant: true,
 		VisibleToTenant: func(t string, obj runtime.Object) bool {
 			o, ok := obj.(*tenant.Tenant)
 			return ok && o.Name == t
