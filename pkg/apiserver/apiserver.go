@@ -206,5 +206,10 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[strin
 		offboarding.Owned[owned] = out[owned].Store
 	}
 	out["tenants"].Main.BeforeDelete = offboarding.BeforeDelete
+	deletion := &namespace.Deletion{Contents: map[string]*genericregistry.Store{
+		"floatingips":   out["floatingips"].Store,
+		"loadbalancers": out["loadbalancers"].Store,
+	}}
+	out["namespaces"].Main.BeforeDelete = deletion.BeforeDelete
 	return out, nil
 }

@@ -718,3 +718,31 @@ func TestExamples(t *testing.T) {
 		}
 	}
 }
+
+// TestDeleteNamespaceWithContents checks that a tenant Namespace holding a
+// FloatingIP cannot be deleted (409 naming it), and can once it is empty.
+func TestDeleteNamespaceWithContents(t *testing.T) {
+	ctx := testContext(t)
+	s := framework.Current()
+	if err := s.EnsureNamespace(ctx, alice, "busy"); err != nil {
+		t.Fatal(err)
+	}
+	fip := kinds[6]
+	obj := manifest(fip, "pinned", fip.spec)
+	obj["metadata"].(map[string]interface{})["namespace"] = "busy"
+	if _, _, err := s.Kubectl(ctx, alice, "create", "-f", writeManifest(t, obj)); err != nil {
+		t.Fatal(err)
+	}
+	err := dynamicFor(t, alice, kinds[4]).Delete(ctx, "busy", metav1.DeleteOptions{})
+	var status *apierrors.StatusError
+	if !errors.As(err, &status) || status.ErrStatus.Code != 409 || status.ErrStatus.Details == nil ||
+		len(status.ErrStatus.Details.Causes) != 1 || status.ErrStatus.Details.Causes[0].Field != "floatingips busy/pinned" {
+		t.Fatalf("deleting a namespace with a FloatingIP: %v (%+v)", err, status)
+	}
+	if _, _, err := s.Kubectl(ctx, alice, "-n", "busy", "delete", "floatingips.tenant.io", "pinned"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Kubectl(ctx, alice, "delete", "namespaces.tenant.io", "busy"); err != nil {
+		t.Errorf("deleting the emptied namespace: %v", err)
+	}
+}

@@ -1,0 +1,69 @@
+package base
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+)
+
+// CauseTypeAttached is the cause of a refused delete: an object that still
+// depends on the one being deleted.
+const CauseTypeAttached metav1.CauseType = "Attached"
+
+// Attached lists, as status causes, the objects that the stores hold in ctx
+// (a tenant's range, and a namespace of it if ctx names one), by resource
+// name. The cause's Field is "<resource> [<namespace>/]<name>".
+func Attached(ctx context.Context, stores map[string]*genericregistry.Store, owner string) ([]metav1.StatusCause, error) {
+	resources := make([]string, 0, len(stores))
+	for r := range stores {
+		resources = append(resources, r)
+	}
+	sort.Strings(resources)
+	var causes []metav1.StatusCause
+	for _, resource := range resources {
+		list, err := stores[resource].List(ctx, &metainternalversion.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		err = meta.EachListItem(list, func(item runtime.Object) error {
+			m, err := meta.Accessor(item)
+			if err != nil {
+				return err
+			}
+			ref := m.GetName()
+			if m.GetNamespace() != "" {
+				ref = m.GetNamespace() + "/" + ref
+			}
+			causes = append(causes, metav1.StatusCause{
+				Type:    CauseTypeAttached,
+				Field:   resource + " " + ref,
+				Message: fmt.Sprintf("%s %s is attached to %s", resource, ref, owner),
+			})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return causes, nil
+}
+
+// DeleteConflict is the 409 of a delete refused because of causes.
+func DeleteConflict(gr schema.GroupResource, name, reason string, causes []metav1.StatusCause) error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status:  metav1.StatusFailure,
+		Code:    http.StatusConflict,
+		Reason:  metav1.StatusReasonConflict,
+		Message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", gr.String(), name, reason),
+		Details: &metav1.StatusDetails{Name: name, Group: gr.Group, Kind: gr.Resource, Causes: causes},
+	}}
+}
