@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -160,23 +161,6 @@ func ignoreExists(err error) error {
 	return err
 }
 
-// measure runs f listRequests times and returns the median and p99.
-func measure(b *testing.B, f func() (int, error), wantItems int) (time.Duration, time.Duration) {
-	d := make([]time.Duration, 0, listRequests)
-	for i := 0; i < listRequests; i++ {
-		t0 := time.Now()
-		n, err := f()
-		if err != nil {
-			b.Fatal(err)
-		}
-		d = append(d, time.Since(t0))
-		if n != wantItems {
-			b.Fatalf("list returned %d items, want %d", n, wantItems)
-		}
-	}
-	return percentile(d, 50), percentile(d, 99)
-}
-
 // rssMiB reads the resident set size of process pid.
 func rssMiB(pid int) float64 {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -193,53 +177,70 @@ func rssMiB(pid int) float64 {
 }
 
 // BenchmarkPrivateList measures what a tenant's private view costs as the
-// store grows: a tenant's LIST of its own 50 Networks with 10 tenants and
-// with 10,000 tenants stored (each with 5 Namespaces and 5 Networks), and,
-// at 10,000 tenants, its LIST of its own 5 Namespaces through the aggregator
-// against the host kube-apiserver listing core namespaces by label among
-// 50,000 (the floor of any proxy that filters core namespaces). It also
-// reports the tenant-apiserver's RSS at that size.
+// store grows. Two stacks run side by side: one holds 10 tenants, the
+// other 10,000 (each tenant with 5 Namespaces and 5 Networks; the host of
+// the large one also has 5 labelled core namespaces per tenant). In both,
+// tenant "measured" owns 50 Networks and 5 Namespaces. The benchmark
+// alternates a LIST of the measured tenant's Networks on the small and on
+// the large stack, then, on the large one, alternates a LIST of its own 5
+// Namespaces through the aggregator with the host kube-apiserver listing
+// core namespaces by label among 50,000 (the floor of any proxy that
+// filters core namespaces). It also reports the large tenant-apiserver's RSS.
 func BenchmarkPrivateList(b *testing.B) {
 	ctx := context.Background()
-	s := framework.Current()
-	large := largeTenants()
+	large := framework.Current()
+	small, err := framework.Start(ctx, framework.Options{Log: io.Discard})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer small.Stop()
 
-	admin, err := clientset.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := createTenant(ctx, admin, "measured", ownNetworks); err != nil {
-		b.Fatal(err)
-	}
-	populate(ctx, b, s, 0, smallTenants)
-	measured, err := asTenant(s, "measured")
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := populateTenant(ctx, s, admin, mustHost(b, s), "measured"); err != nil {
-		b.Fatal(err)
-	}
-	for j := objectsPerTenant; j < ownNetworks; j++ {
-		net := &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("net%d", j)}}
-		if _, err := measured.TenantV1alpha1().Networks().Create(ctx, net, metav1.CreateOptions{}); ignoreExists(err) != nil {
+	prepare := func(s *framework.Stack, tenants int) clientset.Interface {
+		admin, err := clientset.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
+		if err != nil {
 			b.Fatal(err)
 		}
-	}
-	listNetworks := func() (int, error) {
-		l, err := measured.TenantV1alpha1().Networks().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return 0, err
+		if err := createTenant(ctx, admin, "measured", ownNetworks); err != nil {
+			b.Fatal(err)
 		}
-		return len(l.Items), nil
+		if err := populateTenant(ctx, s, admin, mustHost(b, s), "measured"); err != nil {
+			b.Fatal(err)
+		}
+		measured, err := asTenant(s, "measured")
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := objectsPerTenant; j < ownNetworks; j++ {
+			net := &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("net%d", j)}}
+			if _, err := measured.TenantV1alpha1().Networks().Create(ctx, net, metav1.CreateOptions{}); ignoreExists(err) != nil {
+				b.Fatal(err)
+			}
+		}
+		populate(ctx, b, s, 0, tenants)
+		return measured
+	}
+	smallClient := prepare(small, smallTenants)
+	largeClient := prepare(large, largeTenants())
+	// Let the burst settle (garbage collection, etcd compaction) before measuring.
+	time.Sleep(10 * time.Second)
+
+	listNetworks := func(c clientset.Interface) func() (int, error) {
+		return func() (int, error) {
+			l, err := c.TenantV1alpha1().Networks().List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return 0, err
+			}
+			return len(l.Items), nil
+		}
 	}
 	listNamespaces := func() (int, error) {
-		l, err := measured.TenantV1alpha1().Namespaces().List(ctx, metav1.ListOptions{})
+		l, err := largeClient.TenantV1alpha1().Namespaces().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return 0, err
 		}
 		return len(l.Items), nil
 	}
-	host := mustHost(b, s)
+	host := mustHost(b, large)
 	listHost := func() (int, error) {
 		l, err := host.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: "tenant.io/tenant=measured"})
 		if err != nil {
@@ -249,37 +250,48 @@ func BenchmarkPrivateList(b *testing.B) {
 	}
 
 	for i := 0; i < b.N; i++ {
-		smallP50, smallP99 := measure(b, listNetworks, ownNetworks)
-		populate(ctx, b, s, smallTenants, large)
-		largeP50, largeP99 := measure(b, listNetworks, ownNetworks)
-
-		// Interleave the two namespace lists so that noise hits both alike.
-		var ours, theirs []time.Duration
-		for j := 0; j < listRequests; j++ {
-			t0 := time.Now()
-			if n, err := listNamespaces(); err != nil || n != objectsPerTenant {
-				b.Fatalf("tenant namespaces: %d, %v", n, err)
-			}
-			ours = append(ours, time.Since(t0))
-			t0 = time.Now()
-			if n, err := listHost(); err != nil || n != objectsPerTenant {
-				b.Fatalf("host namespaces: %d, %v", n, err)
-			}
-			theirs = append(theirs, time.Since(t0))
+		smallD, largeD := alternate(b, listNetworks(smallClient), listNetworks(largeClient), ownNetworks, ownNetworks)
+		ours, theirs := alternate(b, listNamespaces, listHost, objectsPerTenant, objectsPerTenant)
+		report := func(d []time.Duration, p int, unit string) time.Duration {
+			v := percentile(d, p)
+			b.ReportMetric(float64(v.Microseconds()), unit)
+			return v
 		}
-		oursP50, theirsP50 := percentile(ours, 50), percentile(theirs, 50)
-
-		b.ReportMetric(float64(smallP50.Microseconds()), "list50-10tenants-p50-µs")
-		b.ReportMetric(float64(smallP99.Microseconds()), "list50-10tenants-p99-µs")
-		b.ReportMetric(float64(largeP50.Microseconds()), "list50-large-p50-µs")
-		b.ReportMetric(float64(largeP99.Microseconds()), "list50-large-p99-µs")
+		smallP50 := report(smallD, 50, "list50-10tenants-p50-µs")
+		report(smallD, 99, "list50-10tenants-p99-µs")
+		largeP50 := report(largeD, 50, "list50-large-p50-µs")
+		report(largeD, 99, "list50-large-p99-µs")
 		b.ReportMetric(float64(largeP50)/float64(smallP50), "list50-large/small-p50")
-		b.ReportMetric(float64(oursP50.Microseconds()), "tenant-ns-list-p50-µs")
-		b.ReportMetric(float64(theirsP50.Microseconds()), "host-ns-labellist-p50-µs")
+		oursP50 := report(ours, 50, "tenant-ns-list-p50-µs")
+		theirsP50 := report(theirs, 50, "host-ns-labellist-p50-µs")
 		b.ReportMetric(float64(theirsP50)/float64(oursP50), "host/tenant-ns-p50")
-		b.ReportMetric(float64(large), "tenants")
-		b.ReportMetric(rssMiB(s.PID("tenant-apiserver")), "tenant-apiserver-RSS-MiB")
+		b.ReportMetric(float64(largeTenants()), "tenants")
+		b.ReportMetric(rssMiB(large.PID("tenant-apiserver")), "tenant-apiserver-RSS-MiB")
+		b.ReportMetric(rssMiB(small.PID("tenant-apiserver")), "small-tenant-apiserver-RSS-MiB")
 	}
+}
+
+// alternate runs a and b listRequests times each, alternating so that
+// machine noise hits both alike, and checks their item counts.
+func alternate(tb testing.TB, a, b func() (int, error), wantA, wantB int) (da, db []time.Duration) {
+	for i := 0; i < listRequests; i++ {
+		for _, c := range []struct {
+			f    func() (int, error)
+			want int
+			d    *[]time.Duration
+		}{{a, wantA, &da}, {b, wantB, &db}} {
+			t0 := time.Now()
+			n, err := c.f()
+			if err != nil {
+				tb.Fatal(err)
+			}
+			*c.d = append(*c.d, time.Since(t0))
+			if n != c.want {
+				tb.Fatalf("list returned %d items, want %d", n, c.want)
+			}
+		}
+	}
+	return da, db
 }
 
 func mustHost(b *testing.B, s *framework.Stack) kubernetes.Interface {
