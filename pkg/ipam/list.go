@@ -1,0 +1,131 @@
+package ipam
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"slices"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// List returns the allocations that lie inside the pool's CIDRs and ranges
+// (excluded space included), in address order, read from etcd at one
+// revision.
+func (a *Allocator) List(ctx context.Context, pool Pool) ([]Allocation, error) {
+	cp, err := compile(pool)
+	if err != nil {
+		return nil, err
+	}
+	return a.listSpace(ctx, cp.space)
+}
+
+// ListAll returns every allocation, in address order. Values that do not
+// decode are left out and reported in the error, with the rest returned.
+func (a *Allocator) ListAll(ctx context.Context) ([]Allocation, error) {
+	dir := a.prefix + blocksDir
+	var out []Allocation
+	var errs []error
+	_, err := rangeAll(ctx, a.client, dir, clientv3.GetPrefixRangeEnd(dir), 0, false, func(kv keyValue) error {
+		alloc, err := a.decodeKV(kv)
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		out = append(out, alloc)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sortAllocations(out)
+	return out, errors.Join(errs...)
+}
+
+// ListOwner returns the allocations held by tenantUID, in address order: what
+// a caller that crashed mid-way finds again.
+func (a *Allocator) ListOwner(ctx context.Context, tenantUID string) ([]Allocation, error) {
+	blocks, err := a.ownerBlocks(ctx, tenantUID)
+	if err != nil {
+		return nil, err
+	}
+	var out []Allocation
+	for _, b := range blocks {
+		resp, err := a.client.Get(ctx, BlockKey(a.prefix, b))
+		if err != nil {
+			return nil, err
+		}
+		for _, kv := range resp.Kvs {
+			alloc, err := a.decodeKV(keyValue{key: string(kv.Key), value: kv.Value, modRev: kv.ModRevision})
+			if err != nil {
+				return nil, err
+			}
+			if alloc.Owner.TenantUID == tenantUID {
+				out = append(out, alloc)
+			}
+		}
+	}
+	sortAllocations(out)
+	return out, nil
+}
+
+// Usage returns the number of addresses the pool hands out (its space minus
+// Exclude) and how many of those are allocated, counted from etcd.
+func (a *Allocator) Usage(ctx context.Context, pool Pool) (capacity, allocated uint64, err error) {
+	cp, err := compile(pool)
+	if err != nil {
+		return 0, 0, err
+	}
+	dir := a.prefix + blocksDir
+	var blocks []netip.Prefix
+	var rev int64
+	for _, s := range cp.space {
+		key := BlockKey(a.prefix, s)
+		rev, err = rangeAll(ctx, a.client, key, clientv3.GetPrefixRangeEnd(key), rev, true, func(kv keyValue) error {
+			if b, err := parseBlockSuffix(kv.key[len(dir):]); err == nil {
+				blocks = append(blocks, b)
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, 0, err
+		}
+	}
+	return Capacity(cp.available), Capacity(Intersect(blocks, cp.available)), nil
+}
+
+func (a *Allocator) listSpace(ctx context.Context, space []netip.Prefix) ([]Allocation, error) {
+	var out []Allocation
+	var errs []error
+	var rev int64
+	for _, s := range space {
+		key := BlockKey(a.prefix, s)
+		r, err := rangeAll(ctx, a.client, key, clientv3.GetPrefixRangeEnd(key), rev, false, func(kv keyValue) error {
+			alloc, err := a.decodeKV(kv)
+			if err != nil {
+				errs = append(errs, err)
+				return nil
+			}
+			out = append(out, alloc)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		rev = r
+	}
+	sortAllocations(out)
+	return out, errors.Join(errs...)
+}
+
+func (a *Allocator) decodeKV(kv keyValue) (Allocation, error) {
+	b, err := ParseBlockKey(a.prefix, kv.key)
+	if err != nil {
+		return Allocation{}, err
+	}
+	return decodeAllocation(b, kv)
+}
+
+func sortAllocations(as []Allocation) {
+	slices.SortFunc(as, func(x, y Allocation) int { return comparePrefix(x.Block, y.Block) })
+}
