@@ -18,8 +18,10 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	ipamcontroller "tenant.io/tenant-apiserver/pkg/controllers/ipam"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	informers "tenant.io/tenant-apiserver/pkg/generated/informers/externalversions"
+	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/quota"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/addresspool"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
@@ -41,6 +43,13 @@ type ExtraConfig struct {
 	// QuotaRecountPeriod is how often quota usage is recounted from the
 	// stored objects; 0 turns the recount off.
 	QuotaRecountPeriod time.Duration
+	// Allocator hands out tenant blocks and public IPs; nil: Tenants are
+	// stored without addresses (tests of storage alone).
+	Allocator *ipam.Allocator
+	// IPAMPeriod is how often AddressPool status is refreshed and leaked
+	// allocations swept; IPAMSweepMinAge how old an unrecorded allocation
+	// must be to be reclaimed.
+	IPAMPeriod, IPAMSweepMinAge time.Duration
 }
 
 // Config is the configuration of a tenant.io API server.
@@ -98,6 +107,9 @@ func (c completedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if a := c.ExtraConfig.Allocator; a != nil {
+		s.installIPAM(a, c.ExtraConfig.IPAMPeriod, c.ExtraConfig.IPAMSweepMinAge)
+	}
 
 	restStorage := map[string]rest.Storage{}
 	for resource, st := range s.Storage {
@@ -130,6 +142,35 @@ func (c completedConfig) New() (*Server, error) {
 		}
 	}
 	return s, nil
+}
+
+// installIPAM gives Tenants their addresses as they are created, changed
+// and deleted, guards AddressPools, and runs the pool status and sweeper
+// loop.
+func (s *Server) installIPAM(a *ipam.Allocator, period, sweepMinAge time.Duration) {
+	tenants, pools := s.Storage["tenants"], s.Storage["addresspools"]
+	addresses := &tenantregistry.Addresses{Allocator: a, Tenants: tenants.Store, Pools: pools.Store, Users: map[string]*genericregistry.Store{
+		"floatingips":   s.Storage["floatingips"].Store,
+		"loadbalancers": s.Storage["loadbalancers"].Store,
+		"networks":      s.Storage["networks"].Store,
+	}}
+	tenants.Store.BeginCreate = addresses.BeginCreate
+	tenants.Store.BeginUpdate = addresses.BeginUpdate
+	tenants.Store.AfterDelete = addresses.AfterDelete
+
+	guard := &addresspool.Guard{Allocator: a, Pools: pools.Store}
+	pools.Store.BeginCreate = guard.BeginCreate
+	pools.Store.BeginUpdate = guard.BeginUpdate
+	pools.Main.BeforeDelete = guard.BeforeDelete
+
+	c := &ipamcontroller.Controller{
+		Allocator: a, Pools: pools.Store, PoolStatus: pools.StatusStore,
+		Keep: addresses.Keep(), Period: period, SweepMinAge: sweepMinAge,
+	}
+	s.GenericAPIServer.AddPostStartHookOrDie("tenant-ipam", func(ctx genericapiserver.PostStartHookContext) error {
+		go c.Run(ctx)
+		return nil
+	})
 }
 
 // startMembership keeps membership current from the server's own Tenants,

@@ -139,6 +139,29 @@ func MinAge(d time.Duration) SweepOption { return func(o *sweepOptions) { o.minA
 // (by the allocator's clock), and it is unchanged since Sweep read it; an
 // error from alive keeps that owner's allocations and is returned.
 func Sweep(ctx context.Context, a *Allocator, alive func(tenantUID string) (bool, error), opts ...SweepOption) (int, error) {
+	verdicts := map[string]bool{}
+	return SweepUnused(ctx, a, func(alloc Allocation) (bool, error) {
+		uid := alloc.Owner.TenantUID
+		if live, known := verdicts[uid]; known {
+			return live, nil
+		}
+		live, err := alive(uid)
+		if err != nil {
+			// Keep this owner's allocations; report the error once.
+			verdicts[uid] = true
+			return true, err
+		}
+		verdicts[uid] = live
+		return live, nil
+	}, opts...)
+}
+
+// SweepUnused releases every allocation, at least the minimum age old, that
+// keep refuses: Sweep's rule, with the decision per allocation (a live
+// tenant may also hold space its record no longer names, when a crash came
+// between shrinking the record and releasing). An error from keep keeps the
+// allocation and is returned.
+func SweepUnused(ctx context.Context, a *Allocator, keep func(Allocation) (bool, error), opts ...SweepOption) (int, error) {
 	o := sweepOptions{minAge: DefaultSweepMinAge}
 	for _, opt := range opts {
 		opt(&o)
@@ -150,28 +173,21 @@ func Sweep(ctx context.Context, a *Allocator, alive func(tenantUID string) (bool
 		return 0, listErr
 	}
 	now := a.clock.Now()
-	verdicts := map[string]bool{}
 	released := 0
 	errs := []error{listErr}
 	for _, alloc := range allocs {
 		if now.Sub(alloc.Created) < o.minAge {
 			continue
 		}
-		uid := alloc.Owner.TenantUID
-		live, known := verdicts[uid]
-		if !known {
-			var err error
-			live, err = alive(uid)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("checking owner %q of %s: %w", uid, alloc.Block, err))
-				live = true
-			}
-			verdicts[uid] = live
-		}
-		if live {
+		kept, err := keep(alloc)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("checking owner %q of %s: %w", alloc.Owner.TenantUID, alloc.Block, err))
 			continue
 		}
-		deleted, _, err := a.deleteAt(ctx, alloc.Block, alloc.Revision, uid)
+		if kept {
+			continue
+		}
+		deleted, _, err := a.deleteAt(ctx, alloc.Block, alloc.Revision, alloc.Owner.TenantUID)
 		if err != nil {
 			errs = append(errs, err)
 			continue

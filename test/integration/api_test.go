@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +38,9 @@ type kindCase struct {
 	tenantOwned bool
 	// spec is a valid spec; patch is a valid merge patch of it.
 	spec, patch map[string]interface{}
+	// specFor, when set, gives each object a spec of its own (AddressPools
+	// may not overlap).
+	specFor func(name string) map[string]interface{}
 }
 
 func (k kindCase) user() string {
@@ -55,11 +60,16 @@ func (k kindCase) gvr() schema.GroupVersionResource {
 
 var kinds = []kindCase{
 	{kind: "Tenant", resource: "tenants", shortName: "tnt",
-		spec:  map[string]interface{}{"displayName": "ACME", "network": map[string]interface{}{"cidr": "10.42.0.0/16"}, "publicIPs": map[string]interface{}{"count": int64(2)}},
+		spec:  map[string]interface{}{"displayName": "ACME", "network": map[string]interface{}{"prefixLength": int64(24)}, "publicIPs": map[string]interface{}{"count": int64(2)}},
 		patch: map[string]interface{}{"spec": map[string]interface{}{"displayName": "ACME Corp"}}},
 	{kind: "AddressPool", resource: "addresspools", shortName: "apool",
-		spec:  map[string]interface{}{"purpose": "TenantNetworks", "cidrs": []interface{}{"10.0.0.0/8"}, "defaultPrefixLength": int64(16)},
-		patch: map[string]interface{}{"spec": map[string]interface{}{"defaultPrefixLength": int64(20)}}},
+		specFor: func(name string) map[string]interface{} {
+			h := fnv.New32a()
+			h.Write([]byte(name))
+			return map[string]interface{}{"purpose": "TenantNetworks", "cidrs": []interface{}{fmt.Sprintf("172.%d.%d.0/24", 16+h.Sum32()%16, h.Sum32()/16%256)}, "defaultPrefixLength": int64(26)}
+		},
+		spec:  map[string]interface{}{"purpose": "TenantNetworks", "cidrs": []interface{}{"172.31.255.0/24"}, "defaultPrefixLength": int64(26)},
+		patch: map[string]interface{}{"spec": map[string]interface{}{"defaultPrefixLength": int64(27)}}},
 	{kind: "ProviderService", resource: "providerservices", shortName: "psvc",
 		spec:  map[string]interface{}{"service": map[string]interface{}{"namespace": "infra", "name": "dns"}, "tenants": []interface{}{"acme"}},
 		patch: map[string]interface{}{"spec": map[string]interface{}{"alias": "resolver"}}},
@@ -88,6 +98,9 @@ func testContext(t *testing.T) context.Context {
 }
 
 func manifest(k kindCase, name string, spec map[string]interface{}) map[string]interface{} {
+	if k.specFor != nil && reflect.DeepEqual(spec, k.spec) {
+		spec = k.specFor(name)
+	}
 	meta := map[string]interface{}{"name": name}
 	if k.namespaced {
 		meta["namespace"] = "dev"

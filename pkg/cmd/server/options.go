@@ -4,12 +4,17 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"go.etcd.io/etcd/client/pkg/v3/transport"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -30,6 +35,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
+	"tenant.io/tenant-apiserver/pkg/ipam"
 )
 
 // DefaultEtcdPathPrefix is where tenant.io objects live in etcd.
@@ -42,6 +48,8 @@ type Options struct {
 	EmbeddedEtcd *EmbeddedEtcdOptions
 	// QuotaRecountPeriod is how often Tenant quota usage is recounted.
 	QuotaRecountPeriod time.Duration
+	// IPAMPeriod and IPAMSweepMinAge pace the IPAM loop (pool status, sweeper).
+	IPAMPeriod, IPAMSweepMinAge time.Duration
 
 	StdOut io.Writer
 	StdErr io.Writer
@@ -56,6 +64,8 @@ func NewOptions(out, errOut io.Writer) *Options {
 		),
 		EmbeddedEtcd:       NewEmbeddedEtcdOptions(),
 		QuotaRecountPeriod: time.Minute,
+		IPAMPeriod:         10 * time.Second,
+		IPAMSweepMinAge:    ipam.DefaultSweepMinAge,
 		StdOut:             out,
 		StdErr:             errOut,
 	}
@@ -83,6 +93,10 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	o.EmbeddedEtcd.AddFlags(fss.FlagSet("embedded etcd"))
 	fss.FlagSet("tenancy").DurationVar(&o.QuotaRecountPeriod, "quota-recount-period", o.QuotaRecountPeriod,
 		"How often Tenant quota usage is recounted from the stored objects, repairing what a crash left behind; 0 disables.")
+	fss.FlagSet("tenancy").DurationVar(&o.IPAMPeriod, "ipam-period", o.IPAMPeriod,
+		"How often AddressPool status is refreshed and allocations no live Tenant records are swept.")
+	fss.FlagSet("tenancy").DurationVar(&o.IPAMSweepMinAge, "ipam-sweep-min-age", o.IPAMSweepMinAge,
+		"How old an allocation no live Tenant records must be before the sweeper reclaims it (longer than any create takes).")
 	compatibility.DefaultComponentGlobalsRegistry.AddFlags(fss.FlagSet("generic"))
 	return fss
 }
@@ -165,9 +179,18 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
+	allocator, err := o.newAllocator()
+	if err != nil {
+		return nil, err
+	}
 	return &apiserver.Config{
 		GenericConfig: serverConfig,
-		ExtraConfig:   apiserver.ExtraConfig{QuotaRecountPeriod: o.QuotaRecountPeriod},
+		ExtraConfig: apiserver.ExtraConfig{
+			QuotaRecountPeriod: o.QuotaRecountPeriod,
+			Allocator:          allocator,
+			IPAMPeriod:         o.IPAMPeriod,
+			IPAMSweepMinAge:    o.IPAMSweepMinAge,
+		},
 	}, nil
 }
 
@@ -183,4 +206,29 @@ func (o *Options) Run(ctx context.Context) error {
 	}
 	klog.FromContext(ctx).Info("Serving tenant.io", "etcd", o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList)
 	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
+}
+
+// newAllocator connects the IPAM allocator to the server's etcd, with its
+// keys under <etcd-prefix>/ipam.
+func (o *Options) newAllocator() (*ipam.Allocator, error) {
+	tr := o.RecommendedOptions.Etcd.StorageConfig.Transport
+	var tlsConfig *tls.Config
+	if tr.CertFile != "" || tr.KeyFile != "" || tr.TrustedCAFile != "" {
+		var err error
+		info := transport.TLSInfo{CertFile: tr.CertFile, KeyFile: tr.KeyFile, TrustedCAFile: tr.TrustedCAFile}
+		if tlsConfig, err = info.ClientConfig(); err != nil {
+			return nil, fmt.Errorf("etcd TLS for IPAM: %w", err)
+		}
+	}
+	client, err := clientv3.New(clientv3.Config{
+		Endpoints:   tr.ServerList,
+		TLS:         tlsConfig,
+		DialTimeout: 20 * time.Second,
+		Logger:      zap.NewNop(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("etcd client for IPAM: %w", err)
+	}
+	prefix := strings.TrimSuffix(o.RecommendedOptions.Etcd.StorageConfig.Prefix, "/") + "/ipam"
+	return ipam.New(client, prefix), nil
 }

@@ -195,6 +195,9 @@ func BenchmarkPrivateList(b *testing.B) {
 	}
 	defer small.Stop()
 
+	if err := framework.DemoPools(ctx, small); err != nil {
+		b.Fatal(err)
+	}
 	prepare := func(s *framework.Stack, tenants int) clientset.Interface {
 		admin, err := clientset.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
 		if err != nil {

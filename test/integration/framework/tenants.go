@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -75,10 +76,24 @@ func (s *Stack) EnsureNamespace(ctx context.Context, user, name string) error {
 	return nil
 }
 
-// DemoTenants creates the tenants of the demo and of most tests: acme
-// (alice, block 10.42.0.0/16) and globex (bob, block 10.43.0.0/16), each
-// with a Namespace "dev".
+// DemoPools applies artifacts/examples/addresspools.yaml as the provider
+// admin: pool tenant-networks (10.0.0.0/8, /16 by default) and pool public
+// (203.0.113.0/24 without .0 and .255).
+func DemoPools(ctx context.Context, s *Stack) error {
+	path := filepath.Join(s.opts.RepoRoot, "artifacts", "examples", "addresspools.yaml")
+	if _, _, err := s.Kubectl(ctx, AdminUser, "apply", "--server-side", "-f", path); err != nil {
+		return fmt.Errorf("creating the demo address pools: %w", err)
+	}
+	return nil
+}
+
+// DemoTenants creates the demo pools (DemoPools) and the tenants of the
+// demo and of most tests: acme (alice, block 10.42.0.0/16) and globex (bob,
+// block 10.43.0.0/16), each with a Namespace "dev".
 func DemoTenants(ctx context.Context, s *Stack) error {
+	if err := DemoPools(ctx, s); err != nil {
+		return err
+	}
 	for _, t := range []struct{ name, cidr, user string }{
 		{"acme", "10.42.0.0/16", "alice"},
 		{"globex", "10.43.0.0/16", "bob"},

@@ -283,6 +283,7 @@ func NewStatusREST(store *genericregistry.Store, statusStrategy interface {
 	s.DeleteStrategy = nil
 	s.BeginCreate = nil
 	s.AfterDelete = nil
+	s.BeginUpdate = nil
 	s.UpdateStrategy = statusStrategy
 	s.ResetFieldsStrategy = statusStrategy
 	return &StatusREST{store: &s, guard: guard}

@@ -33,6 +33,11 @@ type Kind[T Object, S any, St any] struct {
 	TenantOwned bool
 	// Validate, ValidateUpdate and ValidateStatusUpdate are the kind's
 	// functions from pkg/apis/tenant/validation.
+	// ServerOwnedStatus, if set, copies from src into dst the status fields
+	// only the server itself sets (a Tenant's addresses, set by IPAM in the
+	// store's BeginCreate/BeginUpdate hooks): create and update keep what
+	// those hooks wrote, status writes keep the stored values.
+	ServerOwnedStatus func(dst, src T)
 	// KeepAssigned, if set, copies into a new object what the server or the
 	// user assigned once and an update left unset (an address, subnets), so
 	// that an apply or replace that omits them means "no change".
@@ -69,8 +74,17 @@ func (s Strategy[T, S, St]) NamespaceScoped() bool { return s.Kind.Namespaced }
 // owned kinds, labels the object with the caller's tenant.
 func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	o := obj.(T)
+	var set St
+	if s.Kind.ServerOwnedStatus != nil {
+		set = *s.Kind.Status(o)
+	}
 	var zero St
 	*s.Kind.Status(o) = zero
+	if s.Kind.ServerOwnedStatus != nil {
+		from := o.DeepCopyObject().(T)
+		*s.Kind.Status(from) = set
+		s.Kind.ServerOwnedStatus(o, from)
+	}
 	o.SetGeneration(1)
 	if s.Kind.TenantOwned {
 		if t, ok := tenancy.TenantFrom(ctx); ok && t != "" {
@@ -89,7 +103,14 @@ func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Ob
 // PrepareForUpdate keeps the stored status and bumps generation when the spec changed.
 func (s Strategy[T, S, St]) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	n, o := obj.(T), old.(T)
+	var written T
+	if s.Kind.ServerOwnedStatus != nil {
+		written = n.DeepCopyObject().(T)
+	}
 	*s.Kind.Status(n) = *s.Kind.Status(o)
+	if s.Kind.ServerOwnedStatus != nil {
+		s.Kind.ServerOwnedStatus(n, written)
+	}
 	if s.Kind.KeepAssigned != nil {
 		s.Kind.KeepAssigned(n, o)
 	}
@@ -172,6 +193,9 @@ func (s StatusStrategy[T, S, St]) PrepareForUpdate(ctx context.Context, obj, old
 	*s.Kind.Spec(n) = *s.Kind.Spec(o)
 	n.SetLabels(o.GetLabels())
 	n.SetAnnotations(o.GetAnnotations())
+	if s.Kind.ServerOwnedStatus != nil {
+		s.Kind.ServerOwnedStatus(n, o)
+	}
 }
 
 // ValidateUpdate implements rest.RESTUpdateStrategy.

@@ -2,6 +2,7 @@
 package tenant
 
 import (
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/fields"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -11,10 +12,16 @@ import (
 
 // Kind describes Tenant to the generic strategies.
 var Kind = base.Kind[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
-	Spec:                 func(o *tenant.Tenant) *tenant.TenantSpec { return &o.Spec },
-	Status:               func(o *tenant.Tenant) *tenant.TenantStatus { return &o.Status },
-	Namespaced:           false,
-	TenantOwned:          false,
+	Spec:        func(o *tenant.Tenant) *tenant.TenantSpec { return &o.Spec },
+	Status:      func(o *tenant.Tenant) *tenant.TenantStatus { return &o.Status },
+	Namespaced:  false,
+	TenantOwned: false,
+	ServerOwnedStatus: func(dst, src *tenant.Tenant) {
+		dst.Status.Network, dst.Status.PublicIPs = src.Status.Network, src.Status.PublicIPs
+		if c := meta.FindStatusCondition(src.Status.Conditions, ConditionAddressesAllocated); c != nil {
+			meta.SetStatusCondition(&dst.Status.Conditions, *c)
+		}
+	},
 	Validate:             validation.ValidateTenant,
 	ValidateUpdate:       validation.ValidateTenantUpdate,
 	ValidateStatusUpdate: validation.ValidateTenantStatusUpdate,

@@ -1,0 +1,410 @@
+package tenant
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
+	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// Addresses gives Tenants their private block and public IPs from the
+// AddressPools, through the IPAM allocator, as part of the Tenant's create
+// and update: a Tenant is stored with its addresses or not at all (all or
+// nothing), and a failed store gives them back. What a crash between the
+// two leaves behind, the sweeper (SweepUnused with Keep) reclaims.
+type Addresses struct {
+	Allocator *ipam.Allocator
+	// Tenants is the storage of Tenants.
+	Tenants *genericregistry.Store
+	// Pools is the storage of AddressPools.
+	Pools *genericregistry.Store
+	// Users are the storages of the kinds that use a tenant's public IPs
+	// (FloatingIPs, LoadBalancers, Networks' NAT gateways), by resource.
+	Users map[string]*genericregistry.Store
+}
+
+func clusterCtx(ctx context.Context) context.Context {
+	return genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
+}
+
+// pools returns the valid AddressPools of purpose, sorted by name.
+func (a *Addresses) pools(ctx context.Context, purpose tenant.AddressPoolPurpose) ([]*tenant.AddressPool, error) {
+	list, err := a.Pools.List(clusterCtx(ctx), &metainternalversion.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	var out []*tenant.AddressPool
+	for i := range list.(*tenant.AddressPoolList).Items {
+		p := &list.(*tenant.AddressPoolList).Items[i]
+		if p.Spec.Purpose == purpose && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func owner(t *tenant.Tenant, purpose string) ipam.Owner {
+	return ipam.Owner{Tenant: t.Name, TenantUID: string(t.UID), Purpose: purpose}
+}
+
+// BeginCreate allocates the new Tenant's block and public IPs and writes
+// them into its status. It validates the spec first, so that a bad spec is
+// a 422 and not an allocation.
+func (a *Addresses) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+	t := obj.(*tenant.Tenant)
+	if errs := validation.ValidateTenant(t); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(tenant.Kind("Tenant"), t.Name, errs)
+	}
+	// A second create of a name is AlreadyExists, not a clash of addresses
+	// with the first one.
+	if _, err := a.Tenants.Get(clusterCtx(ctx), t.Name, &metav1.GetOptions{}); err == nil {
+		return nil, apierrors.NewAlreadyExists(tenant.Resource("tenants"), t.Name)
+	}
+	t.Status = tenant.TenantStatus{}
+	if options != nil && len(options.DryRun) > 0 {
+		return func(context.Context, bool) {}, nil
+	}
+	block, blockPool, err := a.allocateBlock(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	ips, ipPool, err := a.allocatePublicIPs(ctx, t, int(t.Spec.PublicIPs.Count))
+	if err != nil {
+		a.releaseAll(ctx, t)
+		return nil, err
+	}
+	t.Status.Network = &tenant.TenantNetworkStatus{CIDR: block.String()}
+	t.Status.PublicIPs = ips
+	msg := fmt.Sprintf("block %s from pool %s", block, blockPool)
+	if len(ips) > 0 {
+		msg += fmt.Sprintf("; %d public IPs from pool %s", len(ips), ipPool)
+	}
+	setAllocated(t, msg)
+	return func(ctx context.Context, success bool) {
+		if !success {
+			a.releaseAll(context.WithoutCancel(ctx), t)
+		}
+	}, nil
+}
+
+func setAllocated(t *tenant.Tenant, msg string) {
+	meta.SetStatusCondition(&t.Status.Conditions, metav1.Condition{
+		Type: ConditionAddressesAllocated, Status: metav1.ConditionTrue, Reason: "Allocated",
+		Message: msg, ObservedGeneration: t.Generation,
+	})
+}
+
+// ConditionAddressesAllocated is the Tenant condition IPAM owns.
+const ConditionAddressesAllocated = "AddressesAllocated"
+
+// allocateBlock claims spec.network.cidr, or allocates a block of
+// spec.network.prefixLength (default: the pool's defaultPrefixLength) from
+// the first TenantNetworks pool, by name, that has one free. Within a pool
+// the lowest free aligned block is taken (first fit).
+func (a *Addresses) allocateBlock(ctx context.Context, t *tenant.Tenant) (netip.Prefix, string, error) {
+	pools, err := a.pools(ctx, tenant.AddressPoolPurposeTenantNetworks)
+	if err != nil {
+		return netip.Prefix{}, "", err
+	}
+	path := field.NewPath("spec", "network")
+	if len(pools) == 0 {
+		return netip.Prefix{}, "", apierrors.NewConflict(tenant.Resource("tenants"), t.Name,
+			errors.New("no AddressPool with purpose TenantNetworks exists"))
+	}
+	own := owner(t, ipam.PurposeTenantNetwork)
+	if t.Spec.Network.CIDR != "" {
+		block, err := netip.ParsePrefix(t.Spec.Network.CIDR)
+		if err != nil {
+			return netip.Prefix{}, "", apierrors.NewInvalid(tenant.Kind("Tenant"), t.Name, field.ErrorList{field.Invalid(path.Child("cidr"), t.Spec.Network.CIDR, err.Error())})
+		}
+		var names []string
+		for _, p := range pools {
+			pool, err := ipam.PoolFromAPI(p)
+			if err != nil {
+				continue
+			}
+			names = append(names, p.Name)
+			err = a.Allocator.ClaimBlock(ctx, pool, block, own)
+			var outside *ipam.OutsidePoolError
+			switch {
+			case err == nil:
+				return block, p.Name, nil
+			case errors.As(err, &outside):
+				continue
+			case isTaken(err):
+				return netip.Prefix{}, "", apierrors.NewInvalid(tenant.Kind("Tenant"), t.Name, field.ErrorList{field.Invalid(path.Child("cidr"), t.Spec.Network.CIDR, err.Error())})
+			default:
+				return netip.Prefix{}, "", err
+			}
+		}
+		return netip.Prefix{}, "", apierrors.NewInvalid(tenant.Kind("Tenant"), t.Name, field.ErrorList{field.Invalid(path.Child("cidr"), t.Spec.Network.CIDR,
+			fmt.Sprintf("is not inside a TenantNetworks AddressPool (%s)", strings.Join(names, ", ")))})
+	}
+	var exhausted []string
+	for _, p := range pools {
+		length := t.Spec.Network.PrefixLength
+		if length == nil {
+			length = p.Spec.DefaultPrefixLength
+		}
+		if length == nil {
+			continue
+		}
+		pool, err := ipam.PoolFromAPI(p)
+		if err != nil {
+			continue
+		}
+		block, err := a.Allocator.AllocateBlock(ctx, pool, int(*length), own)
+		var full *ipam.ExhaustedError
+		switch {
+		case err == nil:
+			return block, p.Name, nil
+		case errors.As(err, &full):
+			exhausted = append(exhausted, fmt.Sprintf("pool %s has no free /%d", p.Name, *length))
+		default:
+			return netip.Prefix{}, "", err
+		}
+	}
+	if len(exhausted) == 0 {
+		return netip.Prefix{}, "", apierrors.NewInvalid(tenant.Kind("Tenant"), t.Name, field.ErrorList{field.Required(path.Child("prefixLength"),
+			"no TenantNetworks AddressPool has a defaultPrefixLength; set cidr or prefixLength")})
+	}
+	return netip.Prefix{}, "", apierrors.NewConflict(tenant.Resource("tenants"), t.Name,
+		fmt.Errorf("tenant networks exhausted: %s", strings.Join(exhausted, "; ")))
+}
+
+func isTaken(err error) bool {
+	var taken *ipam.TakenError
+	var excluded *ipam.ExcludedError
+	return errors.As(err, &taken) || errors.As(err, &excluded)
+}
+
+// allocatePublicIPs takes n addresses from the first PublicIPs pool, by
+// name, that has n free: all or nothing.
+func (a *Addresses) allocatePublicIPs(ctx context.Context, t *tenant.Tenant, n int) ([]string, string, error) {
+	if n == 0 {
+		return nil, "", nil
+	}
+	pools, err := a.pools(ctx, tenant.AddressPoolPurposePublicIPs)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(pools) == 0 {
+		return nil, "", apierrors.NewConflict(tenant.Resource("tenants"), t.Name,
+			errors.New("no AddressPool with purpose PublicIPs exists"))
+	}
+	var exhausted []string
+	for _, p := range pools {
+		pool, err := ipam.PoolFromAPI(p)
+		if err != nil {
+			continue
+		}
+		addrs, err := a.Allocator.AllocateAddresses(ctx, pool, n, owner(t, ipam.PurposePublicIP))
+		var full *ipam.ExhaustedError
+		switch {
+		case err == nil:
+			ips := make([]string, len(addrs))
+			for i, addr := range addrs {
+				ips[i] = addr.String()
+			}
+			return ips, p.Name, nil
+		case errors.As(err, &full):
+			exhausted = append(exhausted, full.Error())
+		default:
+			return nil, "", err
+		}
+	}
+	return nil, "", apierrors.NewConflict(tenant.Resource("tenants"), t.Name,
+		fmt.Errorf("public IPs exhausted: %s", strings.Join(exhausted, "; ")))
+}
+
+// releaseAll gives back everything t holds; failures are left to the sweeper.
+func (a *Addresses) releaseAll(ctx context.Context, t *tenant.Tenant) {
+	if _, err := a.Allocator.ReleaseOwner(ctx, string(t.UID)); err != nil {
+		klog.FromContext(ctx).Error(err, "Releasing a tenant's addresses; the sweeper will", "tenant", t.Name)
+	}
+}
+
+// BeginUpdate follows a change of spec.publicIPs.count: raising it
+// allocates more; lowering it releases addresses no FloatingIP,
+// LoadBalancer or NAT gateway uses, after the update is stored, and is
+// refused (409, listing the users) while too few are unused.
+func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
+	n, o := obj.(*tenant.Tenant), old.(*tenant.Tenant)
+	// Only IPAM writes these; whatever the request carried is replaced.
+	n.Status.Network, n.Status.PublicIPs = o.Status.Network, o.Status.PublicIPs
+	if c := meta.FindStatusCondition(o.Status.Conditions, ConditionAddressesAllocated); c != nil {
+		meta.SetStatusCondition(&n.Status.Conditions, *c)
+	}
+	dryRun := options != nil && len(options.DryRun) > 0
+	have, want := len(o.Status.PublicIPs), int(n.Spec.PublicIPs.Count)
+	nothing := func(context.Context, bool) {}
+	switch {
+	case want == have || o.Status.Network == nil:
+		return nothing, nil
+	case want > have:
+		if dryRun {
+			return nothing, nil
+		}
+		added, pool, err := a.allocatePublicIPs(ctx, o, want-have)
+		if err != nil {
+			return nil, err
+		}
+		n.Status.PublicIPs = append(append([]string(nil), o.Status.PublicIPs...), added...)
+		setAllocated(n, fmt.Sprintf("block %s; %d public IPs (%d more from pool %s)", o.Status.Network.CIDR, want, len(added), pool))
+		return func(ctx context.Context, success bool) {
+			if !success {
+				a.release(context.WithoutCancel(ctx), o, added)
+			}
+		}, nil
+	default:
+		used, err := a.inUse(ctx, o.Name)
+		if err != nil {
+			return nil, err
+		}
+		var keep, drop []string
+		for i := len(o.Status.PublicIPs) - 1; i >= 0; i-- {
+			ip := o.Status.PublicIPs[i]
+			if _, busy := used[ip]; !busy && len(drop) < have-want {
+				drop = append(drop, ip)
+			} else {
+				keep = append([]string{ip}, keep...)
+			}
+		}
+		if len(drop) < have-want {
+			var users []string
+			for _, ip := range o.Status.PublicIPs {
+				if u, busy := used[ip]; busy {
+					users = append(users, ip+" ("+u+")")
+				}
+			}
+			return nil, apierrors.NewConflict(tenant.Resource("tenants"), o.Name, fmt.Errorf(
+				"cannot lower publicIPs.count from %d to %d: only %d of the tenant's public IPs are unused; in use: %s",
+				have, want, len(drop), strings.Join(users, ", ")))
+		}
+		n.Status.PublicIPs = keep
+		setAllocated(n, fmt.Sprintf("block %s; %d public IPs", o.Status.Network.CIDR, want))
+		return func(ctx context.Context, success bool) {
+			if success && !dryRun {
+				a.release(context.WithoutCancel(ctx), o, drop)
+			}
+		}, nil
+	}
+}
+
+func (a *Addresses) release(ctx context.Context, t *tenant.Tenant, ips []string) {
+	for _, ip := range ips {
+		addr, err := netip.ParseAddr(ip)
+		if err != nil {
+			continue
+		}
+		if err := a.Allocator.Release(ctx, netip.PrefixFrom(addr, 32), owner(t, ipam.PurposePublicIP)); err != nil {
+			klog.FromContext(ctx).Error(err, "Releasing a public IP; the sweeper will", "tenant", t.Name, "address", ip)
+		}
+	}
+}
+
+// inUse returns the public IPs of tenant that its objects use, and by whom.
+func (a *Addresses) inUse(ctx context.Context, tenantName string) (map[string]string, error) {
+	used := map[string]string{}
+	scoped := tenancy.WithTenant(clusterCtx(ctx), tenantName)
+	for resource, store := range a.Users {
+		list, err := store.List(scoped, &metainternalversion.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		err = meta.EachListItem(list, func(item runtime.Object) error {
+			ref := resource + " " + objectRef(item)
+			for _, ip := range addressesOf(item) {
+				used[ip] = ref
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return used, nil
+}
+
+func objectRef(obj runtime.Object) string {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "?"
+	}
+	if m.GetNamespace() != "" {
+		return m.GetNamespace() + "/" + m.GetName()
+	}
+	return m.GetName()
+}
+
+// addressesOf returns the public IPs an object names.
+func addressesOf(obj runtime.Object) []string {
+	switch o := obj.(type) {
+	case *tenant.FloatingIP:
+		return []string{o.Spec.Address, o.Status.Address}
+	case *tenant.LoadBalancer:
+		return []string{o.Spec.Address, o.Status.Address}
+	case *tenant.Network:
+		var out []string
+		if o.Spec.NATGateway != nil {
+			out = append(out, o.Spec.NATGateway.Address)
+		}
+		return append(out, o.Status.NATGatewayIP)
+	}
+	return nil
+}
+
+// AfterDelete gives back everything a deleted Tenant held.
+func (a *Addresses) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
+	if options != nil && len(options.DryRun) > 0 {
+		return
+	}
+	if t, ok := obj.(*tenant.Tenant); ok {
+		a.releaseAll(context.Background(), t)
+	}
+}
+
+// Keep says whether an allocation is still held by a live Tenant that
+// records it: the sweeper's rule (ipam.SweepUnused).
+func (a *Addresses) Keep() func(ipam.Allocation) (bool, error) {
+	return func(alloc ipam.Allocation) (bool, error) {
+		obj, err := a.Tenants.Get(clusterCtx(context.Background()), alloc.Owner.Tenant, &metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		if err != nil {
+			return true, err
+		}
+		t := obj.(*tenant.Tenant)
+		if string(t.UID) != alloc.Owner.TenantUID {
+			return false, nil
+		}
+		if t.Status.Network != nil && t.Status.Network.CIDR == alloc.Block.String() {
+			return true, nil
+		}
+		for _, ip := range t.Status.PublicIPs {
+			if alloc.Block.Bits() == 32 && ip == alloc.Block.Addr().String() {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+}
