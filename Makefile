@@ -48,6 +48,7 @@ integration: tools
 
 ## bench: the load harness and Benchmark* functions; results go in docs/performance.md.
 bench: tools
+	$(GO) test -run '^$$' -bench . -benchtime 2000x -count 1 ./pkg/ipam/
 	$(GO) test $(BENCH_FLAGS) -bench . ./test/integration/bench/...
 
 codegen:
