@@ -383,28 +383,37 @@ func (a *Addresses) AfterDelete(obj runtime.Object, options *metav1.DeleteOption
 }
 
 // Keep says whether an allocation is still held by a live Tenant that
-// records it: the sweeper's rule (ipam.SweepUnused).
+// records it: the sweeper's rule (ipam.SweepUnused). It reads the watch
+// cache, and confirms from etcd before letting an allocation go.
 func (a *Addresses) Keep() func(ipam.Allocation) (bool, error) {
 	return func(alloc ipam.Allocation) (bool, error) {
-		obj, err := a.Tenants.Get(clusterCtx(context.Background()), alloc.Owner.Tenant, &metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		if err != nil {
+		keep, err := a.recorded(alloc, &metav1.GetOptions{ResourceVersion: "0"})
+		if err != nil || keep {
 			return true, err
 		}
-		t := obj.(*tenant.Tenant)
-		if string(t.UID) != alloc.Owner.TenantUID {
-			return false, nil
-		}
-		if t.Status.Network != nil && t.Status.Network.CIDR == alloc.Block.String() {
-			return true, nil
-		}
-		for _, ip := range t.Status.PublicIPs {
-			if alloc.Block.Bits() == 32 && ip == alloc.Block.Addr().String() {
-				return true, nil
-			}
-		}
+		return a.recorded(alloc, &metav1.GetOptions{})
+	}
+}
+
+func (a *Addresses) recorded(alloc ipam.Allocation, options *metav1.GetOptions) (bool, error) {
+	obj, err := a.Tenants.Get(clusterCtx(context.Background()), alloc.Owner.Tenant, options)
+	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
+	if err != nil {
+		return true, err
+	}
+	t := obj.(*tenant.Tenant)
+	if string(t.UID) != alloc.Owner.TenantUID {
+		return false, nil
+	}
+	if t.Status.Network != nil && t.Status.Network.CIDR == alloc.Block.String() {
+		return true, nil
+	}
+	for _, ip := range t.Status.PublicIPs {
+		if alloc.Block.Bits() == 32 && ip == alloc.Block.Addr().String() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
