@@ -44,8 +44,9 @@ type ExtraConfig struct {
 	// stored objects; 0 turns the recount off.
 	QuotaRecountPeriod time.Duration
 	// Allocator hands out tenant blocks and public IPs; nil: Tenants are
-	// stored without addresses (tests of storage alone).
-	Allocator *ipam.Allocator
+	// stored without addresses (tests of storage alone). PoolSpace holds
+	// the AddressPools' claims on their space (a keyspace of its own).
+	Allocator, PoolSpace *ipam.Allocator
 	// IPAMPeriod is how often AddressPool status is refreshed and leaked
 	// allocations swept; IPAMSweepMinAge how old an unrecorded allocation
 	// must be to be reclaimed.
@@ -108,7 +109,7 @@ func (c completedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	if a := c.ExtraConfig.Allocator; a != nil {
-		s.installIPAM(a, c.ExtraConfig.IPAMPeriod, c.ExtraConfig.IPAMSweepMinAge)
+		s.installIPAM(a, c.ExtraConfig.PoolSpace, c.ExtraConfig.IPAMPeriod, c.ExtraConfig.IPAMSweepMinAge)
 	}
 
 	restStorage := map[string]rest.Storage{}
@@ -147,7 +148,7 @@ func (c completedConfig) New() (*Server, error) {
 // installIPAM gives Tenants their addresses as they are created, changed
 // and deleted, guards AddressPools, and runs the pool status and sweeper
 // loop.
-func (s *Server) installIPAM(a *ipam.Allocator, period, sweepMinAge time.Duration) {
+func (s *Server) installIPAM(a, poolSpace *ipam.Allocator, period, sweepMinAge time.Duration) {
 	tenants, pools := s.Storage["tenants"], s.Storage["addresspools"]
 	addresses := &tenantregistry.Addresses{Allocator: a, Tenants: tenants.Store, Pools: pools.Store, Users: map[string]*genericregistry.Store{
 		"floatingips":   s.Storage["floatingips"].Store,
@@ -157,10 +158,13 @@ func (s *Server) installIPAM(a *ipam.Allocator, period, sweepMinAge time.Duratio
 	tenants.Store.BeginCreate = addresses.BeginCreate
 	tenants.Store.BeginUpdate = addresses.BeginUpdate
 	tenants.Store.AfterDelete = addresses.AfterDelete
+	tenants.Main.AroundUpdate = addresses.AroundUpdate
 
-	guard := &addresspool.Guard{Allocator: a, Pools: pools.Store}
+	guard := &addresspool.Guard{Allocator: a, Space: poolSpace, Pools: pools.Store}
 	pools.Store.BeginCreate = guard.BeginCreate
 	pools.Store.BeginUpdate = guard.BeginUpdate
+	pools.Store.AfterDelete = guard.AfterDelete
+	pools.Main.AroundUpdate = guard.AroundUpdate
 	pools.Main.BeforeDelete = guard.BeforeDelete
 
 	c := &ipamcontroller.Controller{

@@ -179,7 +179,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
-	allocator, err := o.newAllocator()
+	allocator, poolSpace, err := o.newAllocators()
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +188,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		ExtraConfig: apiserver.ExtraConfig{
 			QuotaRecountPeriod: o.QuotaRecountPeriod,
 			Allocator:          allocator,
+			PoolSpace:          poolSpace,
 			IPAMPeriod:         o.IPAMPeriod,
 			IPAMSweepMinAge:    o.IPAMSweepMinAge,
 		},
@@ -208,16 +209,17 @@ func (o *Options) Run(ctx context.Context) error {
 	return server.GenericAPIServer.PrepareRun().RunWithContext(ctx)
 }
 
-// newAllocator connects the IPAM allocator to the server's etcd, with its
-// keys under <etcd-prefix>/ipam.
-func (o *Options) newAllocator() (*ipam.Allocator, error) {
+// newAllocators connects IPAM to the server's etcd: the allocator of
+// addresses with its keys under <etcd-prefix>/ipam, and the one of the
+// pools' claims on their space under <etcd-prefix>/ipam-pools.
+func (o *Options) newAllocators() (*ipam.Allocator, *ipam.Allocator, error) {
 	tr := o.RecommendedOptions.Etcd.StorageConfig.Transport
 	var tlsConfig *tls.Config
 	if tr.CertFile != "" || tr.KeyFile != "" || tr.TrustedCAFile != "" {
 		var err error
 		info := transport.TLSInfo{CertFile: tr.CertFile, KeyFile: tr.KeyFile, TrustedCAFile: tr.TrustedCAFile}
 		if tlsConfig, err = info.ClientConfig(); err != nil {
-			return nil, fmt.Errorf("etcd TLS for IPAM: %w", err)
+			return nil, nil, fmt.Errorf("etcd TLS for IPAM: %w", err)
 		}
 	}
 	client, err := clientv3.New(clientv3.Config{
@@ -227,8 +229,8 @@ func (o *Options) newAllocator() (*ipam.Allocator, error) {
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("etcd client for IPAM: %w", err)
+		return nil, nil, fmt.Errorf("etcd client for IPAM: %w", err)
 	}
-	prefix := strings.TrimSuffix(o.RecommendedOptions.Etcd.StorageConfig.Prefix, "/") + "/ipam"
-	return ipam.New(client, prefix), nil
+	prefix := strings.TrimSuffix(o.RecommendedOptions.Etcd.StorageConfig.Prefix, "/")
+	return ipam.New(client, prefix+"/ipam"), ipam.New(client, prefix+"/ipam-pools"), nil
 }

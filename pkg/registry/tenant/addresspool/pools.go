@@ -2,7 +2,9 @@ package addresspool
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/netip"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -11,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
@@ -25,10 +28,70 @@ const maxCauses = 50
 // handed out: pools may not overlap (422), and a pool may not be deleted,
 // or shrunk, while it has allocations in the space it would lose (409,
 // listing them).
+//
+// Pools claim their space in a keyspace of their own (Space, an allocator
+// with its own prefix) with the same one-transaction claims as addresses,
+// so two pools created or grown at the same moment cannot both take the
+// same space.
 type Guard struct {
 	Allocator *ipam.Allocator
+	// Space holds the claims of the pools on their address space.
+	Space *ipam.Allocator
 	// Pools is the storage of AddressPools.
 	Pools *genericregistry.Store
+}
+
+// universe is the space pools claim theirs from.
+var universe = ipam.Pool{Name: "ipv4", CIDRs: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}}
+
+// purposeSpace is the purpose of a pool's claim on its space.
+const purposeSpace = "AddressPoolSpace"
+
+func spaceOwner(p *tenant.AddressPool) ipam.Owner {
+	return ipam.Owner{Tenant: p.Name, TenantUID: string(p.UID), Purpose: purposeSpace}
+}
+
+// claimSpace claims every block of the pool's space for it (claims it
+// already holds succeed again) and returns the blocks newly claimed; a
+// block another pool holds is a 422 naming that pool.
+func (g *Guard) claimSpace(ctx context.Context, p *tenant.AddressPool, pool ipam.Pool) ([]netip.Prefix, error) {
+	var claimed []netip.Prefix
+	held := map[netip.Prefix]bool{}
+	if mine, err := g.Space.ListOwner(ctx, string(p.UID)); err == nil {
+		for _, a := range mine {
+			held[a.Block] = true
+		}
+	}
+	for _, block := range pool.Space() {
+		err := g.Space.ClaimBlock(ctx, universe, block, spaceOwner(p))
+		var taken *ipam.TakenError
+		switch {
+		case err == nil:
+			if !held[block] {
+				claimed = append(claimed, block)
+			}
+		case errors.As(err, &taken):
+			g.releaseSpace(ctx, p, claimed)
+			other := "another pool"
+			if taken.Holder != nil {
+				other = "AddressPool " + taken.Holder.Tenant
+			}
+			return nil, apierrors.NewInvalid(tenant.Kind("AddressPool"), p.Name, field.ErrorList{field.Invalid(field.NewPath("spec", "cidrs"), p.Spec.CIDRs,
+				fmt.Sprintf("overlaps %s (%s)", other, taken.Conflict))})
+		default:
+			g.releaseSpace(ctx, p, claimed)
+			return nil, err
+		}
+	}
+	return claimed, nil
+}
+
+func (g *Guard) releaseSpace(ctx context.Context, p *tenant.AddressPool, blocks []netip.Prefix) {
+	for _, b := range blocks {
+		if err := g.Space.Release(ctx, b, spaceOwner(p)); err != nil {
+			klog.FromContext(ctx).Error(err, "Releasing a pool's space", "pool", p.Name, "block", b)
+		}
+	}
 }
 
 func (g *Guard) others(ctx context.Context, name string) ([]tenant.AddressPool, error) {
@@ -71,33 +134,90 @@ func (g *Guard) checkOverlap(ctx context.Context, p *tenant.AddressPool) error {
 	return nil
 }
 
-// BeginCreate refuses a pool that overlaps another.
-func (g *Guard) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-	if err := g.checkOverlap(ctx, obj.(*tenant.AddressPool)); err != nil {
+// BeginCreate refuses a pool that overlaps another, and claims its space.
+func (g *Guard) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+	p := obj.(*tenant.AddressPool)
+	if err := g.checkOverlap(ctx, p); err != nil {
 		return nil, err
 	}
-	return func(context.Context, bool) {}, nil
+	if options != nil && len(options.DryRun) > 0 {
+		return func(context.Context, bool) {}, nil
+	}
+	pool, _ := ipam.PoolFromAPI(p)
+	claimed, err := g.claimSpace(ctx, p, pool)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, success bool) {
+		if !success {
+			g.releaseSpace(context.WithoutCancel(ctx), p, claimed)
+		}
+	}, nil
+}
+
+// AfterDelete gives a deleted pool's space back.
+func (g *Guard) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
+	if options != nil && len(options.DryRun) > 0 {
+		return
+	}
+	if p, ok := obj.(*tenant.AddressPool); ok {
+		if _, err := g.Space.ReleaseOwner(context.Background(), string(p.UID)); err != nil {
+			klog.Background().Error(err, "Releasing a deleted pool's space", "pool", p.Name)
+		}
+	}
 }
 
 // BeginUpdate refuses a pool that would overlap another, or lose space
-// that holds allocations.
-func (g *Guard) BeginUpdate(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
+// that holds allocations, and claims the space it gains; AroundUpdate gives
+// back the space it loses once the pool is stored without it.
+func (g *Guard) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 	n, o := obj.(*tenant.AddressPool), old.(*tenant.AddressPool)
 	if err := g.checkOverlap(ctx, n); err != nil {
 		return nil, err
 	}
 	newPool, _ := ipam.PoolFromAPI(n)
 	oldPool, err := ipam.PoolFromAPI(o)
-	if err != nil {
-		return func(context.Context, bool) {}, nil
+	if err == nil {
+		lost := ipam.Subtract(oldPool.Available(), newPool.Available())
+		if len(lost) > 0 {
+			if err := g.refuseIfAllocated(ctx, o.Name, ipam.Pool{Name: o.Name, CIDRs: lost}, "shrink"); err != nil {
+				return nil, err
+			}
+		}
 	}
-	lost := ipam.Subtract(oldPool.Available(), newPool.Available())
-	if len(lost) > 0 {
-		if err := g.refuseIfAllocated(ctx, o.Name, ipam.Pool{Name: o.Name, CIDRs: lost}, "shrink"); err != nil {
+	if options == nil || len(options.DryRun) == 0 {
+		if _, err := g.claimSpace(ctx, n, newPool); err != nil {
 			return nil, err
 		}
 	}
 	return func(context.Context, bool) {}, nil
+}
+
+// AroundUpdate gives back, once a pool is stored, the claims on space it
+// no longer covers. A failed update gives nothing back: the claims of a
+// pool on more space than it covers only keep other pools off that space.
+func (g *Guard) AroundUpdate(ctx context.Context) (context.Context, func(runtime.Object, error)) {
+	return ctx, func(stored runtime.Object, err error) {
+		p, ok := stored.(*tenant.AddressPool)
+		if err != nil || !ok {
+			return
+		}
+		pool, perr := ipam.PoolFromAPI(p)
+		if perr != nil {
+			return
+		}
+		mine, lerr := g.Space.ListOwner(context.WithoutCancel(ctx), string(p.UID))
+		if lerr != nil {
+			return
+		}
+		var gone []netip.Prefix
+		for _, a := range mine {
+			if len(ipam.Intersect([]netip.Prefix{a.Block}, pool.Space())) == 0 {
+				gone = append(gone, a.Block)
+			}
+		}
+		g.releaseSpace(context.WithoutCancel(ctx), p, gone)
+	}
 }
 
 // BeforeDelete refuses to delete a pool that has allocations.

@@ -29,6 +29,11 @@ type GuardedREST struct {
 	// BeforeDelete, when set, may refuse the delete of name, or return the
 	// preconditions under which it may happen (the state it checked).
 	BeforeDelete func(ctx context.Context, name string) (*metav1.Preconditions, error)
+	// AroundUpdate, when set, gives an update the context the store's
+	// hooks run in, and a function called with the outcome once the update
+	// is stored or failed. (The store's BeginUpdate finish function runs
+	// before the write, so it cannot tell whether the object was stored.)
+	AroundUpdate func(ctx context.Context) (context.Context, func(stored runtime.Object, err error))
 }
 
 var (
@@ -190,7 +195,13 @@ func (r *GuardedREST) Update(ctx context.Context, name string, objInfo rest.Upda
 	if err != nil {
 		return nil, false, err
 	}
-	return r.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	if r.AroundUpdate == nil {
+		return r.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	}
+	ctx, done := r.AroundUpdate(ctx)
+	out, created, err := r.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	done(out, err)
+	return out, created, err
 }
 
 // Delete implements rest.GracefulDeleter.

@@ -242,10 +242,45 @@ func (a *Addresses) releaseAll(ctx context.Context, t *tenant.Tenant) {
 	}
 }
 
+// updateRecord collects, over the attempts of one update, the public IPs
+// the attempts allocated and those they meant to drop.
+type updateRecord struct {
+	tenant         *tenant.Tenant
+	added, dropped []string
+}
+
+type updateRecordKey struct{}
+
+// AroundUpdate releases, once an update of a Tenant is stored, the public
+// IPs its attempts allocated or dropped that the stored Tenant does not
+// record. A failed update releases nothing: whether it was stored is not
+// certain (an answer lost after etcd applied it), so the sweeper, which
+// reads the Tenant from etcd, reclaims what it left unrecorded.
+func (a *Addresses) AroundUpdate(ctx context.Context) (context.Context, func(runtime.Object, error)) {
+	rec := &updateRecord{}
+	return context.WithValue(ctx, updateRecordKey{}, rec), func(stored runtime.Object, err error) {
+		t, ok := stored.(*tenant.Tenant)
+		if err != nil || !ok || rec.tenant == nil {
+			return
+		}
+		recorded := map[string]bool{}
+		for _, ip := range t.Status.PublicIPs {
+			recorded[ip] = true
+		}
+		var unrecorded []string
+		for _, ip := range append(append([]string(nil), rec.added...), rec.dropped...) {
+			if !recorded[ip] {
+				unrecorded = append(unrecorded, ip)
+			}
+		}
+		a.release(context.WithoutCancel(ctx), rec.tenant, unrecorded)
+	}
+}
+
 // BeginUpdate follows a change of spec.publicIPs.count: raising it
-// allocates more; lowering it releases addresses no FloatingIP,
-// LoadBalancer or NAT gateway uses, after the update is stored, and is
-// refused (409, listing the users) while too few are unused.
+// allocates more; lowering it drops addresses no FloatingIP, LoadBalancer
+// or NAT gateway uses (AroundUpdate releases them once the Tenant is
+// stored), and is refused (409, listing the users) while too few are unused.
 func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 	n, o := obj.(*tenant.Tenant), old.(*tenant.Tenant)
 	// Only IPAM writes these; whatever the request carried is replaced.
@@ -256,6 +291,11 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 	dryRun := options != nil && len(options.DryRun) > 0
 	have, want := len(o.Status.PublicIPs), int(n.Spec.PublicIPs.Count)
 	nothing := func(context.Context, bool) {}
+	rec, _ := ctx.Value(updateRecordKey{}).(*updateRecord)
+	if rec == nil {
+		rec = &updateRecord{} // nobody releases: the sweeper will
+	}
+	rec.tenant = o
 	switch {
 	case want == have || o.Status.Network == nil:
 		return nothing, nil
@@ -267,13 +307,10 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 		if err != nil {
 			return nil, err
 		}
+		rec.added = append(rec.added, added...)
 		n.Status.PublicIPs = append(append([]string(nil), o.Status.PublicIPs...), added...)
 		setAllocated(n, fmt.Sprintf("block %s; %d public IPs (%d more from pool %s)", o.Status.Network.CIDR, want, len(added), pool))
-		return func(ctx context.Context, success bool) {
-			if !success {
-				a.release(context.WithoutCancel(ctx), o, added)
-			}
-		}, nil
+		return nothing, nil
 	default:
 		used, err := a.inUse(ctx, o.Name)
 		if err != nil {
@@ -300,12 +337,11 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 				have, want, len(drop), strings.Join(users, ", ")))
 		}
 		n.Status.PublicIPs = keep
+		if !dryRun {
+			rec.dropped = append(rec.dropped, drop...)
+		}
 		setAllocated(n, fmt.Sprintf("block %s; %d public IPs", o.Status.Network.CIDR, want))
-		return func(ctx context.Context, success bool) {
-			if success && !dryRun {
-				a.release(context.WithoutCancel(ctx), o, drop)
-			}
-		}, nil
+		return nothing, nil
 	}
 }
 
