@@ -21,6 +21,11 @@ func main() {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Stop with whoever started us (make, a shell): a SIGTERM to `make run`
+	// reaches make only, and must not leave the stack behind.
+	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0); errno != 0 {
+		fmt.Fprintln(os.Stderr, "warning: cannot follow the parent process:", errno)
+	}
 
 	root, err := framework.RepoRoot()
 	if err != nil {
