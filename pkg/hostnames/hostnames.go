@@ -1,0 +1,82 @@
+// Package hostnames is the one place that decides how tenant objects are
+// named and marked on the host. Every function is deterministic: the same
+// tenant, UID and name always give the same host name, so the syncer can
+// find its objects again after a restart without any state of its own.
+//
+// Host namespace of tenant Namespace <ns> of tenant <t>:
+//
+//	<t>-<first 6 hex digits of sha256(t's UID)>-<ns>
+//
+// cut to 63 characters when longer: the first 54 characters (without a
+// trailing "-"), "-", and the first 8 hex digits of sha256 of the full name.
+//
+// ClusterUserDefinedNetwork of tenant Network <n>: "tn" and the first 13 hex
+// digits of sha256(<t's UID>/<n>), 15 characters, because OVN-Kubernetes
+// names the VRF device after the network only when the name fits in 15.
+//
+// The UID in the names makes a re-created tenant of the same name get
+// names of its own, and the owner UID annotation (OwnerUIDAnnotation) is
+// what the syncer checks before it touches a host object: a name alone
+// never makes an object ours.
+package hostnames
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Labels and annotations on every host object the syncer makes.
+const (
+	// TenantLabel names the tenant of a host object.
+	TenantLabel = "tenant.io/tenant"
+	// KindLabelPrefix + lower-case kind ("tenant.io/namespace") carries the
+	// name of the tenant object a host object realises.
+	KindLabelPrefix = "tenant.io/"
+	// OwnerUIDAnnotation holds the UID of the tenant object a host object
+	// realises; the syncer never adopts, updates or deletes a host object
+	// whose annotation does not match.
+	OwnerUIDAnnotation = "tenant.io/owner-uid"
+)
+
+// maxNameLength is the longest Kubernetes namespace name (a DNS label).
+const maxNameLength = 63
+
+// cudnNameLength is the longest network name whose VRF is named after it.
+const cudnNameLength = 15
+
+func sum(parts ...string) string {
+	h := sha256.Sum256([]byte(strings.Join(parts, "/")))
+	return hex.EncodeToString(h[:])
+}
+
+// NamespacePrefix is the prefix of every host namespace of a tenant:
+// "<tenant>-<6 hex of sha256(uid)>".
+func NamespacePrefix(tenant string, uid types.UID) string {
+	return tenant + "-" + sum(string(uid))[:6]
+}
+
+// Namespace is the host namespace of tenant Namespace ns.
+func Namespace(tenant string, uid types.UID, ns string) string {
+	full := NamespacePrefix(tenant, uid) + "-" + ns
+	if len(full) <= maxNameLength {
+		return full
+	}
+	suffix := sum(full)[:8]
+	head := strings.TrimRight(full[:maxNameLength-len(suffix)-1], "-")
+	return head + "-" + suffix
+}
+
+// ClusterUserDefinedNetwork is the name of the host ClusterUserDefinedNetwork
+// (and of its VRF) of tenant Network network.
+func ClusterUserDefinedNetwork(uid types.UID, network string) string {
+	return "tn" + sum(string(uid), network)[:cudnNameLength-2]
+}
+
+// KindLabel is the label that names the tenant object of kind a host object
+// realises, e.g. KindLabel("Namespace") = "tenant.io/namespace".
+func KindLabel(kind string) string {
+	return KindLabelPrefix + strings.ToLower(kind)
+}
