@@ -1,6 +1,7 @@
 package tenancy
 
 import (
+	"slices"
 	"sort"
 	"sync"
 
@@ -80,11 +81,17 @@ func (m *Membership) OnChange(f func()) {
 	m.listeners = append(m.listeners, f)
 }
 
-// Set records the members of tenant t, replacing what was known.
+// Set records the members of tenant t, replacing what was known. Most
+// updates of a Tenant (its status, its usage on every create of a tenant
+// object) leave the members alone: those change nothing and notify nobody.
 func (m *Membership) Set(t *v1alpha1.Tenant) {
-	m.mu.Lock()
-	m.removeLocked(t.Name)
 	mem := members{users: append([]string(nil), t.Spec.Members.Users...), groups: append([]string(nil), t.Spec.Members.Groups...)}
+	m.mu.Lock()
+	if old, ok := m.tenants[t.Name]; ok && slices.Equal(old.users, mem.users) && slices.Equal(old.groups, mem.groups) {
+		m.mu.Unlock()
+		return
+	}
+	m.removeLocked(t.Name)
 	m.tenants[t.Name] = mem
 	for _, u := range mem.users {
 		addIndex(m.byUser, u, t.Name)
