@@ -1,0 +1,65 @@
+package tenancy
+
+import (
+	"reflect"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/user"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+)
+
+func tenantWith(name string, users, groups []string) *v1alpha1.Tenant {
+	return &v1alpha1.Tenant{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       v1alpha1.TenantSpec{Members: v1alpha1.TenantMembers{Users: users, Groups: groups}},
+	}
+}
+
+func TestMembership(t *testing.T) {
+	m := NewMembership()
+	notified := 0
+	m.OnChange(func() { notified++ })
+
+	alice := &user.DefaultInfo{Name: "alice"}
+	inAcmeGroup := &user.DefaultInfo{Name: "x", Groups: []string{"tenant.io:acme"}}
+	inAdmins := &user.DefaultInfo{Name: "y", Groups: []string{"acme-admins"}}
+	if got := m.TenantsOf(inAcmeGroup); len(got) != 0 {
+		t.Errorf("group of a tenant that does not exist resolves to %v", got)
+	}
+
+	m.Set(tenantWith("acme", []string{"alice"}, []string{"acme-admins"}))
+	m.Set(tenantWith("globex", []string{"alice"}, nil))
+	for _, c := range []struct {
+		u    user.Info
+		want []string
+	}{
+		{alice, []string{"acme", "globex"}},
+		{inAcmeGroup, []string{"acme"}},
+		{inAdmins, []string{"acme"}},
+		{&user.DefaultInfo{Name: "carol"}, nil},
+	} {
+		if got := m.TenantsOf(c.u); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("TenantsOf(%s) = %v, want %v", c.u.GetName(), got, c.want)
+		}
+	}
+	if notified != 2 {
+		t.Errorf("%d notifications for two new tenants", notified)
+	}
+
+	// An update that leaves the members alone (a usage update) notifies nobody.
+	m.Set(tenantWith("acme", []string{"alice"}, []string{"acme-admins"}))
+	if notified != 2 {
+		t.Errorf("an update without member changes notified (%d)", notified)
+	}
+	// Removing alice from acme does.
+	m.Set(tenantWith("acme", nil, []string{"acme-admins"}))
+	if notified != 3 || !reflect.DeepEqual(m.TenantsOf(alice), []string{"globex"}) {
+		t.Errorf("after removing alice: %d notifications, alice in %v", notified, m.TenantsOf(alice))
+	}
+	m.Delete("globex")
+	if notified != 4 || len(m.TenantsOf(alice)) != 0 || m.Exists("globex") {
+		t.Errorf("after deleting globex: %d notifications, alice in %v", notified, m.TenantsOf(alice))
+	}
+}
