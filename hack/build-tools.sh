@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the binaries of the integration test stack into _output/bin from the
-# versions pinned in hack/tools/go.mod (etcd, kube-apiserver, kubectl) and
+# versions pinned in hack/tools/go.mod (etcd, kube-apiserver,
+# kube-controller-manager, kubectl) and
 # hack/tools/crds/go.mod (controller-gen, MetalLB controller).
 #
 #   hack/build-tools.sh                 build every tool that is missing or stale
@@ -20,9 +21,9 @@ CRDS_DIR=${ROOT}/hack/tools/crds
 BIN_DIR=${ROOT}/_output/bin
 LOG_DIR=${ROOT}/_output/log/build-tools
 
-ALL_TOOLS=(kube-apiserver etcd kubectl controller-gen metallb-controller)
+ALL_TOOLS=(kube-apiserver kube-controller-manager etcd kubectl controller-gen metallb-controller)
 
-# Release version stamped into kube-apiserver and kubectl; it must match the
+# Release version stamped into the Kubernetes binaries; it must match the
 # k8s.io/kubernetes requirement in hack/tools/go.mod (checked below).
 KUBE_VERSION=v1.36.3
 
@@ -42,16 +43,17 @@ module_version() {
 }
 
 # kube_ldflags prints the -ldflags that stamp the release version into
-# kube-apiserver and kubectl, as the Kubernetes release build does. The module
-# zip carries no git metadata: gitCommit stays empty and the build date is the
-# module version's publication time, so the binaries are reproducible.
+# kube-apiserver, kube-controller-manager and kubectl, as the Kubernetes
+# release build does. The module zip carries no git metadata: gitCommit stays
+# empty and the build date is the module version's publication time, so the
+# binaries are reproducible.
 kube_ldflags() {
   local major minor date pkg flags=""
   major=${KUBE_VERSION#v}; major=${major%%.*}
   minor=${KUBE_VERSION#v"${major}".}; minor=${minor%%.*}
   date=$(cd "${TOOLS_DIR}" && go list -m -f '{{.Time.UTC.Format "2006-01-02T15:04:05Z"}}' k8s.io/kubernetes) || return 1
-  # kubectl and kube-apiserver report component-base's version; client-go's
-  # copy is what client-go puts in its default User-Agent.
+  # The binaries report component-base's version; client-go's copy is what
+  # client-go puts in its default User-Agent.
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
     flags+=" -X ${pkg}.gitVersion=${KUBE_VERSION} -X ${pkg}.gitMajor=${major} -X ${pkg}.gitMinor=${minor}"
     flags+=" -X ${pkg}.gitCommit= -X ${pkg}.gitTreeState=clean -X ${pkg}.buildDate=${date}"
@@ -64,7 +66,7 @@ kube_ldflags() {
 tool_inputs() {
   echo "build-tools ${BUILD_TOOLS_VERSION} $1 $(go env GOVERSION GOOS GOARCH | tr '\n' ' ')"
   case "$1" in
-    kube-apiserver|kubectl)
+    kube-apiserver|kube-controller-manager|kubectl)
       echo "${KUBE_VERSION} ${KUBE_LDFLAGS}"
       cat "${TOOLS_DIR}/go.mod" "${TOOLS_DIR}/go.sum"
       ;;
@@ -102,9 +104,18 @@ build_etcd() {
   go_build "${TOOLS_DIR}" "$1" go.etcd.io/etcd/server/v3
 }
 
-build_kube_apiserver() {
-  # Niced: it runs in the background while the smaller tools build.
-  (cd "${TOOLS_DIR}" && nice go build -trimpath -o "$1" -ldflags "${KUBE_LDFLAGS}" k8s.io/kubernetes/cmd/kube-apiserver)
+# KUBE_SERVERS are the long builds. They share most of their packages, so
+# they are built by one go build (which compiles the shared packages once),
+# in the background, while the other tools build.
+KUBE_SERVERS=(kube-apiserver kube-controller-manager)
+
+# build_kube_servers <dir> <name>... builds k8s.io/kubernetes/cmd/<name> into
+# <dir>/<name>. Niced: it runs next to the foreground builds.
+build_kube_servers() {
+  local dir=$1 pkgs=() name
+  shift
+  for name; do pkgs+=("k8s.io/kubernetes/cmd/${name}"); done
+  (cd "${TOOLS_DIR}" && nice go build -trimpath -o "${dir}/" -ldflags "${KUBE_LDFLAGS}" "${pkgs[@]}")
 }
 
 build_kubectl() {
@@ -126,17 +137,29 @@ build_metallb_controller() {
     rm -rf "${gobin}"
 }
 
-# build <name> builds one binary into a temporary file, then moves it and its
-# stamp into place, so an interrupted build never leaves a stale binary that
-# looks current. Failures are returned explicitly: build runs in contexts
-# (if, ||, background jobs) where errexit does not apply.
+# build <name>... builds binaries into a temporary directory, then moves each
+# and its stamp into place, so an interrupted build never leaves a stale
+# binary that looks current. Several names are built together; only
+# KUBE_SERVERS can be. Failures are returned explicitly: build runs in
+# contexts (if, ||, background jobs) where errexit does not apply.
 build() {
-  local name=$1 out="${BIN_DIR}/.$1.tmp" start=${SECONDS}
-  rm -f "${BIN_DIR}/.${name}.stamp" || return 1
-  "build_${name//-/_}" "${out}" || return 1
-  mv -f "${out}" "${BIN_DIR}/${name}" || return 1
-  stamp_of "${name}" >"${BIN_DIR}/.${name}.stamp" || return 1
-  echo "built ${name} in $((SECONDS - start))s"
+  local tmp start=${SECONDS} name
+  tmp="${BIN_DIR}/.$(IFS=+; echo "$*").tmp"
+  for name; do
+    rm -f "${BIN_DIR}/.${name}.stamp" || return 1
+  done
+  rm -rf "${tmp}" && mkdir -p "${tmp}" || return 1
+  if [[ " ${KUBE_SERVERS[*]} " == *" $1 "* ]]; then
+    build_kube_servers "${tmp}" "$@" || return 1
+  else
+    "build_${1//-/_}" "${tmp}/$1" || return 1
+  fi
+  for name; do
+    mv -f "${tmp}/${name}" "${BIN_DIR}/${name}" || return 1
+    stamp_of "${name}" >"${BIN_DIR}/.${name}.stamp" || return 1
+  done
+  rm -rf "${tmp}"
+  echo "built $* in $((SECONDS - start))s"
 }
 
 main() {
@@ -155,9 +178,12 @@ main() {
   # Computed once, here, where errexit applies; only when needed, as it loads
   # the module graph of hack/tools.
   KUBE_LDFLAGS=""
-  if [[ " ${requested[*]} " == *" kube-apiserver "* || " ${requested[*]} " == *" kubectl "* ]]; then
-    KUBE_LDFLAGS=$(kube_ldflags)
-  fi
+  for name in "${KUBE_SERVERS[@]}" kubectl; do
+    if [[ " ${requested[*]} " == *" ${name} "* ]]; then
+      KUBE_LDFLAGS=$(kube_ldflags)
+      break
+    fi
+  done
 
   mkdir -p "${BIN_DIR}" "${LOG_DIR}"
   local todo=()
@@ -170,31 +196,33 @@ main() {
   done
   [[ ${#todo[@]} -gt 0 ]] || return 0
 
-  # kube-apiserver is by far the longest build: run it in the background while
-  # the others build in the foreground. The Go build cache is shared and safe
-  # for concurrent use.
-  local kas_pid="" failed=0
+  # kube-apiserver and kube-controller-manager are by far the longest builds:
+  # one go build makes both in the background while the others build in the
+  # foreground. The Go build cache is shared and safe for concurrent use.
+  local servers=() bg_pid="" bg_log="" failed=0
   for name in "${todo[@]}"; do
-    if [[ "${name}" == kube-apiserver ]]; then
-      echo "building kube-apiserver ${KUBE_VERSION} in the background (log: ${LOG_DIR#"${ROOT}/"}/kube-apiserver.log)"
-      build kube-apiserver >"${LOG_DIR}/kube-apiserver.log" 2>&1 &
-      kas_pid=$!
-    fi
+    [[ " ${KUBE_SERVERS[*]} " != *" ${name} "* ]] || servers+=("${name}")
   done
+  if [[ ${#servers[@]} -gt 0 ]]; then
+    bg_log="${LOG_DIR}/$(IFS=+; echo "${servers[*]}").log"
+    echo "building ${servers[*]} ${KUBE_VERSION} in the background (log: ${bg_log#"${ROOT}/"})"
+    build "${servers[@]}" >"${bg_log}" 2>&1 &
+    bg_pid=$!
+  fi
   for name in "${todo[@]}"; do
-    [[ "${name}" != kube-apiserver ]] || continue
+    [[ " ${KUBE_SERVERS[*]} " != *" ${name} "* ]] || continue
     echo "building ${name}"
     if ! build "${name}"; then
       echo "FAILED: ${name}" >&2
       failed=1
     fi
   done
-  if [[ -n "${kas_pid}" ]]; then
-    if wait "${kas_pid}"; then
-      cat "${LOG_DIR}/kube-apiserver.log"
+  if [[ -n "${bg_pid}" ]]; then
+    if wait "${bg_pid}"; then
+      cat "${bg_log}"
     else
-      cat "${LOG_DIR}/kube-apiserver.log" >&2
-      echo "FAILED: kube-apiserver" >&2
+      cat "${bg_log}" >&2
+      echo "FAILED: ${servers[*]}" >&2
       failed=1
     fi
   fi

@@ -31,3 +31,23 @@ func init() {
 		&metav1.APIResourceList{},
 	)
 }
+
+// jsonOnly offers the encodings of a codec factory but protobuf: the
+// tenant.io types have no protobuf form. Clients that prefer protobuf
+// (kube-controller-manager's namespace and garbage collector controllers
+// list and delete every kind through metadata clients) then get JSON, as
+// they do from custom resources, instead of an encoding error.
+type jsonOnly struct {
+	runtime.NegotiatedSerializer
+}
+
+// SupportedMediaTypes implements runtime.NegotiatedSerializer.
+func (j jsonOnly) SupportedMediaTypes() []runtime.SerializerInfo {
+	var out []runtime.SerializerInfo
+	for _, info := range j.NegotiatedSerializer.SupportedMediaTypes() {
+		if info.MediaType != runtime.ContentTypeProtobuf {
+			out = append(out, info)
+		}
+	}
+	return out
+}

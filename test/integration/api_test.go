@@ -120,6 +120,12 @@ func writeManifest(t *testing.T, obj interface{}) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return writeManifestBytes(t, data)
+}
+
+// writeManifestBytes writes data into a temporary file for kubectl -f.
+func writeManifestBytes(t *testing.T, data []byte) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "manifest.yaml")
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)

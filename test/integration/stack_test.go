@@ -2,10 +2,16 @@ package integration
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
@@ -46,4 +52,103 @@ func containsLine(text, line string) bool {
 		}
 	}
 	return false
+}
+
+// TestHostControllerManager checks the host's kube-controller-manager: the
+// garbage collector deletes dependents of a deleted owner, a deleted
+// Namespace really goes away, and a new Namespace gets its default
+// ServiceAccount, which the ServiceAccount admission plugin wants of pods.
+func TestHostControllerManager(t *testing.T) {
+	s := framework.Current()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	client, _, err := s.Clients(framework.AdminUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "host-kcm-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	configMaps := client.CoreV1().ConfigMaps(ns.Name)
+	owner, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := configMaps.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+		Name:            "dependent",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}},
+	}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	background := metav1.DeletePropagationBackground
+	if err := configMaps.Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &background}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := configMaps.Get(ctx, "dependent", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	}); err != nil {
+		t.Fatalf("the dependent ConfigMap of a deleted owner is still there after 30s: %v (logs: %s)", err, s.LogPath("kube-controller-manager"))
+	}
+	t.Logf("garbage collected the dependent in %s", time.Since(start).Round(10*time.Millisecond))
+
+	if err := client.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start = time.Now()
+	var last *corev1.Namespace
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		got, err := client.CoreV1().Namespaces().Get(ctx, ns.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		last = got
+		return false, err
+	}); err != nil {
+		var conditions []string
+		if last != nil {
+			for _, c := range last.Status.Conditions {
+				if c.Status == corev1.ConditionTrue {
+					conditions = append(conditions, fmt.Sprintf("%s: %s", c.Type, c.Message))
+				}
+			}
+		}
+		t.Fatalf("namespace %s is still there 60s after its deletion: %v; conditions: %q", ns.Name, err, conditions)
+	}
+	t.Logf("namespace deleted in %s", time.Since(start).Round(10*time.Millisecond))
+
+	// A pod created right after its namespace is admitted: the ServiceAccount
+	// plugin waits a little for the default ServiceAccount.
+	fresh, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "host-kcm-"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = client.CoreV1().Namespaces().Delete(context.Background(), fresh.Name, metav1.DeleteOptions{})
+	})
+	pod, err := client.CoreV1().Pods(fresh.Name).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "registry.k8s.io/pause:3.10"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating a pod in a new namespace: %v", err)
+	}
+	if pod.Spec.ServiceAccountName != "default" {
+		t.Errorf("pod.spec.serviceAccountName = %q, want default (set by the ServiceAccount admission plugin)", pod.Spec.ServiceAccountName)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts(fresh.Name).Get(ctx, "default", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}); err != nil {
+		t.Fatalf("namespace %s has no default ServiceAccount after 30s: %v", fresh.Name, err)
+	}
 }

@@ -30,6 +30,8 @@ const (
 type pki struct {
 	// kube-apiserver serving CA and certificate (127.0.0.1, localhost).
 	ServerCA, ServerCert, ServerKey string
+	// kube-controller-manager serving certificate, issued by the same CA.
+	ControllerManagerCert, ControllerManagerKey string
 	// CA for client certificates presented to kube-apiserver.
 	ClientCA string
 	// Front-proxy (request-header) CA and the aggregator's client certificate.
@@ -69,6 +71,15 @@ func generatePKI(dir string) (*pki, error) {
 		ips:        []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		usage:      []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}, p.ServerCert, p.ServerKey); err != nil {
+		return nil, err
+	}
+	p.ControllerManagerCert, p.ControllerManagerKey = path("kube-controller-manager.crt"), path("kube-controller-manager.key")
+	if err := serverCA.issue(leafSpec{
+		commonName: "kube-controller-manager",
+		dnsNames:   []string{"localhost"},
+		ips:        []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		usage:      []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, p.ControllerManagerCert, p.ControllerManagerKey); err != nil {
 		return nil, err
 	}
 

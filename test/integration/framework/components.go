@@ -92,9 +92,6 @@ func (s *Stack) startKubeAPIServer(ctx context.Context) (*process, error) {
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + p.ServiceAccountPub,
 		"--service-account-signing-key-file=" + p.ServiceAccountKey,
-		// There is no kube-controller-manager to create the default
-		// ServiceAccount of each namespace, which that plugin demands of pods.
-		"--disable-admission-plugins=ServiceAccount",
 		"--allow-privileged=true",
 		"--requestheader-client-ca-file=" + p.FrontProxyCA,
 		"--requestheader-allowed-names=front-proxy-client",
@@ -105,6 +102,11 @@ func (s *Stack) startKubeAPIServer(ctx context.Context) (*process, error) {
 		"--proxy-client-key-file=" + p.FrontProxyClientKey,
 		"--enable-aggregator-routing=false",
 		"--profiling=false",
+	}
+	if s.opts.SkipControllerManager {
+		// Without kube-controller-manager nobody creates the default
+		// ServiceAccount of a namespace, which that plugin demands of pods.
+		args = append(args, "--disable-admission-plugins=ServiceAccount")
 	}
 	s.kubeAPIServer = &process{
 		name:    "kube-apiserver",
@@ -358,9 +360,10 @@ func (s *Stack) StartHost(ctx context.Context) error {
 }
 
 // PID is the process id of a running process of the stack (etcd,
-// kube-apiserver, metallb-controller, tenant-apiserver), or 0.
+// kube-apiserver, kube-controller-manager, metallb-controller,
+// tenant-apiserver), or 0.
 func (s *Stack) PID(name string) int {
-	for _, p := range []*process{s.etcd, s.kubeAPIServer, s.metallb, s.tenantAPIServer} {
+	for _, p := range []*process{s.etcd, s.kubeAPIServer, s.controllerManager, s.metallb, s.tenantAPIServer} {
 		if p != nil && p.name == name {
 			return p.pid()
 		}

@@ -26,8 +26,9 @@ type Options struct {
 
 	// RepoRoot is the repository; default: found by RepoRoot().
 	RepoRoot string
-	// BinDir holds etcd, kube-apiserver, kubectl and metallb-controller
-	// (hack/build-tools.sh); the tenant-apiserver is built into it.
+	// BinDir holds etcd, kube-apiserver, kube-controller-manager, kubectl and
+	// metallb-controller (hack/build-tools.sh); the tenant-apiserver is built
+	// into it.
 	// Default: <RepoRoot>/_output/bin.
 	BinDir string
 	// WorkDir receives certificates, data, logs and kubeconfigs. Default: a
@@ -44,7 +45,13 @@ type Options struct {
 	Log io.Writer
 	// SkipMetalLB does not run the MetalLB controller.
 	SkipMetalLB bool
-	// SkipTenantAPIServer runs only the host side (steps 1-5 and 7).
+	// SkipControllerManager does not run kube-controller-manager: host
+	// Namespaces then never finish terminating, nothing is garbage
+	// collected, no ServiceAccount is created, and kube-apiserver runs
+	// without the ServiceAccount admission plugin so that pods can still be
+	// created.
+	SkipControllerManager bool
+	// SkipTenantAPIServer runs only the host side.
 	SkipTenantAPIServer bool
 	// SkipBuild uses <BinDir>/tenant-apiserver as it is instead of running go build.
 	SkipBuild bool
@@ -52,10 +59,11 @@ type Options struct {
 	HostCRDDir string
 	// DeployDir holds the deploy manifests; default <RepoRoot>/artifacts/deploy.
 	DeployDir string
-	// KubeAPIServerArgs and TenantAPIServerArgs are appended to the flags the
-	// framework passes (a later flag wins).
-	KubeAPIServerArgs   []string
-	TenantAPIServerArgs []string
+	// KubeAPIServerArgs, ControllerManagerArgs and TenantAPIServerArgs are
+	// appended to the flags the framework passes (a later flag wins).
+	KubeAPIServerArgs     []string
+	ControllerManagerArgs []string
+	TenantAPIServerArgs   []string
 	// StartTimeout bounds each process' start; default 3 minutes.
 	StartTimeout time.Duration
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL;
@@ -64,8 +72,9 @@ type Options struct {
 	StopTimeout time.Duration
 }
 
-// Stack is a running etcd, kube-apiserver (with aggregation), MetalLB
-// controller and tenant-apiserver, all on loopback ports. Its methods are safe
+// Stack is a running etcd, kube-apiserver (with aggregation),
+// kube-controller-manager, MetalLB controller and tenant-apiserver, all on
+// loopback ports. Its methods are safe
 // for concurrent use.
 type Stack struct {
 	opts       Options
@@ -76,10 +85,11 @@ type Stack struct {
 
 	etcdPort, etcdPeerPort int
 	kubePort               int
+	controllerManagerPort  int
 	metallbPort            int
 	tenantPort             int
 
-	etcd, kubeAPIServer, metallb, tenantAPIServer *process
+	etcd, kubeAPIServer, controllerManager, metallb, tenantAPIServer *process
 
 	// startDuration is how long Start took, binaries already built.
 	startDuration time.Duration
@@ -149,6 +159,11 @@ func (s *Stack) complete(opts Options) error {
 	}
 	if !opts.SkipMetalLB {
 		if err := requireBinary(filepath.Join(opts.BinDir, "metallb-controller")); err != nil {
+			return err
+		}
+	}
+	if !opts.SkipControllerManager {
+		if err := requireBinary(filepath.Join(opts.BinDir, "kube-controller-manager")); err != nil {
 			return err
 		}
 	}
@@ -244,6 +259,26 @@ func (s *Stack) start(ctx context.Context) error {
 	if err := s.retryOnPortClash(ctx, s.startKubeAPIServer); err != nil {
 		return err
 	}
+	// kube-controller-manager starts while the host manifests install and
+	// MetalLB starts; it must be ready before the tenant-apiserver starts.
+	// Whatever happens, start returns only once its start is over (cut short
+	// when start fails elsewhere), so that Stop sees the process.
+	controllerManagerReady := make(chan error, 1)
+	controllerManagerCtx, cancelControllerManager := context.WithCancel(ctx)
+	if s.opts.SkipControllerManager {
+		controllerManagerReady <- nil
+	} else {
+		go func() { controllerManagerReady <- s.retryOnPortClash(controllerManagerCtx, s.startControllerManager) }()
+	}
+	waitControllerManager := func() error {
+		err := <-controllerManagerReady
+		controllerManagerReady <- nil // later waits return at once
+		return err
+	}
+	defer func() {
+		cancelControllerManager()
+		_ = waitControllerManager()
+	}()
 	if err := s.installHostManifests(ctx); err != nil {
 		return err
 	}
@@ -251,6 +286,9 @@ func (s *Stack) start(ctx context.Context) error {
 		if err := s.retryOnPortClash(ctx, s.startMetalLB); err != nil {
 			return err
 		}
+	}
+	if err := waitControllerManager(); err != nil {
+		return err
 	}
 	if s.opts.SkipTenantAPIServer {
 		return nil
@@ -297,7 +335,7 @@ func (s *Stack) Stop() error {
 	}
 	s.stopped = true
 	var errs []error
-	for _, p := range []*process{s.tenantAPIServer, s.metallb, s.kubeAPIServer, s.etcd} {
+	for _, p := range []*process{s.tenantAPIServer, s.metallb, s.controllerManager, s.kubeAPIServer, s.etcd} {
 		if p == nil {
 			continue
 		}
@@ -326,7 +364,7 @@ func (s *Stack) KeepWorkDir() {
 func (s *Stack) WorkDir() string { return s.workDir }
 
 // LogPath is the log file of a process: etcd, kube-apiserver,
-// metallb-controller or tenant-apiserver.
+// kube-controller-manager, metallb-controller or tenant-apiserver.
 func (s *Stack) LogPath(process string) string { return s.path("logs", process+".log") }
 
 // KubeconfigPath is the kubeconfig of a user (see User); it embeds the host

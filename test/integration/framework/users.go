@@ -16,6 +16,10 @@ const (
 	// TenantAPIServerUser is the identity the tenant-apiserver process runs as
 	// on the host, the user name of its ServiceAccount.
 	TenantAPIServerUser = "system:serviceaccount:" + TenantAPIServerNamespace + ":" + TenantAPIServerServiceName
+	// KubeControllerManagerUser is the identity of kube-controller-manager,
+	// bound by kube-apiserver's bootstrap RBAC policy to the ClusterRole of
+	// the same name.
+	KubeControllerManagerUser = "system:kube-controller-manager"
 )
 
 // User is a host user authenticated by a static bearer token.
@@ -29,8 +33,8 @@ type User struct {
 }
 
 // DefaultUsers returns the users of every stack: the provider admin, alice
-// (tenant acme), bob (tenant globex), carol (a tenant user of no tenant) and
-// the tenant-apiserver's own service account.
+// (tenant acme), bob (tenant globex), carol (a tenant user of no tenant), the
+// tenant-apiserver's own service account and kube-controller-manager.
 func DefaultUsers() []User {
 	return []User{
 		{Name: AdminUser, Groups: []string{"system:masters"}},
@@ -38,6 +42,7 @@ func DefaultUsers() []User {
 		{Name: "bob", Groups: []string{"tenant.io:globex"}},
 		{Name: "carol"},
 		{Name: TenantAPIServerUser, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + TenantAPIServerNamespace, "system:authenticated"}},
+		{Name: KubeControllerManagerUser},
 	}
 }
 

@@ -25,8 +25,11 @@ import (
 type Guard interface {
 	// Read binds ctx to what the caller may see; name is "" for collections.
 	Read(ctx context.Context, name string) (context.Context, error)
-	// Write binds ctx for a write of name, or refuses it.
+	// Write binds ctx for a create or update of name, or refuses it.
 	Write(ctx context.Context, name string) (context.Context, error)
+	// Remove binds ctx for a delete of name ("" for collections), or
+	// refuses it.
+	Remove(ctx context.Context, name string) (context.Context, error)
 	// Visible says whether an object read in a Read ctx may be shown. When
 	// it returns nil, everything read in that ctx is visible.
 	Visible(ctx context.Context) func(runtime.Object) bool
@@ -66,6 +69,13 @@ type NamespaceGetter interface {
 var _ Guard = &TenantGuard{}
 
 func (g *TenantGuard) scope(ctx context.Context, name string, write bool) (context.Context, error) {
+	return g.scopeFor(ctx, name, write, false)
+}
+
+// scopeFor binds ctx to the caller's tenant. A caller of no tenant may read
+// and delete in its (empty) view, and is refused writes; emptyView skips
+// the virtual namespace check for it.
+func (g *TenantGuard) scopeFor(ctx context.Context, name string, write, emptyView bool) (context.Context, error) {
 	u, err := callerOf(ctx)
 	if err != nil {
 		return nil, err
@@ -79,7 +89,7 @@ func (g *TenantGuard) scope(ctx context.Context, name string, write bool) (conte
 			fmt.Errorf("user %q is not a member of any tenant", u.GetName()))
 	}
 	ctx = tenancy.WithTenant(ctx, t)
-	if g.Namespaces != nil {
+	if g.Namespaces != nil && !(emptyView && t == "") {
 		if ns, ok := genericapirequest.NamespaceFrom(ctx); ok && ns != "" {
 			if err := g.namespaceExists(ctx, ns); err != nil {
 				return nil, err
@@ -110,6 +120,14 @@ func (g *TenantGuard) Read(ctx context.Context, name string) (context.Context, e
 // Write implements Guard.
 func (g *TenantGuard) Write(ctx context.Context, name string) (context.Context, error) {
 	return g.scope(ctx, name, true)
+}
+
+// Remove implements Guard. A caller of no tenant deletes in its empty view:
+// a named object is not found, a collection is empty. That is what the
+// host's namespace controller, which deletes every namespaced kind of a
+// terminating host namespace, must see of ours to let the namespace go.
+func (g *TenantGuard) Remove(ctx context.Context, name string) (context.Context, error) {
+	return g.scopeFor(ctx, name, false, true)
 }
 
 // Visible implements Guard: the key range already holds only the tenant's objects.
@@ -180,6 +198,11 @@ func (g *ProviderGuard) Write(ctx context.Context, name string) (context.Context
 			fmt.Errorf("%s are managed by the provider; user %q acts as tenant %q", g.Resource.Resource, u.GetName(), t))
 	}
 	return ctx, nil
+}
+
+// Remove implements Guard: deletes are writes of provider kinds.
+func (g *ProviderGuard) Remove(ctx context.Context, name string) (context.Context, error) {
+	return g.Write(ctx, name)
 }
 
 // Visible implements Guard.

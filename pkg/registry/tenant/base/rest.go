@@ -206,7 +206,7 @@ func (r *GuardedREST) Update(ctx context.Context, name string, objInfo rest.Upda
 
 // Delete implements rest.GracefulDeleter.
 func (r *GuardedREST) Delete(ctx context.Context, name string, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions) (runtime.Object, bool, error) {
-	ctx, err := r.Guard.Write(ctx, name)
+	ctx, err := r.Guard.Remove(ctx, name)
 	if err != nil {
 		return nil, false, err
 	}
@@ -244,7 +244,7 @@ func withPreconditions(options *metav1.DeleteOptions, pre *metav1.Preconditions)
 
 // DeleteCollection implements rest.CollectionDeleter.
 func (r *GuardedREST) DeleteCollection(ctx context.Context, deleteValidation rest.ValidateObjectFunc, options *metav1.DeleteOptions, listOptions *metainternalversion.ListOptions) (runtime.Object, error) {
-	ctx, err := r.Guard.Write(ctx, "")
+	ctx, err := r.Guard.Remove(ctx, "")
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,94 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ControllerManagerControllers are the kube-controller-manager controllers
+// the stack runs: what makes host Namespaces finish terminating, garbage
+// collects owned objects, and gives every namespace its default
+// ServiceAccount. No node, IPAM, route or workload controller runs: there
+// are no nodes.
+var ControllerManagerControllers = []string{
+	"namespace-controller",
+	"garbage-collector-controller",
+	"serviceaccount-controller",
+	"serviceaccount-token-controller",
+}
+
+// startControllerManager runs kube-controller-manager against the host as
+// system:kube-controller-manager. Each controller acts as its own
+// ServiceAccount in kube-system (--use-service-account-credentials), bound
+// by the bootstrap RBAC policy to its system:controller:* ClusterRole, as
+// in a kubeadm cluster: the system:kube-controller-manager ClusterRole
+// itself may list and watch everything but delete nothing, so the namespace
+// and garbage collector controllers could not work under it.
+func (s *Stack) startControllerManager(ctx context.Context) (*process, error) {
+	var err error
+	if s.controllerManagerPort, err = freePort(); err != nil {
+		return nil, err
+	}
+	kubeconfig := s.KubeconfigPath(KubeControllerManagerUser)
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--bind-address=127.0.0.1",
+		"--secure-port=" + strconv.Itoa(s.controllerManagerPort),
+		"--tls-cert-file=" + s.pki.ControllerManagerCert,
+		"--tls-private-key-file=" + s.pki.ControllerManagerKey,
+		"--controllers=" + strings.Join(ControllerManagerControllers, ","),
+		"--use-service-account-credentials=true",
+		"--service-account-private-key-file=" + s.pki.ServiceAccountKey,
+		"--root-ca-file=" + s.pki.ServerCA,
+		"--leader-elect=false",
+		// The default 20 QPS makes the deletion of a namespace, one
+		// list and delete-collection per namespaced resource, take seconds.
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
+		"--profiling=false",
+	}
+	s.controllerManager = &process{
+		name:    "kube-controller-manager",
+		path:    s.bin("kube-controller-manager"),
+		args:    append(args, s.opts.ControllerManagerArgs...),
+		logPath: s.LogPath("kube-controller-manager"),
+	}
+	t := time.Now()
+	if err := s.controllerManager.start(); err != nil {
+		return s.controllerManager, err
+	}
+	// /healthz is served without authentication; its certificate is issued
+	// by the host CA. It has a check per controller once that controller has
+	// started.
+	httpClient, err := tlsClient(s.pki.serverCAPEM)
+	if err != nil {
+		return s.controllerManager, err
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d/healthz?verbose", s.controllerManagerPort)
+	err = s.controllerManager.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+		body, err := httpGet(ctx, httpClient, url, "")
+		if err != nil {
+			return err
+		}
+		for _, c := range ControllerManagerControllers {
+			if !strings.Contains(body, "[+]"+c+" ok") {
+				return fmt.Errorf("%s has not started yet", c)
+			}
+		}
+		// The garbage collector's workers start once its informers on
+		// every resource have synced.
+		if !fileContains(s.controllerManager.logPath, `"Garbage collector: all resource monitors have synced"`) {
+			return fmt.Errorf("the garbage collector has not synced yet")
+		}
+		return nil
+	})
+	if err == nil {
+		s.logf("kube-controller-manager ready on 127.0.0.1:%d (%s)", s.controllerManagerPort, time.Since(t).Round(100*time.Millisecond))
+	}
+	return s.controllerManager, err
+}
