@@ -208,54 +208,42 @@ func (s *Server) startMembership(loopback *restclient.Config, membership *tenanc
 // first (quotas are charged on them), then Namespaces (namespaced kinds
 // live in them).
 func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[string]*base.Storage, error) {
+	type newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
 	out := map[string]*base.Storage{}
-	add := func(resource string, newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)) error {
-		st, err := newStorage(Scheme, optsGetter, deps)
+	// In this order: each may need what the ones before it provide.
+	for _, r := range []struct {
+		resource string
+		new      newStorage
+		provides func(*base.Storage)
+	}{
+		{"tenants", tenantregistry.NewStorage, func(st *base.Storage) { deps.Quota = quota.NewTracker(st.StatusStore) }},
+		{"addresspools", addresspool.NewStorage, nil},
+		{"providerservices", providerservice.NewStorage, nil},
+		{"vrfpeerings", vrfpeering.NewStorage, nil},
+		{"namespaces", namespace.NewStorage, func(st *base.Storage) { deps.Namespaces = st.Store }},
+		{"networks", network.NewStorage, nil},
+		{"floatingips", floatingip.NewStorage, nil},
+		{"loadbalancers", loadbalancer.NewStorage, nil},
+	} {
+		st, err := r.new(Scheme, optsGetter, deps)
 		if err != nil {
-			return fmt.Errorf("%s: %w", resource, err)
+			return nil, fmt.Errorf("%s: %w", r.resource, err)
 		}
-		out[resource] = st
-		return nil
-	}
-	for _, r := range []struct {
-		resource string
-		new      func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
-	}{
-		{"tenants", tenantregistry.NewStorage},
-		{"addresspools", addresspool.NewStorage},
-		{"providerservices", providerservice.NewStorage},
-		{"vrfpeerings", vrfpeering.NewStorage},
-	} {
-		if err := add(r.resource, r.new); err != nil {
-			return nil, err
+		out[r.resource] = st
+		if r.provides != nil {
+			r.provides(st)
 		}
 	}
-	deps.Quota = quota.NewTracker(out["tenants"].StatusStore)
-	if err := add("namespaces", namespace.NewStorage); err != nil {
-		return nil, err
-	}
-	deps.Namespaces = out["namespaces"].Store
-	for _, r := range []struct {
-		resource string
-		new      func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
-	}{
-		{"networks", network.NewStorage},
-		{"floatingips", floatingip.NewStorage},
-		{"loadbalancers", loadbalancer.NewStorage},
-	} {
-		if err := add(r.resource, r.new); err != nil {
-			return nil, err
+	stores := func(resources ...string) map[string]*genericregistry.Store {
+		m := map[string]*genericregistry.Store{}
+		for _, r := range resources {
+			m[r] = out[r].Store
 		}
+		return m
 	}
-	offboarding := &tenantregistry.Offboarding{Tenants: out["tenants"].Store, Owned: map[string]*genericregistry.Store{}}
-	for _, owned := range []string{"namespaces", "networks", "floatingips", "loadbalancers"} {
-		offboarding.Owned[owned] = out[owned].Store
-	}
+	offboarding := &tenantregistry.Offboarding{Tenants: out["tenants"].Store, Owned: stores("namespaces", "networks", "floatingips", "loadbalancers")}
 	out["tenants"].Main.BeforeDelete = offboarding.BeforeDelete
-	deletion := &namespace.Deletion{Contents: map[string]*genericregistry.Store{
-		"floatingips":   out["floatingips"].Store,
-		"loadbalancers": out["loadbalancers"].Store,
-	}}
+	deletion := &namespace.Deletion{Contents: stores("floatingips", "loadbalancers")}
 	out["namespaces"].Main.BeforeDelete = deletion.BeforeDelete
 	return out, nil
 }
