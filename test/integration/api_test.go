@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -724,6 +725,13 @@ func TestExamples(t *testing.T) {
 		t.Cleanup(func() {
 			s.Kubectl(context.Background(), c.user, append([]string{"delete", "--ignore-not-found", "-f", path}, c.args...)...) //nolint:errcheck
 		})
+	}
+	// alice reads her Tenant: its block and its host namespace prefix.
+	var acme tenantv1alpha1.Tenant
+	kubectlJSON(ctx, t, alice, &acme, "get", "tenants.tenant.io", "acme")
+	if acme.Status.Network == nil || acme.Status.Network.CIDR != "10.42.0.0/16" || len(acme.Status.PublicIPs) != 4 ||
+		!regexp.MustCompile(`^acme-[0-9a-f]{6}$`).MatchString(acme.Status.NamespacePrefix) {
+		t.Errorf("acme's status as alice reads it: %+v", acme.Status)
 	}
 	// alice and bob each own a Network "default" and see only their own.
 	for _, u := range []string{alice, "bob"} {

@@ -7,8 +7,8 @@ import (
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
-// guardSetup makes a host namespace of tenant acme in which alice may write
-// Services (as with the admin role), and gives alice host RBAC to write the networking kinds, so
+// guardSetup makes a host namespace of tenant acme in which alice has the
+// admin role (as the syncer will give tenant members), and gives alice host RBAC to write the networking kinds, so
 // that what stops her below is the guard policies, not RBAC.
 const guardSetup = `
 apiVersion: v1
@@ -19,24 +19,12 @@ metadata:
     tenant.io/tenant: acme
     k8s.ovn.org/primary-user-defined-network: ""
 ---
-# What the admin role gives in a namespace, for Services (the test stack
-# aggregates no ClusterRoles, so admin itself would be empty here).
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata:
-  name: services-admin
-  namespace: acme-guard
-rules:
-- apiGroups: [""]
-  resources: ["services"]
-  verbs: ["*"]
----
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
-  name: services-admin
+  name: admin
   namespace: acme-guard
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: services-admin}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: admin}
 subjects:
 - {apiGroup: rbac.authorization.k8s.io, kind: User, name: alice}
 - {kind: ServiceAccount, name: tenant-apiserver, namespace: tenant-system}
@@ -63,8 +51,8 @@ subjects:
 `
 
 // TestGuardPolicies checks the ValidatingAdmissionPolicies of
-// artifacts/deploy on the real host: a tenant member who may write Services
-// in its host namespace (and, here, more RBAC than it should ever get) cannot make
+// artifacts/deploy on the real host: a tenant member with the admin role in
+// its host namespace (and, here, more RBAC than it should ever get) cannot make
 // LoadBalancer Services, set metallb.io annotations, write OVN-Kubernetes,
 // MetalLB or FRR objects, or change tenant.io/* and k8s.ovn.org/* namespace
 // labels; tenant-apiserver's service account can.

@@ -10,14 +10,16 @@ import (
 
 // ControllerManagerControllers are the kube-controller-manager controllers
 // the stack runs: what makes host Namespaces finish terminating, garbage
-// collects owned objects, and gives every namespace its default
-// ServiceAccount. No node, IPAM, route or workload controller runs: there
-// are no nodes.
+// collects owned objects, gives every namespace its default
+// ServiceAccount, and fills the aggregated ClusterRoles (admin, edit, view)
+// that tenant members are bound to in their host namespaces. No node, IPAM,
+// route or workload controller runs: there are no nodes.
 var ControllerManagerControllers = []string{
 	"namespace-controller",
 	"garbage-collector-controller",
 	"serviceaccount-controller",
 	"serviceaccount-token-controller",
+	"clusterrole-aggregation-controller",
 }
 
 // startControllerManager runs kube-controller-manager against the host as

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
@@ -222,8 +223,11 @@ func TestPrepareForCreateNotTenantOwned(t *testing.T) {
 	if obj.Generation != 1 {
 		t.Errorf("generation = %d, want 1", obj.Generation)
 	}
-	if !apiequality.Semantic.DeepEqual(obj.Status, tenant.TenantStatus{}) {
-		t.Errorf("status = %+v, want it cleared", obj.Status)
+	// What the request said of status is gone; the server derives the
+	// namespace prefix from the name and UID.
+	want := tenant.TenantStatus{NamespacePrefix: hostnames.NamespacePrefix("acme", obj.UID)}
+	if !apiequality.Semantic.DeepEqual(obj.Status, want) {
+		t.Errorf("status = %+v, want %+v", obj.Status, want)
 	}
 	if _, ok := obj.Labels[tenancy.TenantLabel]; ok {
 		t.Errorf("labels = %v, want no tenant label on a Tenant", obj.Labels)

@@ -7,6 +7,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
@@ -17,6 +18,8 @@ var Kind = base.Kind[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
 	Namespaced:  false,
 	TenantOwned: false,
 	ServerOwnedStatus: func(dst, src *tenant.Tenant) {
+		// The prefix follows from the name and UID: nobody sets it.
+		dst.Status.NamespacePrefix = hostnames.NamespacePrefix(dst.Name, dst.UID)
 		dst.Status.Network, dst.Status.PublicIPs = src.Status.Network, src.Status.PublicIPs
 		if c := meta.FindStatusCondition(src.Status.Conditions, ConditionAddressesAllocated); c != nil {
 			meta.SetStatusCondition(&dst.Status.Conditions, *c)
