@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
