@@ -35,13 +35,9 @@ func Attached(ctx context.Context, stores map[string]*genericregistry.Store, own
 			return nil, err
 		}
 		err = meta.EachListItem(list, func(item runtime.Object) error {
-			m, err := meta.Accessor(item)
+			ref, err := ObjectRef(item)
 			if err != nil {
 				return err
-			}
-			ref := m.GetName()
-			if m.GetNamespace() != "" {
-				ref = m.GetNamespace() + "/" + ref
 			}
 			causes = append(causes, metav1.StatusCause{
 				Type:    CauseTypeAttached,
@@ -55,6 +51,18 @@ func Attached(ctx context.Context, stores map[string]*genericregistry.Store, own
 		}
 	}
 	return causes, nil
+}
+
+// ObjectRef names obj as "[namespace/]name".
+func ObjectRef(obj runtime.Object) (string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", err
+	}
+	if m.GetNamespace() != "" {
+		return m.GetNamespace() + "/" + m.GetName(), nil
+	}
+	return m.GetName(), nil
 }
 
 // DeleteConflict is the 409 of a delete refused because of causes.

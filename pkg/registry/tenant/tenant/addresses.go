@@ -21,6 +21,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -367,7 +368,11 @@ func (a *Addresses) inUse(ctx context.Context, tenantName string) (map[string]st
 			return nil, err
 		}
 		err = meta.EachListItem(list, func(item runtime.Object) error {
-			ref := resource + " " + objectRef(item)
+			name, err := base.ObjectRef(item)
+			if err != nil {
+				return err
+			}
+			ref := resource + " " + name
 			for _, ip := range addressesOf(item) {
 				used[ip] = ref
 			}
@@ -378,17 +383,6 @@ func (a *Addresses) inUse(ctx context.Context, tenantName string) (map[string]st
 		}
 	}
 	return used, nil
-}
-
-func objectRef(obj runtime.Object) string {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return "?"
-	}
-	if m.GetNamespace() != "" {
-		return m.GetNamespace() + "/" + m.GetName()
-	}
-	return m.GetName()
 }
 
 // addressesOf returns the public IPs an object names.
