@@ -32,6 +32,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/providerservice"
 	tenantregistry "tenant.io/tenant-apiserver/pkg/registry/tenant/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/vrfpeering"
+	"tenant.io/tenant-apiserver/pkg/syncer"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -51,6 +52,12 @@ type ExtraConfig struct {
 	// allocations swept; IPAMSweepMinAge how old an unrecorded allocation
 	// must be to be reclaimed.
 	IPAMPeriod, IPAMSweepMinAge time.Duration
+	// HostPods reads the pods of host namespaces: a tenant Namespace or
+	// Tenant is not deleted while pods run there. nil: pods are not
+	// checked (tests of storage alone).
+	HostPods base.HostPods
+	// Syncer, when set, runs the syncer on the leader replica.
+	Syncer *syncer.Config
 }
 
 // Config is the configuration of a tenant.io API server.
@@ -103,6 +110,7 @@ func (c completedConfig) New() (*Server, error) {
 		Resolver:   resolver,
 		Authorizer: c.GenericConfig.Authorization.Authorizer,
 		Watches:    watches,
+		HostPods:   c.ExtraConfig.HostPods,
 	}
 	s.Storage, err = NewStorage(c.GenericConfig.RESTOptionsGetter, deps)
 	if err != nil {
@@ -117,6 +125,7 @@ func (c completedConfig) New() (*Server, error) {
 		restStorage[resource] = st.Main
 		restStorage[resource+"/status"] = st.Status
 	}
+	restStorage["tenants/offboarding"] = tenantregistry.NewOffboardingREST(s.Storage["tenants"].Main, NewOffboarding(s.Storage, deps.HostPods))
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(tenant.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	apiGroupInfo.NegotiatedSerializer = jsonOnly{Codecs}
 	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = restStorage
@@ -136,6 +145,12 @@ func (c completedConfig) New() (*Server, error) {
 			go recounter.Run(ctx)
 			return nil
 		})
+	}
+
+	if c.ExtraConfig.Syncer != nil {
+		if err := s.installSyncer(*c.ExtraConfig.Syncer); err != nil {
+			return nil, err
+		}
 	}
 
 	if membership != nil {
@@ -206,7 +221,8 @@ func (s *Server) startMembership(loopback *restclient.Config, membership *tenanc
 
 // NewStorage builds the storage of every tenant.io resource, by resource name. Tenants come
 // first (quotas are charged on them), then Namespaces (namespaced kinds
-// live in them).
+// live in them). Deletes of Tenants and Namespaces check deps.HostPods for
+// pods when it is set.
 func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[string]*base.Storage, error) {
 	type newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
 	out := map[string]*base.Storage{}
@@ -234,16 +250,33 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[strin
 			r.provides(st)
 		}
 	}
-	stores := func(resources ...string) map[string]*genericregistry.Store {
-		m := map[string]*genericregistry.Store{}
-		for _, r := range resources {
-			m[r] = out[r].Store
-		}
-		return m
+	out["tenants"].Main.BeforeDelete = NewOffboarding(out, deps.HostPods).BeforeDelete
+	deletion := &namespace.Deletion{
+		Contents:   stores(out, "floatingips", "loadbalancers"),
+		Namespaces: out["namespaces"].Store,
+		Tenants:    out["tenants"].Store,
+		HostPods:   deps.HostPods,
 	}
-	offboarding := &tenantregistry.Offboarding{Tenants: out["tenants"].Store, Owned: stores("namespaces", "networks", "floatingips", "loadbalancers")}
-	out["tenants"].Main.BeforeDelete = offboarding.BeforeDelete
-	deletion := &namespace.Deletion{Contents: stores("floatingips", "loadbalancers")}
 	out["namespaces"].Main.BeforeDelete = deletion.BeforeDelete
 	return out, nil
+}
+
+// NewOffboarding decides, over the storage of every resource, whether a
+// Tenant may be deleted; DELETE tenants/<t> and GET tenants/<t>/offboarding
+// ask it the same question.
+func NewOffboarding(storage map[string]*base.Storage, hostPods base.HostPods) *tenantregistry.Offboarding {
+	return &tenantregistry.Offboarding{
+		Tenants:  storage["tenants"].Store,
+		Owned:    stores(storage, "namespaces", "networks", "floatingips", "loadbalancers"),
+		HostPods: hostPods,
+	}
+}
+
+// stores returns the unguarded stores of resources.
+func stores(storage map[string]*base.Storage, resources ...string) map[string]*genericregistry.Store {
+	m := map[string]*genericregistry.Store{}
+	for _, r := range resources {
+		m[r] = storage[r].Store
+	}
+	return m
 }

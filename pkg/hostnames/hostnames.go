@@ -39,6 +39,24 @@ const (
 	// realises; the syncer never adopts, updates or deletes a host object
 	// whose annotation does not match.
 	OwnerUIDAnnotation = "tenant.io/owner-uid"
+	// TenantUIDAnnotation holds the UID of the Tenant a host object was
+	// made for: with the owner UID it tells an orphan of a deleted tenant
+	// (or of a former tenant of the same name) from a live object.
+	TenantUIDAnnotation = "tenant.io/tenant-uid"
+
+	// NamespaceLabel names, on a host namespace and what is inside it, the
+	// tenant Namespace it realises.
+	NamespaceLabel = KindLabelPrefix + "namespace"
+	// NetworkLabel names, on a host namespace, the tenant Network that is
+	// its primary network.
+	NetworkLabel = KindLabelPrefix + "network"
+	// PrimaryUDNLabel makes OVN-Kubernetes give a namespace a primary
+	// user-defined network; it is only honoured when set at creation.
+	PrimaryUDNLabel = "k8s.ovn.org/primary-user-defined-network"
+
+	// MembersRoleBinding is the RoleBinding in every host namespace of a
+	// tenant that gives its members the admin ClusterRole there.
+	MembersRoleBinding = "tenant.io:members"
 )
 
 // maxNameLength is the longest Kubernetes namespace name (a DNS label).
@@ -73,6 +91,13 @@ func Namespace(tenant string, uid types.UID, ns string) string {
 // (and of its VRF) of tenant Network network.
 func ClusterUserDefinedNetwork(uid types.UID, network string) string {
 	return "tn" + sum(string(uid), network)[:cudnNameLength-2]
+}
+
+// MetalLBPool is the name of the MetalLB IPAddressPool (and of its
+// advertisement) holding a tenant's public IPs: the namespace prefix, which
+// a re-created tenant of the same name does not share.
+func MetalLBPool(tenant string, uid types.UID) string {
+	return NamespacePrefix(tenant, uid)
 }
 
 // KindLabel is the label that names the tenant object of kind a host object

@@ -187,3 +187,46 @@ func TestRecounterRepairsUsage(t *testing.T) {
 		t.Errorf("a moving excess was repaired to %d", u.Namespaces)
 	}
 }
+
+// TestTerminatingTenantRefusesCreates: once a Tenant is being deleted
+// (held by the syncer's finalizer), nothing new is charged to it, dry run
+// or not, and deletes still give units back.
+func TestTerminatingTenantRefusesCreates(t *testing.T) {
+	storage := setup(t, 10)
+	if err := createNamespace(storage, "dev"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	_, _, err := storage["tenants"].Store.Update(ctx, "acme", rest.DefaultUpdatedObjectInfo(nil,
+		func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+			tn := old.(*tenant.Tenant).DeepCopy()
+			tn.Finalizers = append(tn.Finalizers, tenant.FinalizerOffboarding)
+			return tn, nil
+		}), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := storage["tenants"].Store.Delete(ctx, "acme", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	tracker := quota.NewTracker(storage["tenants"].StatusStore)
+	for _, dryRun := range []bool{false, true} {
+		err := tracker.Reserve(ctx, "acme", quota.FloatingIPs, dryRun)
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "tenant acme is being deleted") {
+			t.Errorf("Reserve (dry run %v) in a terminating tenant: %v, want 403", dryRun, err)
+		}
+	}
+	if err := createNamespace(storage, "late"); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "tenant acme is being deleted") {
+		t.Errorf("create in a terminating tenant: %v, want 403", err)
+	}
+	if u := usage(t, storage); u.Namespaces != 1 || u.FloatingIPs != 0 {
+		t.Errorf("usage after refused creates %+v, want 1 namespace", u)
+	}
+	if _, _, err := storage["namespaces"].Main.Delete(asAlice(), "dev", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if u := usage(t, storage); u.Namespaces != 0 {
+		t.Errorf("usage after deleting the last namespace %d, want 0", u.Namespaces)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -66,7 +67,8 @@ func exceeded(resource string, used, limit int32) error {
 	return fmt.Errorf("exceeded quota: %s, requested 1, used %d, limited %d", resource, used, limit)
 }
 
-// Reserve implements base.QuotaTracker.
+// Reserve implements base.QuotaTracker. A Tenant being deleted takes no
+// new charge: 403 "tenant <t> is being deleted".
 func (q *Tracker) Reserve(ctx context.Context, tenantName, resource string, dryRun bool) error {
 	gr := tenant.Resource(lower(resource))
 	if tenantName == "" {
@@ -77,7 +79,11 @@ func (q *Tracker) Reserve(ctx context.Context, tenantName, resource string, dryR
 		if err != nil {
 			return tenantError(tenantName, err)
 		}
-		used, limit, err := fields(obj.(*tenant.Tenant), resource)
+		t := obj.(*tenant.Tenant)
+		if t.DeletionTimestamp != nil {
+			return terminating(gr, tenantName)
+		}
+		used, limit, err := fields(t, resource)
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
@@ -100,6 +106,12 @@ func (q *Tracker) Release(ctx context.Context, tenantName, resource string) {
 	}
 }
 
+// terminating is the 403 of a create in a Tenant being deleted: nothing
+// new may appear in it while the syncer removes what it had.
+func terminating(gr schema.GroupResource, tenantName string) error {
+	return apierrors.NewForbidden(gr, "", fmt.Errorf("tenant %s is being deleted", tenantName))
+}
+
 // tenantError turns a missing Tenant into a 403: it is the caller's tenant.
 func tenantError(tenantName string, err error) error {
 	if apierrors.IsNotFound(err) {
@@ -111,6 +123,9 @@ func tenantError(tenantName string, err error) error {
 func (q *Tracker) add(ctx context.Context, tenantName, resource string, delta int32) error {
 	charge := func(ctx context.Context, _, old runtime.Object) (runtime.Object, error) {
 		t := old.(*tenant.Tenant).DeepCopy()
+		if delta > 0 && t.DeletionTimestamp != nil {
+			return nil, terminating(tenant.Resource(lower(resource)), tenantName)
+		}
 		used, limit, err := fields(t, resource)
 		if err != nil {
 			return nil, apierrors.NewInternalError(err)

@@ -16,3 +16,34 @@ func TenantFrom(ctx context.Context) (tenant string, ok bool) {
 	tenant, ok = ctx.Value(tenantKey{}).(string)
 	return tenant, ok
 }
+
+type allTenantsKey struct{}
+
+// WithAllTenants returns a context whose lists and watches read every
+// tenant's range at once. Only the server's own controllers use it (the
+// syncer's informers); requests never get it, and no write can be keyed in
+// it (KeyFunc needs one tenant).
+func WithAllTenants(ctx context.Context) context.Context {
+	return context.WithValue(ctx, allTenantsKey{}, true)
+}
+
+func allTenants(ctx context.Context) bool {
+	all, _ := ctx.Value(allTenantsKey{}).(bool)
+	return all
+}
+
+type actingTenantKey struct{}
+
+// ActAsTenant returns a context in which the server's own controllers go
+// through a tenant kind's guarded storage as tenant t, with its quota and
+// validation, without being a member. Only in-process code can set a
+// context value: no request can claim it.
+func ActAsTenant(ctx context.Context, t string) context.Context {
+	return context.WithValue(ctx, actingTenantKey{}, t)
+}
+
+// ActingTenantFrom returns the tenant set by ActAsTenant.
+func ActingTenantFrom(ctx context.Context) (string, bool) {
+	t, ok := ctx.Value(actingTenantKey{}).(string)
+	return t, ok && t != ""
+}

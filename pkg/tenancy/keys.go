@@ -27,10 +27,14 @@ func tenantSegment(ctx context.Context) string {
 }
 
 // KeyRootFunc returns the storage key root of the caller's tenant, and of
-// its namespace when the resource is namespaced and the request names one.
+// its namespace when the resource is namespaced and the request names one;
+// in a WithAllTenants context, the root of every tenant.
 // The root always ends in "/" so tenant "t1" never reads the range of "t10".
 func KeyRootFunc(prefix string, namespaced bool) func(ctx context.Context) string {
 	return func(ctx context.Context) string {
+		if allTenants(ctx) {
+			return prefix + "/"
+		}
 		root := prefix + "/" + tenantSegment(ctx) + "/"
 		if namespaced {
 			if ns, ok := genericapirequest.NamespaceFrom(ctx); ok && ns != "" {
@@ -44,6 +48,9 @@ func KeyRootFunc(prefix string, namespaced bool) func(ctx context.Context) strin
 // KeyFunc returns the storage key of one object of the caller's tenant.
 func KeyFunc(prefix string, namespaced bool) func(ctx context.Context, name string) (string, error) {
 	return func(ctx context.Context, name string) (string, error) {
+		if allTenants(ctx) {
+			return "", fmt.Errorf("no single tenant to key %q in", name)
+		}
 		if err := checkSegment("name", name); err != nil {
 			return "", err
 		}

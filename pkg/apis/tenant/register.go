@@ -38,6 +38,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Network{}, &NetworkList{},
 		&FloatingIP{}, &FloatingIPList{},
 		&LoadBalancer{}, &LoadBalancerList{},
+		&OffboardingReport{},
 	)
 	return nil
 }

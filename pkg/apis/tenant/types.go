@@ -17,6 +17,14 @@ const (
 	TenantPhaseFailed       TenantPhase = "Failed"
 )
 
+// FinalizerOffboarding holds a Tenant being deleted until the syncer has
+// removed its tenant objects and every host object made for it. The syncer
+// adds it when it onboards the Tenant.
+const FinalizerOffboarding = "tenant.io/offboarding"
+
+// DefaultNamespace is the tenant Namespace every Tenant is onboarded with.
+const DefaultNamespace = "default"
+
 // Condition types shared by the kinds of this group.
 const (
 	// ConditionReady is True when the object is fully realised on the host.
@@ -590,4 +598,36 @@ type LoadBalancerList struct {
 
 	// items are the LoadBalancers.
 	Items []LoadBalancer
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// OffboardingReport is the tenants/offboarding subresource: what stands in
+// the way of deleting a Tenant now. A refused DELETE of the Tenant lists
+// the same blockers as the causes of its 409.
+type OffboardingReport struct {
+	metav1.TypeMeta
+	// metadata is the Tenant's name (and its uid and resourceVersion when read).
+	metav1.ObjectMeta
+
+	// tenant is the name of the Tenant reported on.
+	Tenant string
+	// ready is true when a DELETE of the Tenant would be accepted now.
+	Ready bool
+	// blockers are what the Tenant still has that a DELETE must wait for.
+	Blockers []OffboardingBlocker
+}
+
+// OffboardingBlocker is one object that keeps a Tenant from being deleted.
+type OffboardingBlocker struct {
+	// resource is the kind of the blocker, as a resource name: pods,
+	// floatingips, loadbalancers, namespaces or networks.
+	Resource string
+	// namespace is the tenant Namespace (as the tenant names it) the blocker
+	// is in; empty for cluster-scoped blockers.
+	Namespace string
+	// name is the blocker's name; empty for creates still in flight.
+	Name string
+	// message says why the object blocks the delete.
+	Message string
 }

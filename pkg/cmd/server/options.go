@@ -27,6 +27,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	"k8s.io/client-go/kubernetes"
 	cliflag "k8s.io/component-base/cli/flag"
 	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/klog/v2"
@@ -36,6 +37,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
 	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
 // DefaultEtcdPathPrefix is where tenant.io objects live in etcd.
@@ -50,6 +52,8 @@ type Options struct {
 	QuotaRecountPeriod time.Duration
 	// IPAMPeriod and IPAMSweepMinAge pace the IPAM loop (pool status, sweeper).
 	IPAMPeriod, IPAMSweepMinAge time.Duration
+	// Syncer configures the syncer, which makes tenants real on the host.
+	Syncer *SyncerOptions
 
 	StdOut io.Writer
 	StdErr io.Writer
@@ -66,6 +70,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 		QuotaRecountPeriod: time.Minute,
 		IPAMPeriod:         10 * time.Second,
 		IPAMSweepMinAge:    ipam.DefaultSweepMinAge,
+		Syncer:             NewSyncerOptions(),
 		StdOut:             out,
 		StdErr:             errOut,
 	}
@@ -97,6 +102,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		"How often AddressPool status is refreshed and allocations no live Tenant records are swept.")
 	fss.FlagSet("tenancy").DurationVar(&o.IPAMSweepMinAge, "ipam-sweep-min-age", o.IPAMSweepMinAge,
 		"How old an allocation no live Tenant records must be before the sweeper reclaims it (longer than any create takes).")
+	o.Syncer.AddFlags(fss.FlagSet("syncer"))
 	compatibility.DefaultComponentGlobalsRegistry.AddFlags(fss.FlagSet("generic"))
 	return fss
 }
@@ -154,6 +160,7 @@ func (o *Options) Validate(args []string) error {
 		errs = append(errs, fmt.Errorf("no arguments are accepted, got %q", args))
 	}
 	errs = append(errs, o.RecommendedOptions.Validate()...)
+	errs = append(errs, o.Syncer.Validate()...)
 	errs = append(errs, compatibility.DefaultComponentGlobalsRegistry.Validate()...)
 	return utilerrors.NewAggregate(errs)
 }
@@ -183,6 +190,19 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	syncerConfig, err := o.Syncer.ApplyTo(serverConfig.ClientConfig)
+	if err != nil {
+		return nil, err
+	}
+	// Deletes of Tenants and tenant Namespaces ask the host for pods.
+	var hostPods base.HostPods
+	if serverConfig.ClientConfig != nil {
+		host, err := kubernetes.NewForConfig(serverConfig.ClientConfig)
+		if err != nil {
+			return nil, err
+		}
+		hostPods = base.NewHostPods(host)
+	}
 	return &apiserver.Config{
 		GenericConfig: serverConfig,
 		ExtraConfig: apiserver.ExtraConfig{
@@ -191,6 +211,8 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			PoolSpace:          poolSpace,
 			IPAMPeriod:         o.IPAMPeriod,
 			IPAMSweepMinAge:    o.IPAMSweepMinAge,
+			Syncer:             syncerConfig,
+			HostPods:           hostPods,
 		},
 	}, nil
 }

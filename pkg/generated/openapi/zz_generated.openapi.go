@@ -115,6 +115,8 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.NetworkList{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_NetworkList(ref),
 		v1alpha1.NetworkSpec{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_NetworkSpec(ref),
 		v1alpha1.NetworkStatus{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_NetworkStatus(ref),
+		v1alpha1.OffboardingBlocker{}.OpenAPIModelName():    schema_pkg_apis_tenant_v1alpha1_OffboardingBlocker(ref),
+		v1alpha1.OffboardingReport{}.OpenAPIModelName():     schema_pkg_apis_tenant_v1alpha1_OffboardingReport(ref),
 		v1alpha1.ProviderService{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_ProviderService(ref),
 		v1alpha1.ProviderServiceList{}.OpenAPIModelName():   schema_pkg_apis_tenant_v1alpha1_ProviderServiceList(ref),
 		v1alpha1.ProviderServiceSpec{}.OpenAPIModelName():   schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref),
@@ -4151,6 +4153,121 @@ func schema_pkg_apis_tenant_v1alpha1_NetworkStatus(ref common.ReferenceCallback)
 		},
 		Dependencies: []string{
 			v1.Condition{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_OffboardingBlocker(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OffboardingBlocker is one object that keeps a Tenant from being deleted.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"resource": {
+						SchemaProps: spec.SchemaProps{
+							Description: "resource is the kind of the blocker, as a resource name: pods, floatingips, loadbalancers, namespaces or networks.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"namespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "namespace is the tenant Namespace (as the tenant names it) the blocker is in; empty for cluster-scoped blockers.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name is the blocker's name; empty for creates still in flight.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "message says why the object blocks the delete.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"resource"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_OffboardingReport(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "OffboardingReport is the tenants/offboarding subresource: what stands in the way of deleting a Tenant now. A refused DELETE of the Tenant lists the same blockers as the causes of its 409.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Description: "metadata is the Tenant's name (and its uid and resourceVersion when read).",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"tenant": {
+						SchemaProps: spec.SchemaProps{
+							Description: "tenant is the name of the Tenant reported on.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ready": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ready is true when a DELETE of the Tenant would be accepted now.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"blockers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "blockers are what the Tenant still has that a DELETE must wait for: pods in its host namespaces, FloatingIPs, LoadBalancers, creates in flight and, until the syncer has taken the Tenant in charge (the tenant.io/offboarding finalizer), its Namespaces and Networks.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.OffboardingBlocker{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"tenant", "ready"},
+			},
+		},
+		Dependencies: []string{
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.OffboardingBlocker{}.OpenAPIModelName()},
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // startEtcd starts the etcd that both API servers store into.
@@ -239,9 +241,26 @@ func (s *Stack) startTenantAPIServer(ctx context.Context) (*process, error) {
 	if s.tenantPort, err = freePort(); err != nil {
 		return nil, err
 	}
+	s.tenantAPIServer.args = s.tenantAPIServerArgs(s.tenantPort)
+	t := time.Now()
+	if err := s.tenantAPIServer.start(); err != nil {
+		return s.tenantAPIServer, err
+	}
+	if err := s.waitTenantReady(ctx, s.tenantAPIServer, s.TenantAPIServerURL()); err != nil {
+		return s.tenantAPIServer, err
+	}
+	s.logf("tenant-apiserver ready on %s (%s)", s.TenantAPIServerURL(), time.Since(t).Round(100*time.Millisecond))
+	return s.tenantAPIServer, nil
+}
+
+// tenantAPIServerArgs are the flags of a tenant-apiserver process of the
+// stack listening on port: every replica serves the same certificate, acts
+// on the host as TenantAPIServerUser and stores into the same etcd prefix.
+// Options.TenantAPIServerArgs, then extra, follow (a later flag wins).
+func (s *Stack) tenantAPIServerArgs(port int, extra ...string) []string {
 	kubeconfig := s.KubeconfigPath(TenantAPIServerUser)
-	s.tenantAPIServer.args = append([]string{
-		"--secure-port=" + strconv.Itoa(s.tenantPort),
+	args := []string{
+		"--secure-port=" + strconv.Itoa(port),
 		"--bind-address=127.0.0.1",
 		"--tls-cert-file=" + s.pki.TenantCert,
 		"--tls-private-key-file=" + s.pki.TenantKey,
@@ -250,27 +269,45 @@ func (s *Stack) startTenantAPIServer(ctx context.Context) (*process, error) {
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--etcd-servers=" + s.EtcdURL(),
 		"--etcd-prefix=/tenant.io",
-	}, s.opts.TenantAPIServerArgs...)
-	t := time.Now()
-	if err := s.tenantAPIServer.start(); err != nil {
-		return s.tenantAPIServer, err
 	}
-	if err := s.waitTenantReady(ctx); err != nil {
-		return s.tenantAPIServer, err
-	}
-	s.logf("tenant-apiserver ready on %s (%s)", s.TenantAPIServerURL(), time.Since(t).Round(100*time.Millisecond))
-	return s.tenantAPIServer, nil
+	args = append(args, s.opts.TenantAPIServerArgs...)
+	return append(args, extra...)
 }
 
-// waitTenantReady waits for the tenant-apiserver's own /readyz.
-func (s *Stack) waitTenantReady(ctx context.Context) error {
+// TenantAPIServerArgs returns the flags the stack's tenant-apiserver was
+// started with, or nil when it runs none.
+func (s *Stack) TenantAPIServerArgs() []string {
+	if s.tenantAPIServer == nil {
+		return nil
+	}
+	return append([]string(nil), s.tenantAPIServer.args...)
+}
+
+// waitTenantReady waits for the /readyz of the tenant-apiserver process p
+// serving at url, bypassing the aggregator, and then until it authenticates
+// the front-proxy client certificate: /readyz passes before the
+// request-header CA is loaded from the host, and until then every request
+// the aggregator (or DirectTenantConfig) sends is anonymous.
+func (s *Stack) waitTenantReady(ctx context.Context, p *process, url string) error {
 	httpClient, err := tlsClient(s.pki.tenantCAPEM)
 	if err != nil {
 		return err
 	}
-	return s.tenantAPIServer.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
-		_, err := httpGet(ctx, httpClient, s.TenantAPIServerURL()+"/readyz", "")
+	proxyClient, err := rest.HTTPClientFor(s.directTenantConfig(url, AdminUser, nil))
+	if err != nil {
 		return err
+	}
+	return p.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+		if _, err := httpGet(ctx, httpClient, url+"/readyz", ""); err != nil {
+			return err
+		}
+		// Any answer but an anonymous one will do: authorization may fail
+		// while the host is down.
+		body, err := httpGet(ctx, proxyClient, url+"/apis/tenant.io/v1alpha1", "")
+		if err != nil && (strings.Contains(body, "system:anonymous") || strings.Contains(err.Error(), "401 Unauthorized")) {
+			return fmt.Errorf("the front-proxy client certificate is not recognized yet: %w", err)
+		}
+		return nil
 	})
 }
 
@@ -334,7 +371,7 @@ func (s *Stack) StartTenantAPIServer(ctx context.Context) error {
 	if err := s.tenantAPIServer.start(); err != nil {
 		return err
 	}
-	if err := s.waitTenantReady(ctx); err != nil {
+	if err := s.waitTenantReady(ctx, s.tenantAPIServer, s.TenantAPIServerURL()); err != nil {
 		return err
 	}
 	return s.waitAggregated(ctx)
@@ -361,14 +398,21 @@ func (s *Stack) StartHost(ctx context.Context) error {
 
 // PID is the process id of a running process of the stack (etcd,
 // kube-apiserver, kube-controller-manager, metallb-controller,
-// tenant-apiserver), or 0.
+// tenant-apiserver, or a replica by its name), or 0.
 func (s *Stack) PID(name string) int {
-	for _, p := range []*process{s.etcd, s.kubeAPIServer, s.controllerManager, s.metallb, s.tenantAPIServer} {
+	for _, p := range append([]*process{s.etcd, s.kubeAPIServer, s.controllerManager, s.metallb, s.tenantAPIServer}, s.replicaProcesses()...) {
 		if p != nil && p.name == name {
 			return p.pid()
 		}
 	}
 	return 0
+}
+
+// LogContains reports whether the log of a process of the stack (a name as
+// for LogPath, replicas included) contains substr, e.g. which replica
+// logged that it acquired a lease.
+func (s *Stack) LogContains(process, substr string) bool {
+	return fileContains(s.LogPath(process), substr)
 }
 
 // fileContains reports whether the file at path contains substr.

@@ -90,6 +90,8 @@ type Stack struct {
 	tenantPort             int
 
 	etcd, kubeAPIServer, controllerManager, metallb, tenantAPIServer *process
+	// replicas are the tenant-apiserver replicas tests started, guarded by mu.
+	replicas []*Replica
 
 	// startDuration is how long Start took, binaries already built.
 	startDuration time.Duration
@@ -335,7 +337,11 @@ func (s *Stack) Stop() error {
 	}
 	s.stopped = true
 	var errs []error
-	for _, p := range []*process{s.tenantAPIServer, s.metallb, s.controllerManager, s.kubeAPIServer, s.etcd} {
+	var procs []*process
+	for _, r := range s.replicas {
+		procs = append(procs, r.proc)
+	}
+	for _, p := range append(procs, s.tenantAPIServer, s.metallb, s.controllerManager, s.kubeAPIServer, s.etcd) {
 		if p == nil {
 			continue
 		}
@@ -364,7 +370,8 @@ func (s *Stack) KeepWorkDir() {
 func (s *Stack) WorkDir() string { return s.workDir }
 
 // LogPath is the log file of a process: etcd, kube-apiserver,
-// kube-controller-manager, metallb-controller or tenant-apiserver.
+// kube-controller-manager, metallb-controller, tenant-apiserver or a
+// tenant-apiserver replica by its name.
 func (s *Stack) LogPath(process string) string { return s.path("logs", process+".log") }
 
 // KubeconfigPath is the kubeconfig of a user (see User); it embeds the host

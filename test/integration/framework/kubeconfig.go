@@ -2,7 +2,9 @@ package framework
 
 import (
 	"fmt"
+	"net/http"
 	"path/filepath"
+	"slices"
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -36,3 +38,62 @@ func restConfig(server string, caPEM []byte, u User) *rest.Config {
 		Burst:           200,
 	}
 }
+
+// DirectTenantConfig is a client configuration that talks to the stack's
+// tenant-apiserver itself, bypassing the aggregator (it works while the host
+// kube-apiserver is stopped), as the aggregator would forward a request of
+// user: with the front-proxy client certificate and the user in the
+// X-Remote-User and X-Remote-Group headers. Without groups, a stack user
+// gets its own groups; every user is in system:authenticated, as on the
+// host. The server still asks the host to authorize the request (it caches
+// the answers for a while).
+func (s *Stack) DirectTenantConfig(user string, groups ...string) *rest.Config {
+	return s.directTenantConfig(s.TenantAPIServerURL(), user, groups)
+}
+
+// directTenantConfig is DirectTenantConfig for the tenant-apiserver at url.
+func (s *Stack) directTenantConfig(url, user string, groups []string) *rest.Config {
+	if len(groups) == 0 {
+		groups = s.user(user).Groups
+	}
+	groups = slices.Clone(groups)
+	if !slices.Contains(groups, "system:authenticated") {
+		groups = append(groups, "system:authenticated")
+	}
+	return &rest.Config{
+		Host: url,
+		TLSClientConfig: rest.TLSClientConfig{
+			CAData: s.pki.tenantCAPEM,
+			// The name the aggregator verifies (see registerTenantAPIServer).
+			ServerName: TenantAPIServerServiceName + "." + TenantAPIServerNamespace + ".svc",
+			CertFile:   s.pki.FrontProxyClientCert,
+			KeyFile:    s.pki.FrontProxyClientKey,
+		},
+		QPS:   100,
+		Burst: 200,
+		WrapTransport: func(rt http.RoundTripper) http.RoundTripper {
+			return &requestHeaderRoundTripper{user: user, groups: groups, next: rt}
+		},
+	}
+}
+
+// requestHeaderRoundTripper sets the request-header authentication headers
+// kube-apiserver is configured with (--requestheader-*-headers).
+type requestHeaderRoundTripper struct {
+	user   string
+	groups []string
+	next   http.RoundTripper
+}
+
+func (t *requestHeaderRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context()) // a RoundTripper must not modify the request
+	req.Header.Set("X-Remote-User", t.user)
+	req.Header.Del("X-Remote-Group")
+	for _, g := range t.groups {
+		req.Header.Add("X-Remote-Group", g)
+	}
+	return t.next.RoundTrip(req)
+}
+
+// WrappedRoundTripper lets client-go's debugging wrappers see through it.
+func (t *requestHeaderRoundTripper) WrappedRoundTripper() http.RoundTripper { return t.next }

@@ -41,6 +41,7 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Network{}, &NetworkList{},
 		&FloatingIP{}, &FloatingIPList{},
 		&LoadBalancer{}, &LoadBalancerList{},
+		&OffboardingReport{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 	return nil

@@ -31,6 +31,7 @@ const (
 
 // +genclient
 // +genclient:nonNamespaced
+// +genclient:method=GetOffboarding,verb=get,subresource=offboarding,result=tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1.OffboardingReport
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
 
 // Tenant is a tenancy of the provider's cluster: who its members are, which
@@ -749,4 +750,45 @@ type LoadBalancerList struct {
 
 	// items are the LoadBalancers.
 	Items []LoadBalancer `json:"items"`
+}
+
+// +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
+
+// OffboardingReport is the tenants/offboarding subresource: what stands in
+// the way of deleting a Tenant now. A refused DELETE of the Tenant lists
+// the same blockers as the causes of its 409.
+type OffboardingReport struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the Tenant's name (and its uid and resourceVersion when read).
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// tenant is the name of the Tenant reported on.
+	Tenant string `json:"tenant"`
+	// ready is true when a DELETE of the Tenant would be accepted now.
+	Ready bool `json:"ready"`
+	// blockers are what the Tenant still has that a DELETE must wait for:
+	// pods in its host namespaces, FloatingIPs, LoadBalancers, creates in
+	// flight and, until the syncer has taken the Tenant in charge (the
+	// tenant.io/offboarding finalizer), its Namespaces and Networks.
+	// +optional
+	// +listType=atomic
+	Blockers []OffboardingBlocker `json:"blockers,omitempty"`
+}
+
+// OffboardingBlocker is one object that keeps a Tenant from being deleted.
+type OffboardingBlocker struct {
+	// resource is the kind of the blocker, as a resource name: pods,
+	// floatingips, loadbalancers, namespaces or networks.
+	Resource string `json:"resource"`
+	// namespace is the tenant Namespace (as the tenant names it) the blocker
+	// is in; empty for cluster-scoped blockers.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// name is the blocker's name; empty for creates still in flight.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// message says why the object blocks the delete.
+	// +optional
+	Message string `json:"message,omitempty"`
 }

@@ -147,6 +147,16 @@ func (in NetworkStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in OffboardingBlocker) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.OffboardingBlocker"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in OffboardingReport) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.OffboardingReport"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ProviderService) OpenAPIModelName() string {
 	return "io.tenant.v1alpha1.ProviderService"
 }

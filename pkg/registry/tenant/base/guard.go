@@ -80,9 +80,11 @@ func (g *TenantGuard) scopeFor(ctx context.Context, name string, write, emptyVie
 	if err != nil {
 		return nil, err
 	}
-	t, err := tenancy.TenantOf(g.Resolver, u)
-	if err != nil {
-		return nil, apierrors.NewForbidden(g.Resource, name, err)
+	t, acting := tenancy.ActingTenantFrom(ctx)
+	if !acting {
+		if t, err = tenancy.TenantOf(g.Resolver, u); err != nil {
+			return nil, apierrors.NewForbidden(g.Resource, name, err)
+		}
 	}
 	if t == "" && write {
 		return nil, apierrors.NewForbidden(g.Resource, name,
@@ -169,9 +171,11 @@ func (g *ProviderGuard) Read(ctx context.Context, name string) (context.Context,
 	if err != nil {
 		return nil, err
 	}
-	t, err := tenancy.TenantOf(g.Resolver, u)
-	if err != nil {
-		return nil, apierrors.NewForbidden(g.Resource, name, err)
+	t, acting := tenancy.ActingTenantFrom(ctx)
+	if !acting {
+		if t, err = tenancy.TenantOf(g.Resolver, u); err != nil {
+			return nil, apierrors.NewForbidden(g.Resource, name, err)
+		}
 	}
 	v := viewer{tenant: t}
 	if t == "" {
@@ -189,9 +193,11 @@ func (g *ProviderGuard) Write(ctx context.Context, name string) (context.Context
 	if err != nil {
 		return nil, err
 	}
-	t, err := tenancy.TenantOf(g.Resolver, u)
-	if err != nil {
-		return nil, apierrors.NewForbidden(g.Resource, name, err)
+	t, acting := tenancy.ActingTenantFrom(ctx)
+	if !acting {
+		if t, err = tenancy.TenantOf(g.Resolver, u); err != nil {
+			return nil, apierrors.NewForbidden(g.Resource, name, err)
+		}
 	}
 	if t != "" {
 		return nil, apierrors.NewForbidden(g.Resource, name,

@@ -53,6 +53,9 @@ type Deps struct {
 	Namespaces NamespaceGetter
 	// Quota counts tenant-owned objects against their tenant's quota; nil: no quota.
 	Quota QuotaTracker
+	// HostPods reads the pods of host namespaces, which block the delete
+	// of their tenant Namespace and Tenant; nil: pods are not checked.
+	HostPods HostPods
 }
 
 // QuotaTracker counts the objects of each tenant against its quota.

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -41,7 +43,10 @@ type Kind[T Object, S any, St any] struct {
 	// KeepAssigned, if set, copies into a new object what the server or the
 	// user assigned once and an update left unset (an address, subnets), so
 	// that an apply or replace that omits them means "no change".
-	KeepAssigned         func(newObj, oldObj T)
+	KeepAssigned func(newObj, oldObj T)
+	// InitialStatus, if set, fills in the status of a new object (its
+	// phase and conditions before the syncer first looks at it).
+	InitialStatus        func(T)
 	Validate             func(T) field.ErrorList
 	ValidateUpdate       func(newObj, oldObj T) field.ErrorList
 	ValidateStatusUpdate func(newObj, oldObj T) field.ErrorList
@@ -84,6 +89,9 @@ func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Ob
 		from := o.DeepCopyObject().(T)
 		*s.Kind.Status(from) = set
 		s.Kind.ServerOwnedStatus(o, from)
+	}
+	if s.Kind.InitialStatus != nil {
+		s.Kind.InitialStatus(o)
 	}
 	o.SetGeneration(1)
 	if s.Kind.TenantOwned {
@@ -234,4 +242,18 @@ func validateTenantLabelUnchanged(n, o metav1.Object) field.ErrorList {
 		return field.ErrorList{field.Invalid(p, nv, "field is immutable")}
 	}
 	return nil
+}
+
+// ReasonNotSynced is the reason of the HostSynced and Ready conditions of
+// an object the syncer has not looked at yet.
+const ReasonNotSynced = "NotSynced"
+
+// NotSynced sets the HostSynced and Ready conditions of a new object: False,
+// because nothing exists on the host for it yet.
+func NotSynced(conditions *[]metav1.Condition, message string) {
+	for _, typ := range []string{tenant.ConditionHostSynced, tenant.ConditionReady} {
+		meta.SetStatusCondition(conditions, metav1.Condition{
+			Type: typ, Status: metav1.ConditionFalse, Reason: ReasonNotSynced, Message: message, ObservedGeneration: 1,
+		})
+	}
 }

@@ -224,8 +224,13 @@ func TestPrepareForCreateNotTenantOwned(t *testing.T) {
 		t.Errorf("generation = %d, want 1", obj.Generation)
 	}
 	// What the request said of status is gone; the server derives the
-	// namespace prefix from the name and UID.
-	want := tenant.TenantStatus{NamespacePrefix: hostnames.NamespacePrefix("acme", obj.UID)}
+	// namespace prefix from the name and UID, and the Tenant waits for the
+	// syncer.
+	want := tenant.TenantStatus{Phase: tenant.TenantPhasePending, NamespacePrefix: hostnames.NamespacePrefix("acme", obj.UID)}
+	base.NotSynced(&want.Conditions, "waiting for the syncer to onboard the tenant on the host")
+	for i := range want.Conditions {
+		want.Conditions[i].LastTransitionTime = obj.Status.Conditions[i].LastTransitionTime
+	}
 	if !apiequality.Semantic.DeepEqual(obj.Status, want) {
 		t.Errorf("status = %+v, want %+v", obj.Status, want)
 	}

@@ -4,32 +4,101 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // Deletion refuses to delete a tenant Namespace that still holds
-// FloatingIPs or LoadBalancers: they would otherwise outlive it, and come
-// back with the next Namespace of that name.
+// FloatingIPs or LoadBalancers, or whose host namespace still runs pods:
+// the objects would otherwise outlive it, and come back with the next
+// Namespace of that name; the pods would lose their network.
 type Deletion struct {
 	// Contents are the storages of the kinds that live in tenant
 	// Namespaces, by resource name.
 	Contents map[string]*genericregistry.Store
+	// Namespaces and Tenants read the Namespace and its Tenant, whose
+	// UID names the host namespace. Both must be set for pods to be
+	// checked.
+	Namespaces, Tenants *genericregistry.Store
+	// HostPods reads the pods of host namespaces; nil: pods are not checked.
+	HostPods base.HostPods
 }
 
-// BeforeDelete answers 409 listing what the Namespace still holds.
+// BeforeDelete answers 409 listing what the Namespace still holds and the
+// pods of its host namespace (Field "pods <namespace>/<pod>").
 func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preconditions, error) {
 	causes, err := base.Attached(genericapirequest.WithNamespace(ctx, name), d.Contents, "namespace "+name)
 	if err != nil {
 		return nil, err
 	}
+	pods, err := d.pods(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	causes = append(causes, pods...)
 	if len(causes) > 0 {
 		return nil, base.DeleteConflict(tenant.Resource("namespaces"), name,
-			fmt.Sprintf("namespace %s still holds %d object(s); delete them first", name, len(causes)), causes)
+			fmt.Sprintf("namespace %s still holds %d object(s) or pod(s); delete them first", name, len(causes)), causes)
 	}
 	return nil, nil
+}
+
+// pods lists the pods of the host namespace of Namespace name as causes.
+// A Namespace that does not exist has none (the delete answers 404), nor
+// does one whose Tenant is being deleted: the Tenant's delete was accepted
+// once nothing ran, and the syncer removing its Namespaces must not be
+// held up by pods started since.
+func (d *Deletion) pods(ctx context.Context, name string) ([]metav1.StatusCause, error) {
+	tenantName, _ := tenancy.TenantFrom(ctx)
+	if d.HostPods == nil || d.Namespaces == nil || d.Tenants == nil || tenantName == "" {
+		return nil, nil
+	}
+	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
+	nsObj, err := d.Namespaces.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	nsMeta, err := meta.Accessor(nsObj)
+	if err != nil {
+		return nil, err
+	}
+	obj, err := d.Tenants.Get(ctx, tenantName, &metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	t, ok := obj.(*tenant.Tenant)
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("tenants store returned a %T", obj))
+	}
+	if t.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	names, err := base.PodsIn(ctx, d.HostPods, hostnames.Namespace(t.Name, t.UID, name), nsMeta.GetUID())
+	if err != nil {
+		return nil, err
+	}
+	causes := make([]metav1.StatusCause, 0, len(names))
+	for _, pod := range names {
+		ref := name + "/" + pod
+		causes = append(causes, metav1.StatusCause{
+			Type:    base.CauseTypeAttached,
+			Field:   "pods " + ref,
+			Message: fmt.Sprintf("pods %s is running in namespace %s", ref, name),
+		})
+	}
+	return causes, nil
 }

@@ -11,10 +11,14 @@ import (
 
 // Kind describes Namespace to the generic strategies.
 var Kind = base.Kind[*tenant.Namespace, tenant.NamespaceSpec, tenant.NamespaceStatus]{
-	Spec:                 func(o *tenant.Namespace) *tenant.NamespaceSpec { return &o.Spec },
-	Status:               func(o *tenant.Namespace) *tenant.NamespaceStatus { return &o.Status },
-	Namespaced:           false,
-	TenantOwned:          true,
+	Spec:        func(o *tenant.Namespace) *tenant.NamespaceSpec { return &o.Spec },
+	Status:      func(o *tenant.Namespace) *tenant.NamespaceStatus { return &o.Status },
+	Namespaced:  false,
+	TenantOwned: true,
+	InitialStatus: func(o *tenant.Namespace) {
+		o.Status.Phase = tenant.NamespacePhasePending
+		base.NotSynced(&o.Status.Conditions, "waiting for the syncer to create the host namespace")
+	},
 	Validate:             validation.ValidateNamespace,
 	ValidateUpdate:       validation.ValidateNamespaceUpdate,
 	ValidateStatusUpdate: validation.ValidateNamespaceStatusUpdate,

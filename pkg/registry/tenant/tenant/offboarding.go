@@ -3,65 +3,267 @@ package tenant
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sort"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/client-go/util/workqueue"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
-// Offboarding decides whether a Tenant may be deleted: only when it owns
-// nothing. Objects that outlived their Tenant would otherwise be inherited
-// by the next Tenant of the same name.
+// Resources a Tenant owns, as named in Offboarding.Owned and in blockers.
+const (
+	ResourceNamespaces    = "namespaces"
+	ResourceNetworks      = "networks"
+	ResourceFloatingIPs   = "floatingips"
+	ResourceLoadBalancers = "loadbalancers"
+	// ResourcePods names the pods in a tenant's host namespaces.
+	ResourcePods = "pods"
+)
+
+// cleanedUpBySyncer are the kinds the syncer deletes itself when it
+// offboards a Tenant that carries tenant.FinalizerOffboarding. The others
+// hold public IPs a tenant must give up on purpose: they always block.
+var cleanedUpBySyncer = map[string]bool{ResourceNamespaces: true, ResourceNetworks: true}
+
+// Offboarding decides whether a Tenant may be deleted: only when nothing is
+// attached to it. FloatingIPs, LoadBalancers and the pods in its host
+// namespaces always block: deleting the Tenant would take their addresses
+// and networks away under them. Its Namespaces and Networks block only
+// while the Tenant lacks tenant.FinalizerOffboarding: without it nobody
+// would delete them, and objects that outlived their Tenant would be
+// inherited by the next Tenant of the same name.
 type Offboarding struct {
 	// Tenants is the storage of Tenants.
 	Tenants *genericregistry.Store
-	// Owned are the storages of tenant-owned kinds, by resource name.
+	// Owned are the storages of tenant-owned kinds, by resource name
+	// (Resource*): namespaces, networks, floatingips, loadbalancers.
 	Owned map[string]*genericregistry.Store
+	// HostPods reads the pods of the tenant's host namespaces; nil: pods
+	// are not checked.
+	HostPods base.HostPods
 }
 
-// Blockers lists what tenant name still owns, and returns the Tenant read.
-func (o *Offboarding) Blockers(ctx context.Context, name string) (*tenant.Tenant, []metav1.StatusCause, error) {
+// Blockers reads Tenant name and lists what keeps it from being deleted,
+// sorted by resource, namespace and name.
+func (o *Offboarding) Blockers(ctx context.Context, name string) (*tenant.Tenant, []tenant.OffboardingBlocker, error) {
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
 	obj, err := o.Tenants.Get(ctx, name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
-	t := obj.(*tenant.Tenant)
-	causes, err := base.Attached(tenancy.WithTenant(ctx, name), o.Owned, "tenant "+name)
+	t, ok := obj.(*tenant.Tenant)
+	if !ok {
+		return nil, nil, apierrors.NewInternalError(fmt.Errorf("tenants store returned a %T", obj))
+	}
+	blockers, err := o.blockersOf(ctx, t)
 	if err != nil {
 		return nil, nil, err
 	}
-	if u := t.Status.Usage; len(causes) == 0 && (u.Namespaces+u.Networks+u.FloatingIPs+u.LoadBalancers) > 0 {
-		// Charged but not stored yet: a create in flight.
-		causes = append(causes, metav1.StatusCause{
-			Type:    base.CauseTypeAttached,
-			Message: fmt.Sprintf("tenant %s has creates in flight (usage %+v)", name, u),
-		})
-	}
-	return t, causes, nil
+	return t, blockers, nil
 }
 
-// BeforeDelete refuses with 409 the delete of a Tenant that owns anything,
-// listing every blocker, and otherwise lets it happen only if the Tenant is
-// unchanged since it was checked: every create charges the Tenant's quota
-// first, so a create racing with the delete changes its resourceVersion.
+// blockersOf lists what keeps t from being deleted. A Tenant already being
+// deleted has none: its delete was accepted.
+func (o *Offboarding) blockersOf(ctx context.Context, t *tenant.Tenant) ([]tenant.OffboardingBlocker, error) {
+	if t.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	ctx = tenancy.WithTenant(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), t.Name)
+	finalized := slices.Contains(t.Finalizers, tenant.FinalizerOffboarding)
+	owner := "tenant " + t.Name
+	var blockers []tenant.OffboardingBlocker
+	stored := map[string]int32{}
+	var namespaces []string
+	var namespaceUIDs []types.UID
+	for resource, store := range o.Owned {
+		list, err := store.List(ctx, &metainternalversion.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		err = meta.EachListItem(list, func(item runtime.Object) error {
+			m, err := meta.Accessor(item)
+			if err != nil {
+				return err
+			}
+			stored[resource]++
+			if resource == ResourceNamespaces {
+				namespaces = append(namespaces, m.GetName())
+				namespaceUIDs = append(namespaceUIDs, m.GetUID())
+			}
+			if finalized && cleanedUpBySyncer[resource] {
+				return nil
+			}
+			ref := objectRef(m.GetNamespace(), m.GetName())
+			blockers = append(blockers, tenant.OffboardingBlocker{
+				Resource: resource, Namespace: m.GetNamespace(), Name: m.GetName(),
+				Message: fmt.Sprintf("%s %s is attached to %s", resource, ref, owner),
+			})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+
+	// Charged but not stored yet: a create in flight, which would be
+	// stored after the Tenant is gone. (The delete's resourceVersion
+	// precondition catches the creates charged after this read.)
+	u := t.Status.Usage
+	for resource, used := range map[string]int32{
+		ResourceNamespaces: u.Namespaces, ResourceNetworks: u.Networks,
+		ResourceFloatingIPs: u.FloatingIPs, ResourceLoadBalancers: u.LoadBalancers,
+	} {
+		if _, owned := o.Owned[resource]; !owned || (finalized && cleanedUpBySyncer[resource]) {
+			continue
+		}
+		if inFlight := used - stored[resource]; inFlight > 0 {
+			blockers = append(blockers, tenant.OffboardingBlocker{
+				Resource: resource,
+				Message: fmt.Sprintf("%s has %d %s create(s) in flight (usage %d, stored %d)",
+					owner, inFlight, resource, used, stored[resource]),
+			})
+		}
+	}
+
+	if o.HostPods != nil {
+		pods, err := o.podsIn(ctx, t, namespaces, namespaceUIDs)
+		if err != nil {
+			return nil, err
+		}
+		for i, ns := range namespaces {
+			for _, pod := range pods[i] {
+				blockers = append(blockers, tenant.OffboardingBlocker{
+					Resource: ResourcePods, Namespace: ns, Name: pod,
+					Message: fmt.Sprintf("pods %s/%s is running in %s", ns, pod, owner),
+				})
+			}
+		}
+	}
+
+	sort.Slice(blockers, func(i, j int) bool {
+		a, b := blockers[i], blockers[j]
+		if a.Resource != b.Resource {
+			return a.Resource < b.Resource
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
+	return blockers, nil
+}
+
+// hostListWorkers bounds the LISTs of host pods one check has in flight.
+const hostListWorkers = 8
+
+// podsIn reads the pods of the host namespaces of t's namespaces, a few
+// at a time: a tenant may have hundreds of Namespaces.
+func (o *Offboarding) podsIn(ctx context.Context, t *tenant.Tenant, namespaces []string, uids []types.UID) ([][]string, error) {
+	pods := make([][]string, len(namespaces))
+	var (
+		mu       sync.Mutex
+		firstErr error
+	)
+	listCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workqueue.ParallelizeUntil(listCtx, hostListWorkers, len(namespaces), func(i int) {
+		names, err := base.PodsIn(listCtx, o.HostPods, hostnames.Namespace(t.Name, t.UID, namespaces[i]), uids[i])
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+				cancel()
+			}
+			return
+		}
+		pods[i] = names
+	})
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	// A request that ended left namespaces unchecked.
+	return pods, ctx.Err()
+}
+
+// Report is the OffboardingReport of t.
+func (o *Offboarding) Report(ctx context.Context, t *tenant.Tenant) (*tenant.OffboardingReport, error) {
+	blockers, err := o.blockersOf(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return &tenant.OffboardingReport{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:              t.Name,
+			UID:               t.UID,
+			ResourceVersion:   t.ResourceVersion,
+			CreationTimestamp: t.CreationTimestamp,
+			DeletionTimestamp: t.DeletionTimestamp,
+		},
+		Tenant:   t.Name,
+		Ready:    len(blockers) == 0,
+		Blockers: blockers,
+	}, nil
+}
+
+// Causes are blockers as the causes of a refused delete: Field is
+// "<resource> [<namespace>/]<name>" (base.Attached's form), or the
+// resource alone for creates in flight.
+func Causes(blockers []tenant.OffboardingBlocker) []metav1.StatusCause {
+	causes := make([]metav1.StatusCause, 0, len(blockers))
+	for _, b := range blockers {
+		field := b.Resource
+		if b.Name != "" {
+			field += " " + objectRef(b.Namespace, b.Name)
+		}
+		causes = append(causes, metav1.StatusCause{Type: base.CauseTypeAttached, Field: field, Message: b.Message})
+	}
+	return causes
+}
+
+// BeforeDelete refuses with 409 the delete of a Tenant that anything is
+// attached to, listing every blocker, and otherwise lets it happen only if
+// the Tenant is unchanged since it was checked: every create charges the
+// Tenant's quota first, so a create racing with the delete changes its
+// resourceVersion. The delete of a Tenant already being deleted goes
+// through: it was accepted once.
 func (o *Offboarding) BeforeDelete(ctx context.Context, name string) (*metav1.Preconditions, error) {
-	t, causes, err := o.Blockers(ctx, name)
+	t, blockers, err := o.Blockers(ctx, name)
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
 		}
 		return nil, err
 	}
-	if len(causes) > 0 {
+	if t.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	if len(blockers) > 0 {
 		return nil, base.DeleteConflict(tenant.Resource("tenants"), name,
-			fmt.Sprintf("tenant %s still owns %d object(s) or creates in flight; delete them first", name, len(causes)), causes)
+			fmt.Sprintf("%d object(s) or creates in flight are attached to tenant %s; delete them first (GET tenants/%s/offboarding lists them)",
+				len(blockers), name, name), Causes(blockers))
 	}
 	uid, rv := t.UID, t.ResourceVersion
 	return &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, nil
+}
+
+// objectRef names an object as "[namespace/]name", as base.ObjectRef does.
+func objectRef(namespace, name string) string {
+	if namespace != "" {
+		return namespace + "/" + name
+	}
+	return name
 }

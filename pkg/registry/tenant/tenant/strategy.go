@@ -25,6 +25,10 @@ var Kind = base.Kind[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
 			meta.SetStatusCondition(&dst.Status.Conditions, *c)
 		}
 	},
+	InitialStatus: func(o *tenant.Tenant) {
+		o.Status.Phase = tenant.TenantPhasePending
+		base.NotSynced(&o.Status.Conditions, "waiting for the syncer to onboard the tenant on the host")
+	},
 	Validate:             validation.ValidateTenant,
 	ValidateUpdate:       validation.ValidateTenantUpdate,
 	ValidateStatusUpdate: validation.ValidateTenantStatusUpdate,

@@ -51,6 +51,8 @@ type TenantInterface interface {
 	Apply(ctx context.Context, tenant *applyconfigurationtenantv1alpha1.TenantApplyConfiguration, opts v1.ApplyOptions) (result *tenantv1alpha1.Tenant, err error)
 	// Add a +genclient:noStatus comment above the type to avoid generating ApplyStatus().
 	ApplyStatus(ctx context.Context, tenant *applyconfigurationtenantv1alpha1.TenantApplyConfiguration, opts v1.ApplyOptions) (result *tenantv1alpha1.Tenant, err error)
+	GetOffboarding(ctx context.Context, tenantName string, options v1.GetOptions) (*tenantv1alpha1.OffboardingReport, error)
+
 	TenantExpansion
 }
 
@@ -71,4 +73,17 @@ func newTenants(c *TenantV1alpha1Client) *tenants {
 			func() *tenantv1alpha1.TenantList { return &tenantv1alpha1.TenantList{} },
 		),
 	}
+}
+
+// GetOffboarding takes name of the tenant, and returns the corresponding tenantv1alpha1.OffboardingReport object, and an error if there is any.
+func (c *tenants) GetOffboarding(ctx context.Context, tenantName string, options v1.GetOptions) (result *tenantv1alpha1.OffboardingReport, err error) {
+	result = &tenantv1alpha1.OffboardingReport{}
+	err = c.GetClient().Get().
+		Resource("tenants").
+		Name(tenantName).
+		SubResource("offboarding").
+		VersionedParams(&options, scheme.ParameterCodec).
+		Do(ctx).
+		Into(result)
+	return
 }

@@ -19,7 +19,11 @@ limitations under the License.
 package fake
 
 import (
+	context "context"
+
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gentype "k8s.io/client-go/gentype"
+	testing "k8s.io/client-go/testing"
 	v1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/generated/applyconfiguration/tenant/v1alpha1"
 	typedtenantv1alpha1 "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned/typed/tenant/v1alpha1"
@@ -48,4 +52,15 @@ func newFakeTenants(fake *FakeTenantV1alpha1) typedtenantv1alpha1.TenantInterfac
 		),
 		fake,
 	}
+}
+
+// GetOffboarding takes name of the tenant, and returns the corresponding offboardingReport object, and an error if there is any.
+func (c *fakeTenants) GetOffboarding(ctx context.Context, tenantName string, options v1.GetOptions) (result *v1alpha1.OffboardingReport, err error) {
+	emptyResult := &v1alpha1.OffboardingReport{}
+	obj, err := c.Fake.
+		Invokes(testing.NewRootGetSubresourceActionWithOptions(c.Resource(), "offboarding", tenantName, options), emptyResult)
+	if obj == nil {
+		return emptyResult, err
+	}
+	return obj.(*v1alpha1.OffboardingReport), err
 }

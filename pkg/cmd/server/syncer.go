@@ -1,0 +1,89 @@
+package server
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/rest"
+
+	"tenant.io/tenant-apiserver/pkg/syncer"
+	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
+)
+
+// SyncerOptions are the options of the syncer that makes tenants real on
+// the host (--kubeconfig names the host).
+type SyncerOptions struct {
+	Enabled bool
+	Config  syncer.Config
+	// HostQPS and HostBurst limit the syncer's requests to the host.
+	HostQPS   float32
+	HostBurst int
+	advertise string
+}
+
+// NewSyncerOptions returns the default syncer options.
+func NewSyncerOptions() *SyncerOptions {
+	return &SyncerOptions{
+		Enabled: true,
+		Config: syncer.Config{
+			LeaseNamespace:   "tenant-system",
+			LeaseName:        "tenant-apiserver-syncer",
+			LeaseDuration:    15 * time.Second,
+			RenewDeadline:    10 * time.Second,
+			RetryPeriod:      2 * time.Second,
+			Workers:          8,
+			CheckPeriod:      30 * time.Second,
+			MetalLBNamespace: "metallb-system",
+		},
+		HostQPS:   500,
+		HostBurst: 1000,
+		advertise: string(tenantsyncer.AdvertiseL2),
+	}
+}
+
+// AddFlags adds the syncer's flags to fs.
+func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
+	c := &o.Config
+	fs.BoolVar(&o.Enabled, "syncer", o.Enabled, "Run the syncer, which makes tenants real on the host (--kubeconfig), when this replica holds the syncer Lease.")
+	fs.StringVar(&c.LeaseNamespace, "syncer-lease-namespace", c.LeaseNamespace, "Namespace of the host Lease that elects the syncer's leader.")
+	fs.StringVar(&c.LeaseName, "syncer-lease-name", c.LeaseName, "Name of the host Lease that elects the syncer's leader.")
+	fs.DurationVar(&c.LeaseDuration, "syncer-lease-duration", c.LeaseDuration, "How long a standby replica waits before it takes over from a leader that stopped renewing.")
+	fs.DurationVar(&c.RenewDeadline, "syncer-renew-deadline", c.RenewDeadline, "How long the leader keeps trying to renew before it stops syncing.")
+	fs.DurationVar(&c.RetryPeriod, "syncer-retry-period", c.RetryPeriod, "How often replicas try to acquire or renew the Lease.")
+	fs.IntVar(&c.Workers, "syncer-workers", c.Workers, "Workers of the namespace controller (the tenant controller gets half).")
+	fs.DurationVar(&c.CheckPeriod, "syncer-check-period", c.CheckPeriod, "How often orphaned host objects are removed and every object checked for drift.")
+	fs.StringVar(&c.MetalLBNamespace, "metallb-namespace", c.MetalLBNamespace, "Namespace of MetalLB's pools and advertisements.")
+	fs.StringVar(&o.advertise, "metallb-advertisement", o.advertise, "How MetalLB announces tenants' public IPs: L2 or BGP.")
+	fs.Float32Var(&o.HostQPS, "syncer-host-qps", o.HostQPS, "Requests per second the syncer may send to the host.")
+	fs.IntVar(&o.HostBurst, "syncer-host-burst", o.HostBurst, "Burst of requests the syncer may send to the host.")
+}
+
+// Validate checks the options.
+func (o *SyncerOptions) Validate() []error {
+	if !o.Enabled {
+		return nil
+	}
+	o.Config.Advertise = tenantsyncer.Advertisement(o.advertise)
+	if err := o.Config.Validate(); err != nil {
+		return []error{err}
+	}
+	return nil
+}
+
+// ApplyTo returns the syncer configuration for the host reached through
+// host (nil when the syncer is off).
+func (o *SyncerOptions) ApplyTo(host *rest.Config) (*syncer.Config, error) {
+	if !o.Enabled {
+		return nil, nil
+	}
+	if host == nil {
+		return nil, fmt.Errorf("the syncer needs the host: set --kubeconfig, run in a cluster, or pass --syncer=false")
+	}
+	c := o.Config
+	c.Advertise = tenantsyncer.Advertisement(o.advertise)
+	c.Host = rest.CopyConfig(host)
+	c.Host.QPS, c.Host.Burst = o.HostQPS, o.HostBurst
+	c.Host.UserAgent = "tenant-apiserver/syncer"
+	return &c, nil
+}

@@ -1,0 +1,90 @@
+package hostnames
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// Marks are the labels and annotations that make a host object the
+// syncer's: which tenant (by name and UID) it was made for, which tenant
+// object it realises (kind label and name), and that object's UID.
+type Marks struct {
+	Tenant    string
+	TenantUID types.UID
+	// KindLabel (e.g. NamespaceLabel) and Name name the tenant object;
+	// KindLabel is empty for objects of the Tenant itself.
+	KindLabel string
+	Name      string
+	OwnerUID  types.UID
+}
+
+// Labels are the marks' labels.
+func (m Marks) Labels() map[string]string {
+	l := map[string]string{TenantLabel: m.Tenant}
+	if m.KindLabel != "" {
+		l[m.KindLabel] = m.Name
+	}
+	return l
+}
+
+// Annotations are the marks' annotations.
+func (m Marks) Annotations() map[string]string {
+	return map[string]string{OwnerUIDAnnotation: string(m.OwnerUID), TenantUIDAnnotation: string(m.TenantUID)}
+}
+
+// Apply sets the marks on obj, keeping its other labels and annotations.
+func (m Marks) Apply(obj metav1.Object) {
+	obj.SetLabels(merge(obj.GetLabels(), m.Labels()))
+	obj.SetAnnotations(merge(obj.GetAnnotations(), m.Annotations()))
+}
+
+// On says whether obj carries every mark as it should.
+func (m Marks) On(obj metav1.Object) bool {
+	return contains(obj.GetLabels(), m.Labels()) && contains(obj.GetAnnotations(), m.Annotations())
+}
+
+// OwnedBy says whether obj is the syncer's object for owner: the only
+// objects the syncer ever updates or deletes. A name alone never makes an
+// object the syncer's, so a host object someone else made under the name
+// the syncer would have used is left alone.
+func OwnedBy(obj metav1.Object, owner types.UID) bool {
+	return owner != "" && obj.GetAnnotations()[OwnerUIDAnnotation] == string(owner)
+}
+
+// MarksOf returns the marks a host object carries, and whether it carries
+// the full set that only the syncer writes (tenant label, tenant UID and
+// owner UID annotations). kindLabel is the label naming its tenant object
+// ("" for the Tenant's own objects).
+func MarksOf(obj metav1.Object, kindLabel string) (Marks, bool) {
+	l, a := obj.GetLabels(), obj.GetAnnotations()
+	m := Marks{
+		Tenant: l[TenantLabel], TenantUID: types.UID(a[TenantUIDAnnotation]),
+		KindLabel: kindLabel, OwnerUID: types.UID(a[OwnerUIDAnnotation]),
+	}
+	ok := m.Tenant != "" && m.TenantUID != "" && m.OwnerUID != ""
+	if kindLabel != "" {
+		m.Name = l[kindLabel]
+		ok = ok && m.Name != ""
+	}
+	return m, ok
+}
+
+func merge(into, from map[string]string) map[string]string {
+	out := make(map[string]string, len(into)+len(from))
+	for k, v := range into {
+		out[k] = v
+	}
+	for k, v := range from {
+		out[k] = v
+	}
+	return out
+}
+
+func contains(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,96 @@
+// Package controller holds what the syncer's controllers share: the
+// informers of tenant objects read from the server's own storage and of
+// the host objects the syncer makes, the worker loop around a fair work
+// queue, status conditions, and how host errors are told apart.
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+)
+
+// ReconcileFunc brings the host in line with one tenant object. An error
+// retries the key with backoff; a *RequeueError retries it after a delay
+// without counting as a failure.
+type ReconcileFunc func(ctx context.Context, key queue.Key) error
+
+// RequeueError asks for key to be looked at again after After: the world
+// is not ready yet (a host namespace still terminating), nothing failed.
+type RequeueError struct {
+	After  time.Duration
+	Reason string
+}
+
+func (e *RequeueError) Error() string { return fmt.Sprintf("requeue after %s: %s", e.After, e.Reason) }
+
+// Requeue returns a *RequeueError.
+func Requeue(after time.Duration, reason string, args ...any) error {
+	return &RequeueError{After: after, Reason: fmt.Sprintf(reason, args...)}
+}
+
+// Worker runs a ReconcileFunc over a named fair work queue.
+type Worker struct {
+	Name      string
+	Queue     workqueue.TypedRateLimitingInterface[queue.Key]
+	Reconcile ReconcileFunc
+}
+
+// NewWorker returns a Worker with a fair queue named name. Failed keys are
+// retried after 10 ms, doubling up to 5 s: once the host is back, the last
+// of them converges within seconds.
+func NewWorker(name string, reconcile ReconcileFunc) *Worker {
+	return &Worker{Name: name, Queue: queue.New(name, 10*time.Millisecond, 5*time.Second), Reconcile: reconcile}
+}
+
+// Run processes the queue with workers goroutines until ctx ends, once
+// synced (the informers it reads) have synced.
+func (w *Worker) Run(ctx context.Context, workers int, synced ...cache.InformerSynced) {
+	defer utilruntime.HandleCrashWithContext(ctx)
+	defer w.Queue.ShutDown()
+	logger := klog.FromContext(ctx).WithValues("controller", w.Name)
+	ctx = klog.NewContext(ctx, logger)
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, synced...) {
+		return
+	}
+	logger.Info("Starting workers", "count", workers)
+	for i := 0; i < workers; i++ {
+		go wait.UntilWithContext(ctx, w.work, time.Second)
+	}
+	<-ctx.Done()
+}
+
+func (w *Worker) work(ctx context.Context) {
+	for w.next(ctx) {
+	}
+}
+
+func (w *Worker) next(ctx context.Context) bool {
+	key, shutdown := w.Queue.Get()
+	if shutdown {
+		return false
+	}
+	defer w.Queue.Done(key)
+	err := w.Reconcile(ctx, key)
+	var requeue *RequeueError
+	switch {
+	case err == nil:
+		w.Queue.Forget(key)
+	case errors.As(err, &requeue):
+		w.Queue.Forget(key)
+		w.Queue.AddAfter(key, requeue.After)
+	default:
+		klog.FromContext(ctx).V(2).Info("Reconcile failed, retrying", "key", key.String(), "err", err)
+		w.Queue.AddRateLimited(key)
+	}
+	return true
+}

@@ -1,0 +1,136 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// storeListerWatcher lists and watches every tenant's objects of one
+// resource straight from the server's own storage (and its watch cache):
+// the syncer runs in the server, so its view of tenant.io objects costs no
+// HTTP round trip, no serialization and no authorization.
+type storeListerWatcher struct {
+	store *genericregistry.Store
+}
+
+var _ cache.ListerWatcher = storeListerWatcher{}
+var _ cache.ListerWatcherWithContext = storeListerWatcher{}
+
+func (lw storeListerWatcher) context(ctx context.Context) context.Context {
+	return tenancy.WithAllTenants(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll))
+}
+
+func internalOptions(options metav1.ListOptions) (*metainternalversion.ListOptions, error) {
+	out := &metainternalversion.ListOptions{}
+	if err := metainternalversion.Convert_v1_ListOptions_To_internalversion_ListOptions(&options, out, nil); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ListWithContext implements cache.ListerWithContext.
+func (lw storeListerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
+	opts, err := internalOptions(options)
+	if err != nil {
+		return nil, err
+	}
+	return lw.store.List(lw.context(ctx), opts)
+}
+
+// WatchWithContext implements cache.WatcherWithContext.
+func (lw storeListerWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {
+	opts, err := internalOptions(options)
+	if err != nil {
+		return nil, err
+	}
+	w, err := lw.store.Watch(lw.context(ctx), opts)
+	if err != nil {
+		return nil, err
+	}
+	// The watch cache wraps the objects it sends to serialize them once
+	// for every watcher; the informer wants the objects.
+	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
+		if c, ok := e.Object.(runtime.CacheableObject); ok {
+			e.Object = c.GetObject()
+		}
+		return e, true
+	}), nil
+}
+
+// List implements cache.Lister (the reflector calls ListWithContext).
+func (lw storeListerWatcher) List(options metav1.ListOptions) (runtime.Object, error) {
+	return lw.ListWithContext(context.Background(), options)
+}
+
+// Watch implements cache.Watcher (the reflector calls WatchWithContext).
+func (lw storeListerWatcher) Watch(options metav1.ListOptions) (watch.Interface, error) {
+	return lw.WatchWithContext(context.Background(), options)
+}
+
+// IsWatchListSemanticsUnSupported tells the reflector to list, then watch:
+// the plain protocol, which the storage serves from its watch cache.
+func (lw storeListerWatcher) IsWatchListSemanticsUnSupported() bool { return true }
+
+// newStoreInformer returns an informer of every tenant's objects of the
+// store's resource, keyed "<tenant>/<name>" (tenant kinds) or
+// "<tenant>/<namespace>/<name>" (namespaced kinds): names repeat across
+// tenants. To get those keys from the informer's fixed key function, the
+// cached copies carry "<tenant>" (or "<tenant>/<namespace>") in
+// metadata.namespace; they are copies, never written back, and ObjectKey
+// is how the syncer forms keys to read them.
+//
+// Provider kinds (Tenants) are not partitioned: their informer keys them by name.
+func newStoreInformer(store *genericregistry.Store, indexers cache.Indexers, partitioned bool) cache.SharedIndexInformer {
+	informer := cache.NewSharedIndexInformerWithOptions(storeListerWatcher{store: store}, store.New(),
+		cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: store.DefaultQualifiedResource.String()})
+	if !partitioned {
+		return informer
+	}
+	// The objects come from the watch cache, shared with every watcher:
+	// they are copied before their namespace is rewritten.
+	if err := informer.SetTransform(func(obj interface{}) (interface{}, error) {
+		o, ok := obj.(runtime.Object)
+		if !ok {
+			return obj, nil
+		}
+		o = o.DeepCopyObject()
+		m, err := meta.Accessor(o)
+		if err != nil {
+			return nil, err
+		}
+		t := m.GetLabels()[tenancy.TenantLabel]
+		if t == "" {
+			return nil, fmt.Errorf("%s %q has no %s label", store.DefaultQualifiedResource, m.GetName(), tenancy.TenantLabel)
+		}
+		m.SetNamespace(CacheNamespace(t, m.GetNamespace()))
+		return o, nil
+	}); err != nil {
+		panic(err) // only fails once the informer has started
+	}
+	return informer
+}
+
+// CacheNamespace is the metadata.namespace of the syncer's cached copy of
+// an object of tenant t in namespace ns ("" for tenant kinds).
+func CacheNamespace(t, ns string) string {
+	if ns == "" {
+		return t
+	}
+	return t + "/" + ns
+}
+
+// ObjectKey is the key of the syncer's cached copy of a tenant object.
+func ObjectKey(t, ns, name string) string {
+	return CacheNamespace(t, ns) + "/" + name
+}

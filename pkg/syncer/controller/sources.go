@@ -1,0 +1,188 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+)
+
+// MetalLB resources the syncer makes.
+var (
+	IPAddressPools     = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
+	L2Advertisements   = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "l2advertisements"}
+	BGPAdvertisements  = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "bgpadvertisements"}
+	metallbResources   = []schema.GroupVersionResource{IPAddressPools, L2Advertisements, BGPAdvertisements}
+	hostObjectSelector = hostnames.TenantLabel // every host object the syncer makes carries it
+)
+
+// ByTenant is the index of objects by their tenant.io/tenant label, on
+// every informer of Sources.
+const ByTenant = "tenant"
+
+func indexByTenant(obj interface{}) ([]string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	if t := m.GetLabels()[hostnames.TenantLabel]; t != "" {
+		return []string{t}, nil
+	}
+	return nil, nil
+}
+
+// Sources are the clients and informers the controllers share.
+type Sources struct {
+	// Storage is the server's storage by resource: tenant objects are read
+	// and written in process.
+	Storage     map[string]*base.Storage
+	Host        kubernetes.Interface
+	HostDynamic dynamic.Interface
+	// MetalLBNamespace is where MetalLB pools and advertisements live.
+	MetalLBNamespace string
+
+	// Tenants and Namespaces hold every tenant's objects (see ObjectKey).
+	Tenants, Namespaces cache.SharedIndexInformer
+	// Host objects carrying the tenant label, and only those.
+	HostNamespaces, HostRoleBindings cache.SharedIndexInformer
+	// MetalLB objects carrying the tenant label, by resource.
+	HostMetalLB map[schema.GroupVersionResource]cache.SharedIndexInformer
+
+	Health *HostHealth
+
+	kube    informers.SharedInformerFactory
+	dynamic dynamicinformer.DynamicSharedInformerFactory
+}
+
+// NewSources builds the informers; Start runs them.
+func NewSources(storage map[string]*base.Storage, host kubernetes.Interface, hostDynamic dynamic.Interface, metallbNamespace string) *Sources {
+	byTenant := cache.Indexers{ByTenant: indexByTenant}
+	selected := func(o *metav1.ListOptions) { o.LabelSelector = hostObjectSelector }
+	s := &Sources{
+		Storage: storage, Host: host, HostDynamic: hostDynamic, MetalLBNamespace: metallbNamespace,
+		Tenants:     newStoreInformer(storage["tenants"].Store, nil, false),
+		Namespaces:  newStoreInformer(storage["namespaces"].Store, byTenant, true),
+		HostMetalLB: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
+		Health:      &HostHealth{client: host},
+		kube:        informers.NewSharedInformerFactoryWithOptions(host, 0, informers.WithTweakListOptions(selected)),
+		dynamic:     dynamicinformer.NewFilteredDynamicSharedInformerFactory(hostDynamic, 0, metallbNamespace, selected),
+	}
+	s.HostNamespaces = s.kube.Core().V1().Namespaces().Informer()
+	s.HostRoleBindings = s.kube.Rbac().V1().RoleBindings().Informer()
+	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings} {
+		if err := inf.AddIndexers(byTenant); err != nil {
+			panic(err) // only fails once started
+		}
+	}
+	for _, gvr := range metallbResources {
+		inf := s.dynamic.ForResource(gvr).Informer()
+		if err := inf.AddIndexers(byTenant); err != nil {
+			panic(err)
+		}
+		s.HostMetalLB[gvr] = inf
+	}
+	return s
+}
+
+// Start runs every informer and the host health probe until ctx ends.
+func (s *Sources) Start(ctx context.Context) {
+	go s.Tenants.RunWithContext(ctx)
+	go s.Namespaces.RunWithContext(ctx)
+	s.kube.Start(ctx.Done())
+	s.dynamic.Start(ctx.Done())
+	go s.Health.Run(ctx, time.Second)
+}
+
+// Synced are the HasSynced of every informer.
+func (s *Sources) Synced() []cache.InformerSynced {
+	out := []cache.InformerSynced{s.Tenants.HasSynced, s.Namespaces.HasSynced, s.HostNamespaces.HasSynced, s.HostRoleBindings.HasSynced}
+	for _, inf := range s.HostMetalLB {
+		out = append(out, inf.HasSynced)
+	}
+	return out
+}
+
+// HostHealth probes the host API's readiness, so that the syncer reports an
+// unreachable host on every object at once, instead of trusting informer
+// caches that stopped changing.
+type HostHealth struct {
+	client kubernetes.Interface
+
+	mu       sync.Mutex
+	err      error
+	onChange []func(reachable bool)
+}
+
+// Err is nil while the host answers, and the last probe's error otherwise.
+func (h *HostHealth) Err() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err
+}
+
+// OnChange registers f, called when the host becomes unreachable or reachable again.
+func (h *HostHealth) OnChange(f func(reachable bool)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.onChange = append(h.onChange, f)
+}
+
+// Run probes every period until ctx ends. Two failed probes in a row make
+// the host unreachable; one success makes it reachable.
+func (h *HostHealth) Run(ctx context.Context, period time.Duration) {
+	failures := 0
+	ticker := time.NewTicker(period)
+	defer ticker.Stop()
+	for {
+		probeCtx, cancel := context.WithTimeout(ctx, period)
+		_, err := h.client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(probeCtx)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			failures++
+		} else {
+			failures = 0
+		}
+		if err == nil || failures >= 2 {
+			h.set(ctx, err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+	}
+}
+
+func (h *HostHealth) set(ctx context.Context, err error) {
+	h.mu.Lock()
+	changed := (h.err == nil) != (err == nil)
+	if err != nil {
+		err = fmt.Errorf("host API unreachable: %w", err)
+	}
+	h.err = err
+	callbacks := append([]func(bool){}, h.onChange...)
+	h.mu.Unlock()
+	if !changed {
+		return
+	}
+	klog.FromContext(ctx).Info("Host API reachability changed", "reachable", err == nil, "err", err)
+	for _, f := range callbacks {
+		f(err == nil)
+	}
+}

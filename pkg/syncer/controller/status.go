@@ -1,0 +1,78 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
+
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// Condition reasons the syncer reports.
+const (
+	ReasonSynced             = "Synced"
+	ReasonHostUnreachable    = "HostUnreachable"
+	ReasonHostNameTaken      = "HostNameTaken"
+	ReasonHostError          = "HostError"
+	ReasonWaiting            = "Waiting"
+	ReasonHostObjectsMissing = "HostObjectsMissing"
+	ReasonOffboarding        = "Offboarding"
+)
+
+// UpdateStatus applies mutate to the newest stored copy of tenant object
+// name (of tenant t, in namespace ns) and stores it through the status
+// storage, unless mutate reports no change. It reads the object from the
+// storage, never from an informer: what it writes is never older than
+// what is stored. A missing object is not an error (it was deleted).
+func UpdateStatus(ctx context.Context, statusStore *genericregistry.Store, t, ns, name string, mutate func(obj runtime.Object) bool) error {
+	ctx = genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t), ns)
+	changed := false
+	_, _, err := statusStore.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+		obj := old.DeepCopyObject()
+		if changed = mutate(obj); !changed {
+			return old, nil
+		}
+		return obj, nil
+	}), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{FieldManager: "tenant-syncer"})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// SetCondition sets a condition of an object of generation gen, and says
+// whether anything changed.
+func SetCondition(conditions *[]metav1.Condition, gen int64, typ string, ok bool, reason, message string) bool {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	return meta.SetStatusCondition(conditions, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: gen,
+	})
+}
+
+// Unreachable says whether err means the host API could not be reached
+// (refused, reset, timed out, or answered that it is unavailable), as
+// opposed to the host refusing the request.
+func Unreachable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var urlErr *url.Error
+	var netErr net.Error
+	if errors.As(err, &urlErr) || errors.As(err, &netErr) {
+		return true
+	}
+	return apierrors.IsServiceUnavailable(err) || apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) ||
+		errors.Is(err, context.DeadlineExceeded)
+}

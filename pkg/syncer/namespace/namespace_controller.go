@@ -1,0 +1,115 @@
+// Package namespace makes every tenant Namespace real on the host: a host
+// namespace named by pkg/hostnames, attached to the tenant's network by
+// label, and a RoleBinding that gives the tenant's members the admin role
+// in it. It reports the result in the Namespace's status.
+package namespace
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+)
+
+// ControllerName names the controller's queue and logs.
+const ControllerName = "tenant-namespaces"
+
+// Controller reconciles tenant Namespaces with their host namespaces.
+type Controller struct {
+	*controller.Worker
+	src *controller.Sources
+}
+
+// New returns a Controller reading and writing through src.
+func New(src *controller.Sources) (*Controller, error) {
+	c := &Controller{src: src}
+	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+
+	// Tenant Namespaces: their cached copies carry the tenant in metadata.namespace.
+	if _, err := src.Namespaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueNamespace,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueNamespace(obj) },
+		DeleteFunc: c.enqueueNamespace,
+	}); err != nil {
+		return nil, err
+	}
+	// A Tenant's members are the subjects of its RoleBindings; a Tenant
+	// being deleted hands its namespaces over to offboarding.
+	if _, err := src.Tenants.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj interface{}) { c.enqueueTenant(obj) },
+	}); err != nil {
+		return nil, err
+	}
+	// Any change to a host object made for a Namespace, drift or deletion,
+	// brings the Namespace back in line.
+	host := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueHostObject,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueHostObject(obj) },
+		DeleteFunc: c.enqueueHostObject,
+	}
+	for _, inf := range []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings} {
+		if _, err := inf.AddEventHandler(host); err != nil {
+			return nil, err
+		}
+	}
+	src.Health.OnChange(func(bool) { c.EnqueueAll() })
+	return c, nil
+}
+
+// Run reconciles until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	c.Worker.Run(ctx, workers, c.src.Synced()...)
+}
+
+// EnqueueAll queues every tenant Namespace: after the host comes back, and
+// on the periodic check.
+func (c *Controller) EnqueueAll() {
+	for _, obj := range c.src.Namespaces.GetStore().List() {
+		c.enqueueNamespace(obj)
+	}
+}
+
+func (c *Controller) enqueueNamespace(obj interface{}) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if ns, ok := obj.(*tenant.Namespace); ok {
+		// The cached copy's namespace is its tenant.
+		c.Queue.Add(queue.Key{Tenant: ns.Namespace, Name: ns.Name})
+	}
+}
+
+func (c *Controller) enqueueTenant(obj interface{}) {
+	t, ok := obj.(*tenant.Tenant)
+	if !ok {
+		return
+	}
+	namespaces, err := c.src.Namespaces.GetIndexer().ByIndex(controller.ByTenant, t.Name)
+	if err != nil {
+		klog.Background().Error(err, "Listing tenant namespaces", "tenant", t.Name)
+		return
+	}
+	for _, ns := range namespaces {
+		c.enqueueNamespace(ns)
+	}
+}
+
+func (c *Controller) enqueueHostObject(obj interface{}) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	l := m.GetLabels()
+	if l[hostnames.TenantLabel] != "" && l[hostnames.NamespaceLabel] != "" {
+		c.Queue.Add(queue.Key{Tenant: l[hostnames.TenantLabel], Name: l[hostnames.NamespaceLabel]})
+	}
+}

@@ -1,0 +1,94 @@
+package queue
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+func TestFairTakesTenantsInTurn(t *testing.T) {
+	q := NewFair(func(k Key) string { return k.Tenant })
+	for i := 0; i < 1000; i++ {
+		q.Push(Key{Tenant: "noisy", Name: fmt.Sprint(i)})
+	}
+	q.Push(Key{Tenant: "quiet1", Name: "a"})
+	q.Push(Key{Tenant: "quiet2", Name: "a"})
+	q.Push(Key{Tenant: "quiet1", Name: "b"})
+	var order []string
+	for i := 0; i < 6; i++ {
+		order = append(order, q.Pop().String())
+	}
+	want := []string{"noisy/0", "quiet1/a", "quiet2/a", "noisy/1", "quiet1/b", "noisy/2"}
+	if fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Fatalf("order %v, want %v", order, want)
+	}
+	if q.Len() != 1000-3 {
+		t.Fatalf("Len %d", q.Len())
+	}
+	for q.Len() > 0 {
+		q.Pop()
+	}
+	if len(q.lanes) != 0 || q.turn.len() != 0 {
+		t.Fatalf("lanes left: %d, turn %d", len(q.lanes), q.turn.len())
+	}
+}
+
+func TestFairKeepsFIFOWithinTenant(t *testing.T) {
+	q := NewFair(func(k Key) string { return k.Tenant })
+	for round := 0; round < 3; round++ {
+		for i := 0; i < 100; i++ {
+			q.Push(Key{Tenant: "t", Name: fmt.Sprint(i)})
+		}
+		for i := 0; i < 100; i++ {
+			if got := q.Pop().Name; got != fmt.Sprint(i) {
+				t.Fatalf("round %d: pop %d = %s", round, i, got)
+			}
+		}
+	}
+}
+
+// TestQueueServesQuietTenantFirst drives the whole client-go queue: with a
+// backlog of one tenant, another tenant's item is the second one out.
+func TestQueueServesQuietTenantFirst(t *testing.T) {
+	q := New("", time.Millisecond, time.Second)
+	defer q.ShutDown()
+	for i := 0; i < 500; i++ {
+		q.Add(Key{Tenant: "noisy", Name: fmt.Sprint(i)})
+	}
+	q.Add(Key{Tenant: "quiet", Name: "x"})
+	q.Add(Key{Tenant: "noisy", Name: "0"}) // deduplicated
+	if q.Len() != 501 {
+		t.Fatalf("Len %d", q.Len())
+	}
+	first, _ := q.Get()
+	second, _ := q.Get()
+	if first.Tenant != "noisy" || second != (Key{Tenant: "quiet", Name: "x"}) {
+		t.Fatalf("got %v then %v", first, second)
+	}
+	q.Done(first)
+	q.Done(second)
+	q.AddAfter(Key{Tenant: "later"}, time.Millisecond)
+	deadline := time.After(5 * time.Second)
+	for q.Len() != 500 {
+		select {
+		case <-deadline:
+			t.Fatalf("delayed item never arrived, Len %d", q.Len())
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+func BenchmarkFairPushPop(b *testing.B) {
+	q := NewFair(func(k Key) string { return k.Tenant })
+	keys := make([]Key, 1024)
+	for i := range keys {
+		keys[i] = Key{Tenant: fmt.Sprint(i % 50), Name: fmt.Sprint(i)}
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		q.Push(keys[i%len(keys)])
+		if q.Len() > 512 {
+			q.Pop()
+		}
+	}
+}

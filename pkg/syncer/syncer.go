@@ -1,0 +1,167 @@
+// Package syncer makes tenants real on the host. It runs inside
+// tenant-apiserver; with several replicas, only the holder of a host Lease
+// runs it. Each host concern has its own controller with a named work
+// queue that serves tenants in turn (pkg/syncer/queue), so one tenant's
+// burst does not hold up the others:
+//
+//   - tenant: onboarding (the Namespace "default", the offboarding
+//     finalizer), the MetalLB pool and advertisement of the tenant's public
+//     IPs, the Tenant's phase and conditions, and offboarding;
+//   - namespace: one host namespace and members RoleBinding per tenant
+//     Namespace;
+//   - checker: the periodic removal of orphans and drift check.
+//
+// Tenant objects are read from the server's own storage in process; host
+// objects through informers of the objects carrying the tenant label.
+// Ownership is by the marks of pkg/hostnames, checked before every update
+// or delete, and deletes carry UID preconditions.
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/syncer/checker"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
+	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
+)
+
+// Config configures the syncer.
+type Config struct {
+	// Host is the host API the syncer writes to and elects its leader on.
+	Host *rest.Config
+	// LeaseNamespace and LeaseName name the host Lease of the leader.
+	LeaseNamespace, LeaseName string
+	// Identity names this replica in the Lease; default <hostname>_<pid>_<random>.
+	Identity string
+	// LeaseDuration, RenewDeadline and RetryPeriod pace the election: a
+	// leader that dies is replaced within LeaseDuration.
+	LeaseDuration, RenewDeadline, RetryPeriod time.Duration
+	// Workers per controller.
+	Workers int
+	// CheckPeriod is how often orphans are removed and every object checked.
+	CheckPeriod time.Duration
+	// MetalLBNamespace holds the tenants' MetalLB pools and advertisements.
+	MetalLBNamespace string
+	// Advertise is how MetalLB announces tenants' public IPs.
+	Advertise tenantsyncer.Advertisement
+}
+
+// Syncer is a configured syncer, ready to Run.
+type Syncer struct {
+	config      Config
+	storage     map[string]*base.Storage
+	host        kubernetes.Interface
+	hostDynamic dynamic.Interface
+}
+
+// New returns a syncer of the server's storage.
+func New(config Config, storage map[string]*base.Storage) (*Syncer, error) {
+	if config.Identity == "" {
+		hostname, err := os.Hostname()
+		if err != nil {
+			return nil, err
+		}
+		// The PID tells replicas on one machine apart; the UUID, restarts.
+		config.Identity = fmt.Sprintf("%s_%d_%s", hostname, os.Getpid(), string(uuid.NewUUID())[:8])
+	}
+	host, err := kubernetes.NewForConfig(config.Host)
+	if err != nil {
+		return nil, err
+	}
+	hostDynamic, err := dynamic.NewForConfig(config.Host)
+	if err != nil {
+		return nil, err
+	}
+	return &Syncer{config: config, storage: storage, host: host, hostDynamic: hostDynamic}, nil
+}
+
+// Identity is the replica's name in the Lease.
+func (s *Syncer) Identity() string { return s.config.Identity }
+
+// Run campaigns for the Lease until ctx ends, and syncs while it leads. A
+// replica that loses the Lease stops syncing and campaigns again.
+func (s *Syncer) Run(ctx context.Context) {
+	logger := klog.FromContext(ctx).WithValues("identity", s.config.Identity)
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1ObjectMeta(s.config.LeaseNamespace, s.config.LeaseName),
+		Client:     s.host.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: s.config.Identity},
+	}
+	for ctx.Err() == nil {
+		elector, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
+			Lock:            lock,
+			LeaseDuration:   s.config.LeaseDuration,
+			RenewDeadline:   s.config.RenewDeadline,
+			RetryPeriod:     s.config.RetryPeriod,
+			ReleaseOnCancel: true,
+			Name:            s.config.LeaseName,
+			Callbacks: leaderelection.LeaderCallbacks{
+				OnStartedLeading: func(ctx context.Context) {
+					logger.Info("Leading: starting the syncer")
+					s.lead(klog.NewContext(ctx, logger))
+				},
+				OnStoppedLeading: func() { logger.Info("Not leading: the syncer stopped") },
+				OnNewLeader: func(identity string) {
+					if identity != s.config.Identity {
+						logger.Info("Another replica leads the syncer", "leader", identity)
+					}
+				},
+			},
+		})
+		if err != nil {
+			logger.Error(err, "Invalid leader election configuration")
+			return
+		}
+		elector.Run(ctx)
+	}
+}
+
+// lead runs the controllers until ctx ends (the Lease is lost or the
+// server stops), on informers of its own: a new term starts from a fresh
+// view of the host.
+func (s *Syncer) lead(ctx context.Context) {
+	src := controller.NewSources(s.storage, s.host, s.hostDynamic, s.config.MetalLBNamespace)
+	namespaces, err := namespace.New(src)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Starting the namespace controller")
+		return
+	}
+	tenants, err := tenantsyncer.New(src, s.config.Advertise)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Starting the tenant controller")
+		return
+	}
+	check := checker.New(src, s.config.CheckPeriod, namespaces.EnqueueAll, tenants.EnqueueAll)
+	src.Start(ctx)
+	go namespaces.Run(ctx, s.config.Workers)
+	go tenants.Run(ctx, max(1, s.config.Workers/2))
+	check.Run(ctx)
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.LeaseDuration <= c.RenewDeadline:
+		return fmt.Errorf("--syncer-lease-duration (%s) must be longer than --syncer-renew-deadline (%s)", c.LeaseDuration, c.RenewDeadline)
+	case c.Workers < 1:
+		return fmt.Errorf("--syncer-workers must be at least 1")
+	case c.CheckPeriod <= 0:
+		return fmt.Errorf("--syncer-check-period must be positive")
+	case c.Advertise != tenantsyncer.AdvertiseL2 && c.Advertise != tenantsyncer.AdvertiseBGP:
+		return fmt.Errorf("--metallb-advertisement must be L2 or BGP, not %q", c.Advertise)
+	}
+	return nil
+}

@@ -1,0 +1,157 @@
+package tenant
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// offboardWait is how often offboarding looks whether the host objects it
+// deleted are gone (host namespaces take a while to terminate).
+const offboardWait = time.Second
+
+// tenantResources are the tenant objects offboarding deletes, contents first.
+var tenantResources = []string{"floatingips", "loadbalancers", "networks", "namespaces"}
+
+// offboard removes everything of a Tenant being deleted: its tenant
+// objects, then every host object made for it; once the host objects are
+// gone it removes the finalizer, the Tenant goes, and its addresses
+// return to their pools. The DELETE was only accepted when nothing was
+// attached (see the registry's Offboarding), and nothing new can be
+// created in a terminating tenant.
+func (c *Controller) offboard(ctx context.Context, t *tenant.Tenant) error {
+	if !hasFinalizer(t) {
+		return nil
+	}
+	logger := klog.FromContext(ctx)
+	if err := c.deleteTenantObjects(ctx, t); err != nil {
+		return err
+	}
+	left, err := c.deleteHostObjects(ctx, t)
+	if err != nil {
+		if serr := c.setStatus(ctx, t, false, controller.ReasonOffboarding, "removing host objects: "+err.Error()); serr != nil {
+			return serr
+		}
+		return err
+	}
+	if len(left) > 0 {
+		msg := fmt.Sprintf("waiting for %d host object(s) to go: %s", len(left), strings.Join(first(left, 5), ", "))
+		if err := c.setStatus(ctx, t, false, controller.ReasonOffboarding, msg); err != nil {
+			return err
+		}
+		return controller.Requeue(offboardWait, "%s", msg)
+	}
+	logger.Info("Offboarded tenant: every host object is gone, removing the finalizer")
+	return c.updateTenant(ctx, t, func(live *tenant.Tenant) bool {
+		kept := live.Finalizers[:0]
+		for _, f := range live.Finalizers {
+			if f != tenant.FinalizerOffboarding {
+				kept = append(kept, f)
+			}
+		}
+		changed := len(kept) != len(live.Finalizers)
+		live.Finalizers = kept
+		return changed
+	})
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "...")
+	}
+	return s
+}
+
+// deleteTenantObjects deletes the tenant's objects from storage.
+func (c *Controller) deleteTenantObjects(ctx context.Context, t *tenant.Tenant) error {
+	scoped := tenancy.WithTenant(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), t.Name)
+	for _, resource := range tenantResources {
+		store := c.src.Storage[resource].Store
+		list, err := store.List(scoped, &metainternalversion.ListOptions{})
+		if err != nil {
+			return err
+		}
+		err = meta.EachListItem(list, func(obj runtime.Object) error {
+			m, err := meta.Accessor(obj)
+			if err != nil {
+				return err
+			}
+			uid := m.GetUID()
+			_, _, err = store.Delete(genericapirequest.WithNamespace(scoped, m.GetNamespace()), m.GetName(), rest.ValidateAllObjectFunc,
+				&metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return fmt.Errorf("deleting %s %s: %w", resource, m.GetName(), err)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// deleteHostObjects deletes every host object made for the Tenant (by its
+// UID) and returns those still there.
+func (c *Controller) deleteHostObjects(ctx context.Context, t *tenant.Tenant) ([]string, error) {
+	type hostKind struct {
+		kind     string
+		informer cache.SharedIndexInformer
+		delete   func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error
+	}
+	kinds := []hostKind{
+		{"Namespace", c.src.HostNamespaces, func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
+			return c.src.Host.CoreV1().Namespaces().Delete(ctx, name, opts)
+		}},
+		{"RoleBinding", c.src.HostRoleBindings, func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
+			return c.src.Host.RbacV1().RoleBindings(ns).Delete(ctx, name, opts)
+		}},
+	}
+	for _, gvr := range []schema.GroupVersionResource{controller.IPAddressPools, controller.L2Advertisements, controller.BGPAdvertisements} {
+		client := c.src.HostDynamic.Resource(gvr)
+		kinds = append(kinds, hostKind{gvr.Resource, c.src.HostMetalLB[gvr], func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
+			return client.Namespace(ns).Delete(ctx, name, opts)
+		}})
+	}
+	var left []string
+	for _, k := range kinds {
+		objs, err := k.informer.GetIndexer().ByIndex(controller.ByTenant, t.Name)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range ours(objs, t) {
+			ref := k.kind + " " + m.GetName()
+			if m.GetNamespace() != "" {
+				ref = k.kind + " " + m.GetNamespace() + "/" + m.GetName()
+			}
+			left = append(left, ref)
+			if m.GetDeletionTimestamp() != nil {
+				continue
+			}
+			uid := m.GetUID()
+			err := k.delete(ctx, m.GetNamespace(), m.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return nil, fmt.Errorf("deleting %s: %w", ref, err)
+			}
+		}
+	}
+	sort.Strings(left)
+	return left, nil
+}

@@ -1,0 +1,101 @@
+// Package tenant onboards Tenants on the host and offboards them: the
+// tenant Namespace "default", the MetalLB pool of the tenant's public IPs
+// with its advertisement, the Tenant's phase and conditions, and, when a
+// Tenant is deleted, the removal of everything made for it.
+package tenant
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+)
+
+// ControllerName names the controller's queue and logs.
+const ControllerName = "tenants"
+
+// Advertisement says how MetalLB announces tenants' public IPs.
+type Advertisement string
+
+// Advertisements.
+const (
+	AdvertiseL2  Advertisement = "L2"
+	AdvertiseBGP Advertisement = "BGP"
+)
+
+// Controller reconciles Tenants.
+type Controller struct {
+	*controller.Worker
+	src *controller.Sources
+	// Advertise picks the MetalLB advertisement of the tenants' pools.
+	Advertise Advertisement
+}
+
+// New returns a Controller reading and writing through src.
+func New(src *controller.Sources, advertise Advertisement) (*Controller, error) {
+	c := &Controller{src: src, Advertise: advertise}
+	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+	if _, err := src.Tenants.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueTenant,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueTenant(obj) },
+		DeleteFunc: c.enqueueTenant,
+	}); err != nil {
+		return nil, err
+	}
+	// A tenant's Namespaces make up its pool's namespaces and its
+	// readiness; host objects of the tenant, drift and deletions.
+	byLabel := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueLabelled,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueLabelled(obj) },
+		DeleteFunc: c.enqueueLabelled,
+	}
+	informers := []cache.SharedIndexInformer{src.Namespaces, src.HostNamespaces}
+	for _, gvr := range []schema.GroupVersionResource{controller.IPAddressPools, controller.L2Advertisements, controller.BGPAdvertisements} {
+		informers = append(informers, src.HostMetalLB[gvr])
+	}
+	for _, inf := range informers {
+		if _, err := inf.AddEventHandler(byLabel); err != nil {
+			return nil, err
+		}
+	}
+	src.Health.OnChange(func(bool) { c.EnqueueAll() })
+	return c, nil
+}
+
+// Run reconciles until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	c.Worker.Run(ctx, workers, c.src.Synced()...)
+}
+
+// EnqueueAll queues every Tenant.
+func (c *Controller) EnqueueAll() {
+	for _, name := range c.src.Tenants.GetStore().ListKeys() {
+		c.Queue.Add(queue.Key{Tenant: name})
+	}
+}
+
+func (c *Controller) enqueueTenant(obj interface{}) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if t, ok := obj.(*tenant.Tenant); ok {
+		c.Queue.Add(queue.Key{Tenant: t.Name})
+	}
+}
+
+func (c *Controller) enqueueLabelled(obj interface{}) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	if m, err := meta.Accessor(obj); err == nil {
+		if t := m.GetLabels()[hostnames.TenantLabel]; t != "" {
+			c.Queue.Add(queue.Key{Tenant: t})
+		}
+	}
+}

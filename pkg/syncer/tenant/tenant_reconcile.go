@@ -1,0 +1,208 @@
+package tenant
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apiserver/pkg/authentication/user"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// SyncerUser is who the syncer is when it creates tenant objects in
+// process (a tenant's Namespace "default"), for audit and managed fields.
+var SyncerUser = &user.DefaultInfo{Name: "system:tenant-apiserver:syncer"}
+
+func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
+	obj, exists, err := c.src.Tenants.GetStore().GetByKey(key.Tenant)
+	if err != nil || !exists {
+		return err
+	}
+	t := obj.(*tenant.Tenant)
+	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("tenant", t.Name))
+	if t.DeletionTimestamp != nil {
+		return c.offboard(ctx, t)
+	}
+	if !hasFinalizer(t) {
+		return c.onboard(ctx, t)
+	}
+
+	var problems []string
+	if err := c.src.Health.Err(); err != nil {
+		return c.setStatus(ctx, t, false, controller.ReasonHostUnreachable, err.Error())
+	}
+	hostNamespaces, pending := c.namespaces(t)
+	problems = append(problems, pending...)
+	metallbProblems, err := c.syncMetalLB(ctx, t, hostNamespaces)
+	if err != nil {
+		reason := controller.ReasonHostError
+		if controller.Unreachable(err) {
+			reason = controller.ReasonHostUnreachable
+		}
+		if serr := c.setStatus(ctx, t, false, reason, err.Error()); serr != nil {
+			return serr
+		}
+		return err
+	}
+	problems = append(problems, metallbProblems...)
+	if len(problems) > 0 {
+		return c.setStatus(ctx, t, false, controller.ReasonHostObjectsMissing, strings.Join(problems, "; "))
+	}
+	return c.setStatus(ctx, t, true, controller.ReasonSynced,
+		fmt.Sprintf("%d host namespace(s) and the MetalLB pool of %d public IP(s) match", len(hostNamespaces), len(t.Status.PublicIPs)))
+}
+
+func hasFinalizer(t *tenant.Tenant) bool {
+	for _, f := range t.Finalizers {
+		if f == tenant.FinalizerOffboarding {
+			return true
+		}
+	}
+	return false
+}
+
+// onboard gives a new Tenant its Namespace "default", then the offboarding
+// finalizer, which from then on marks the Tenant as onboarded: a tenant
+// that deletes its default Namespace does not get it back.
+func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
+	asTenant := tenancy.ActAsTenant(genericapirequest.WithUser(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), SyncerUser), t.Name)
+	ns := &tenant.Namespace{
+		ObjectMeta: metav1.ObjectMeta{Name: tenant.DefaultNamespace},
+		Spec:       tenant.NamespaceSpec{Network: tenant.DefaultNamespace},
+	}
+	_, err := c.src.Storage["namespaces"].Main.Create(asTenant, ns, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: "tenant-syncer"})
+	switch {
+	case err == nil:
+		klog.FromContext(ctx).Info("Onboarding tenant: created its default Namespace")
+	case apierrors.IsAlreadyExists(err):
+	case apierrors.IsForbidden(err):
+		// A quota of zero Namespaces: the tenant goes without.
+		klog.FromContext(ctx).Info("Onboarding tenant without a default Namespace", "reason", err.Error())
+	default:
+		return err
+	}
+	return c.updateTenant(ctx, t, func(live *tenant.Tenant) bool {
+		if hasFinalizer(live) || live.DeletionTimestamp != nil {
+			return false
+		}
+		live.Finalizers = append(live.Finalizers, tenant.FinalizerOffboarding)
+		return true
+	})
+}
+
+// updateTenant applies mutate to the stored Tenant, if it is still t.
+func (c *Controller) updateTenant(ctx context.Context, t *tenant.Tenant, mutate func(*tenant.Tenant) bool) error {
+	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
+	_, _, err := c.src.Storage["tenants"].Store.Update(ctx, t.Name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+		live := old.(*tenant.Tenant)
+		if live.UID != t.UID {
+			return nil, apierrors.NewConflict(tenant.Resource("tenants"), t.Name, fmt.Errorf("the Tenant was replaced"))
+		}
+		live = live.DeepCopy()
+		if !mutate(live) {
+			return old, nil
+		}
+		return live, nil
+	}), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{FieldManager: "tenant-syncer"})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// namespaces returns the sorted host namespaces the syncer made for the
+// tenant's Namespaces (and that are not terminating), and what keeps the
+// tenant's Namespaces from being synced.
+func (c *Controller) namespaces(t *tenant.Tenant) ([]string, []string) {
+	objs, err := c.src.Namespaces.GetIndexer().ByIndex(controller.ByTenant, t.Name)
+	if err != nil {
+		return nil, []string{err.Error()}
+	}
+	var hostNamespaces, pending []string
+	for _, obj := range objs {
+		ns := obj.(*tenant.Namespace)
+		hostName := hostnames.Namespace(t.Name, t.UID, ns.Name)
+		if h, exists, _ := c.src.HostNamespaces.GetStore().GetByKey(hostName); exists {
+			host := h.(*corev1.Namespace)
+			if hostnames.OwnedBy(host, ns.UID) && host.DeletionTimestamp == nil {
+				hostNamespaces = append(hostNamespaces, hostName)
+			}
+		}
+		if c := meta.FindStatusCondition(ns.Status.Conditions, tenant.ConditionHostSynced); c == nil || c.Status != metav1.ConditionTrue {
+			why := "not synced yet"
+			if c != nil {
+				why = c.Reason + ": " + c.Message
+			}
+			pending = append(pending, fmt.Sprintf("Namespace %s: %s", ns.Name, why))
+		}
+	}
+	sort.Strings(hostNamespaces)
+	sort.Strings(pending)
+	return hostNamespaces, pending
+}
+
+// setStatus records the Tenant's phase and HostSynced and Ready conditions.
+func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced bool, reason, message string) error {
+	return controller.UpdateStatus(ctx, c.src.Storage["tenants"].StatusStore, "", "", t.Name, func(obj runtime.Object) bool {
+		live := obj.(*tenant.Tenant)
+		if live.UID != t.UID {
+			return false
+		}
+		s := &live.Status
+		changed := controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionHostSynced, synced, reason, message)
+		allocated := meta.IsStatusConditionTrue(s.Conditions, tenant.ConditionAddressesAllocated)
+		ready, readyReason, readyMessage := synced && allocated, reason, message
+		if synced && !allocated {
+			readyReason, readyMessage = "AddressesNotAllocated", "the tenant's addresses are not allocated"
+		}
+		changed = controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
+		phase := s.Phase
+		switch {
+		case live.DeletionTimestamp != nil:
+			phase = tenant.TenantPhaseTerminating
+		case ready:
+			phase = tenant.TenantPhaseReady
+		case reason == controller.ReasonHostUnreachable && phase == tenant.TenantPhaseReady:
+			// Provisioned before the host went away: it still is.
+		default:
+			phase = tenant.TenantPhaseProvisioning
+		}
+		if s.Phase != phase {
+			s.Phase, changed = phase, true
+		}
+		if s.ObservedGeneration != live.Generation {
+			s.ObservedGeneration, changed = live.Generation, true
+		}
+		return changed
+	})
+}
+
+// ours are the tenant's host objects in an informer: made for this Tenant
+// (by UID), whichever tenant object owns them.
+func ours(objs []interface{}, t *tenant.Tenant) []metav1.Object {
+	var out []metav1.Object
+	for _, obj := range objs {
+		m, err := meta.Accessor(obj)
+		if err != nil {
+			continue
+		}
+		if marks, ok := hostnames.MarksOf(m, ""); ok && marks.TenantUID == t.UID {
+			out = append(out, m)
+		}
+	}
+	return out
+}
