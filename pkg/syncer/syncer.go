@@ -24,9 +24,11 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
@@ -145,10 +147,40 @@ func (s *Syncer) lead(ctx context.Context) {
 		return
 	}
 	check := checker.New(src, s.config.CheckPeriod, namespaces.EnqueueAll, tenants.EnqueueAll)
+	started := time.Now()
 	src.Start(ctx)
 	go namespaces.Run(ctx, s.config.Workers)
 	go tenants.Run(ctx, max(1, s.config.Workers/2))
+	go reportInitialSync(ctx, started, src, namespaces.Worker, tenants.Worker)
 	check.Run(ctx)
+}
+
+// reportInitialSync records how long a new term took to look at every
+// tenant object once: from taking the lead, through filling the caches,
+// until the queues first ran dry.
+func reportInitialSync(ctx context.Context, started time.Time, src *controller.Sources, workers ...*controller.Worker) {
+	synced := src.Synced()
+	for _, w := range workers {
+		synced = append(synced, w.HandlersSynced...)
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		return
+	}
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, false, func(context.Context) (bool, error) {
+		for _, w := range workers {
+			if !w.Idle() {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return
+	}
+	elapsed := time.Since(started)
+	initialSyncSeconds.Set(elapsed.Seconds())
+	klog.FromContext(ctx).Info("Initial sync done: every tenant object was reconciled", "duration", elapsed,
+		"tenants", len(src.Tenants.GetStore().ListKeys()), "namespaces", len(src.Namespaces.GetStore().ListKeys()))
 }
 
 // Validate checks the configuration.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -43,7 +44,16 @@ type Worker struct {
 	Name      string
 	Queue     workqueue.TypedRateLimitingInterface[queue.Key]
 	Reconcile ReconcileFunc
+	// HandlersSynced are the HasSynced of the controller's event handler
+	// registrations: true once they have queued every object listed at start.
+	HandlersSynced []cache.InformerSynced
+
+	busy atomic.Int64
 }
+
+// Idle says whether no key waits and none is being reconciled (keys
+// waiting for a retry delay do not count).
+func (w *Worker) Idle() bool { return w.Queue.Len() == 0 && w.busy.Load() == 0 }
 
 // NewWorker returns a Worker with a fair queue named name. Failed keys are
 // retried after 10 ms, doubling up to 5 s: once the host is back, the last
@@ -79,6 +89,8 @@ func (w *Worker) next(ctx context.Context) bool {
 	if shutdown {
 		return false
 	}
+	w.busy.Add(1)
+	defer w.busy.Add(-1)
 	defer w.Queue.Done(key)
 	err := w.Reconcile(ctx, key)
 	var requeue *RequeueError

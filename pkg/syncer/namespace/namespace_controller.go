@@ -32,19 +32,23 @@ func New(src *controller.Sources) (*Controller, error) {
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 
 	// Tenant Namespaces: their cached copies carry the tenant in metadata.namespace.
-	if _, err := src.Namespaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if reg, err := src.Namespaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueNamespace,
 		UpdateFunc: func(_, obj interface{}) { c.enqueueNamespace(obj) },
 		DeleteFunc: c.enqueueNamespace,
 	}); err != nil {
 		return nil, err
+	} else {
+		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	// A Tenant's members are the subjects of its RoleBindings; a Tenant
 	// being deleted hands its namespaces over to offboarding.
-	if _, err := src.Tenants.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if reg, err := src.Tenants.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj interface{}) { c.enqueueTenant(obj) },
 	}); err != nil {
 		return nil, err
+	} else {
+		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	// Any change to a host object made for a Namespace, drift or deletion,
 	// brings the Namespace back in line.
@@ -54,9 +58,11 @@ func New(src *controller.Sources) (*Controller, error) {
 		DeleteFunc: c.enqueueHostObject,
 	}
 	for _, inf := range []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings} {
-		if _, err := inf.AddEventHandler(host); err != nil {
+		reg, err := inf.AddEventHandler(host)
+		if err != nil {
 			return nil, err
 		}
+		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	src.Health.OnChange(func(bool) { c.EnqueueAll() })
 	return c, nil
@@ -64,7 +70,7 @@ func New(src *controller.Sources) (*Controller, error) {
 
 // Run reconciles until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	c.Worker.Run(ctx, workers, c.src.Synced()...)
+	c.Worker.Run(ctx, workers, append(c.src.Synced(), c.HandlersSynced...)...)
 }
 
 // EnqueueAll queues every tenant Namespace: after the host comes back, and

@@ -41,12 +41,14 @@ type Controller struct {
 func New(src *controller.Sources, advertise Advertisement) (*Controller, error) {
 	c := &Controller{src: src, Advertise: advertise}
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
-	if _, err := src.Tenants.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if reg, err := src.Tenants.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueTenant,
 		UpdateFunc: func(_, obj interface{}) { c.enqueueTenant(obj) },
 		DeleteFunc: c.enqueueTenant,
 	}); err != nil {
 		return nil, err
+	} else {
+		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	// A tenant's Namespaces make up its pool's namespaces and its
 	// readiness; host objects of the tenant, drift and deletions.
@@ -60,9 +62,11 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 		informers = append(informers, src.HostMetalLB[gvr])
 	}
 	for _, inf := range informers {
-		if _, err := inf.AddEventHandler(byLabel); err != nil {
+		reg, err := inf.AddEventHandler(byLabel)
+		if err != nil {
 			return nil, err
 		}
+		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	src.Health.OnChange(func(bool) { c.EnqueueAll() })
 	return c, nil
@@ -70,7 +74,7 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 
 // Run reconciles until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	c.Worker.Run(ctx, workers, c.src.Synced()...)
+	c.Worker.Run(ctx, workers, append(c.src.Synced(), c.HandlersSynced...)...)
 }
 
 // EnqueueAll queues every Tenant.

@@ -1,6 +1,23 @@
 package framework
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+)
+
+// demoPublicIPs are the public IPs the demo tenants get.
+var demoPublicIPs = map[string]int32{"acme": 4, "globex": 2}
 
 // Demo runs after a local stack (RunLocal, `make run`) is up and before it
 // reports READY. It is where demo content goes — AddressPools, a Tenant or
@@ -9,7 +26,85 @@ import "context"
 // s.Clients (as AdminUser for provider objects), and return an error rather
 // than leave half-made state silently. Tests never run it.
 //
-// It creates the demo tenants acme (alice) and globex (bob).
+// It creates the demo tenants acme (alice, 4 public IPs) and globex (bob,
+// 2 public IPs), each with a Namespace "dev", and waits until the syncer
+// has made them Ready on the host.
 func Demo(ctx context.Context, s *Stack) error {
-	return DemoTenants(ctx, s)
+	if err := DemoTenants(ctx, s); err != nil {
+		return err
+	}
+	admin, err := s.TenantClient(AdminUser)
+	if err != nil {
+		return err
+	}
+	for name, count := range demoPublicIPs {
+		patch := fmt.Sprintf(`{"spec":{"publicIPs":{"count":%d}}}`, count)
+		if _, err := admin.TenantV1alpha1().Tenants().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			return fmt.Errorf("giving tenant %s public IPs: %w", name, err)
+		}
+	}
+	for name := range demoPublicIPs {
+		if err := s.WaitTenantReady(ctx, name, time.Minute); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitTenantReady waits until Tenant name is in phase Ready.
+func (s *Stack) WaitTenantReady(ctx context.Context, name string, timeout time.Duration) error {
+	admin, err := s.TenantClient(AdminUser)
+	if err != nil {
+		return err
+	}
+	var last *tenantv1alpha1.Tenant
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		t, err := admin.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		last = t
+		return t.Status.Phase == tenantv1alpha1.TenantPhaseReady, nil
+	})
+	if err != nil {
+		return fmt.Errorf("tenant %s not Ready after %s (status %+v): %w", name, timeout, statusOf(last), err)
+	}
+	return nil
+}
+
+func statusOf(t *tenantv1alpha1.Tenant) interface{} {
+	if t == nil {
+		return nil
+	}
+	return t.Status
+}
+
+// printTenants writes a line per Tenant: its phase, public IPs and host namespaces.
+func printTenants(ctx context.Context, s *Stack, out io.Writer) error {
+	admin, err := s.TenantClient(AdminUser)
+	if err != nil {
+		return err
+	}
+	host, _, err := s.Clients(AdminUser)
+	if err != nil {
+		return err
+	}
+	tenants, err := admin.TenantV1alpha1().Tenants().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, t := range tenants.Items {
+		namespaces, err := host.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: hostnames.TenantLabel + "=" + t.Name})
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, ns := range namespaces.Items {
+			names = append(names, ns.Name)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(out, "  tenant %-8s %s, members %v, public IPs %v, host namespaces: %s\n",
+			t.Name, t.Status.Phase, t.Spec.Members.Users, t.Status.PublicIPs, strings.Join(names, ", "))
+	}
+	return nil
 }

@@ -57,6 +57,9 @@ func RunLocal(ctx context.Context, out io.Writer, opts Options, hook func(contex
 	fmt.Fprintf(out, "  tenant users:    --kubeconfig %s (acme), %s (globex), %s (no tenant)\n",
 		relToCwd(s.KubeconfigPath("alice")), relToCwd(s.KubeconfigPath("bob")), relToCwd(s.KubeconfigPath("carol")))
 	fmt.Fprintf(out, "  or:              export KUBECONFIG=%s; kubectl get apiservice %s\n", s.KubeconfigPath(AdminUser), TenantAPIServiceName)
+	if err := printTenants(ctx, s, out); err != nil {
+		return fmt.Errorf("listing the tenants: %w", err)
+	}
 	fmt.Fprintf(out, "  logs:            %s/*.log\n", relToCwd(s.path("logs")))
 	fmt.Fprintf(out, "  stop:            Ctrl-C (or SIGTERM) stops every process\n")
 
