@@ -318,3 +318,25 @@ func fuzzKey(t *testing.T, tn, ns, name string, namespaced bool) (string, bool) 
 func userInGroups(groups ...string) user.Info {
 	return &user.DefaultInfo{Name: "fuzz", Groups: groups}
 }
+
+// TestAllTenants checks the in-process all-tenants scope of the syncer:
+// lists and watches read every tenant's range, and no single object can be
+// keyed in it.
+func TestAllTenants(t *testing.T) {
+	for _, namespaced := range []bool{false, true} {
+		ctx := tenancy.WithAllTenants(genericapirequest.WithNamespace(genericapirequest.NewContext(), "dev"))
+		if got := tenancy.KeyRootFunc(prefix, namespaced)(ctx); got != prefix+"/" {
+			t.Errorf("namespaced=%v: KeyRootFunc = %q, want %q", namespaced, got, prefix+"/")
+		}
+		if key, err := tenancy.KeyFunc(prefix, namespaced)(ctx, "web"); err == nil {
+			t.Errorf("namespaced=%v: KeyFunc keyed %q in the all-tenants scope", namespaced, key)
+		}
+	}
+	// The acting tenant is only a context value: nothing else sets it.
+	if _, ok := tenancy.ActingTenantFrom(genericapirequest.NewContext()); ok {
+		t.Error("a plain context acts as a tenant")
+	}
+	if got, ok := tenancy.ActingTenantFrom(tenancy.ActAsTenant(context.Background(), "acme")); !ok || got != "acme" {
+		t.Errorf("ActingTenantFrom = %q, %v", got, ok)
+	}
+}
