@@ -1,0 +1,54 @@
+// Package syncer tests the tenant syncer through the whole stack: onboarding
+// a Tenant onto the host (namespaces, RoleBindings, MetalLB pool and
+// advertisement), ownership of host objects, repair of drift and removal of
+// orphans, leader failover between two tenant-apiserver replicas, a host
+// outage, and offboarding. It runs a stack of its own whose tenant-apiserver
+// has short leader-election, check and IPAM periods, so that each of these
+// happens within seconds; the tests poll for outcomes and never assert how
+// long they took.
+package syncer
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// The stack's syncer and IPAM timings (flags of the tenant-apiserver).
+const (
+	leaseDuration = 4 * time.Second
+	renewDeadline = 3 * time.Second
+	retryPeriod   = 500 * time.Millisecond
+	checkPeriod   = 2 * time.Second
+	ipamPeriod    = time.Second
+)
+
+// Host users of the tests besides the stack's defaults. Each test onboards a
+// tenant of its own with one of them as its member: a user that is a member
+// of two tenants may act as neither, so no two tests share one.
+const (
+	alice        = "alice" // TestOnboarding
+	ownerUser    = "dora"  // TestOwnershipHostNameTaken
+	driftUser    = "drew"  // TestDriftRepairAndOrphans
+	failoverUser = "fay"   // TestLeaderFailover
+	outageUser   = "otto"  // TestHostOutage
+	offboardUser = "olga"  // TestOffboarding
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(framework.RunMain(m, framework.Options{
+		TenantAPIServerArgs: []string{
+			"--syncer-lease-duration=" + leaseDuration.String(),
+			"--syncer-renew-deadline=" + renewDeadline.String(),
+			"--syncer-retry-period=" + retryPeriod.String(),
+			"--syncer-check-period=" + checkPeriod.String(),
+			"--ipam-period=" + ipamPeriod.String(),
+		},
+		ExtraUsers: []framework.User{
+			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
+		},
+		Setup: framework.DemoPools,
+	}))
+}
