@@ -51,6 +51,17 @@ type Worker struct {
 	busy atomic.Int64
 }
 
+// Watch adds h to inf; the worker does not start before h has been handed
+// every object inf listed at start.
+func (w *Worker) Watch(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+	reg, err := inf.AddEventHandler(h)
+	if err != nil {
+		return err
+	}
+	w.HandlersSynced = append(w.HandlersSynced, reg.HasSynced)
+	return nil
+}
+
 // Idle says whether no key waits and none is being reconciled (keys
 // waiting for a retry delay do not count).
 func (w *Worker) Idle() bool { return w.Queue.Len() == 0 && w.busy.Load() == 0 }

@@ -32,23 +32,19 @@ func New(src *controller.Sources) (*Controller, error) {
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 
 	// Tenant Namespaces: their cached copies carry the tenant in metadata.namespace.
-	if reg, err := src.Namespaces.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(src.Namespaces, cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueNamespace,
 		UpdateFunc: func(_, obj interface{}) { c.enqueueNamespace(obj) },
 		DeleteFunc: c.enqueueNamespace,
 	}); err != nil {
 		return nil, err
-	} else {
-		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	// A Tenant's members are the subjects of its RoleBindings; a Tenant
 	// being deleted hands its namespaces over to offboarding.
-	if reg, err := src.Tenants.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, obj interface{}) { c.enqueueTenant(obj) },
 	}); err != nil {
 		return nil, err
-	} else {
-		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	// Any change to a host object made for a Namespace, drift or deletion,
 	// brings the Namespace back in line.
@@ -58,11 +54,9 @@ func New(src *controller.Sources) (*Controller, error) {
 		DeleteFunc: c.enqueueHostObject,
 	}
 	for _, inf := range []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings} {
-		reg, err := inf.AddEventHandler(host)
-		if err != nil {
+		if err := c.Watch(inf, host); err != nil {
 			return nil, err
 		}
-		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	src.Health.OnChange(func(bool) { c.EnqueueAll() })
 	return c, nil

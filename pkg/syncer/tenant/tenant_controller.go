@@ -41,14 +41,12 @@ type Controller struct {
 func New(src *controller.Sources, advertise Advertisement) (*Controller, error) {
 	c := &Controller{src: src, Advertise: advertise}
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
-	if reg, err := src.Tenants.AddEventHandler(cache.ResourceEventHandlerFuncs{
+	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueTenant,
 		UpdateFunc: func(_, obj interface{}) { c.enqueueTenant(obj) },
 		DeleteFunc: c.enqueueTenant,
 	}); err != nil {
 		return nil, err
-	} else {
-		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	// A tenant's Namespaces make up its pool's namespaces and its
 	// readiness; host objects of the tenant, drift and deletions.
@@ -62,11 +60,9 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 		informers = append(informers, src.HostMetalLB[gvr])
 	}
 	for _, inf := range informers {
-		reg, err := inf.AddEventHandler(byLabel)
-		if err != nil {
+		if err := c.Watch(inf, byLabel); err != nil {
 			return nil, err
 		}
-		c.HandlersSynced = append(c.HandlersSynced, reg.HasSynced)
 	}
 	src.Health.OnChange(func(bool) { c.EnqueueAll() })
 	return c, nil
