@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -52,7 +51,7 @@ func (c *Controller) offboard(ctx context.Context, t *tenant.Tenant) error {
 		return err
 	}
 	if len(left) > 0 {
-		msg := fmt.Sprintf("waiting for %d host object(s) to go: %s", len(left), strings.Join(first(left, 5), ", "))
+		msg := fmt.Sprintf("waiting for %d host object(s) to go: %s", len(left), summarize(left))
 		if err := c.setStatus(ctx, t, false, controller.ReasonOffboarding, msg); err != nil {
 			return err
 		}
@@ -70,13 +69,6 @@ func (c *Controller) offboard(ctx context.Context, t *tenant.Tenant) error {
 		live.Finalizers = kept
 		return changed
 	})
-}
-
-func first(s []string, n int) []string {
-	if len(s) > n {
-		return append(s[:n:n], "...")
-	}
-	return s
 }
 
 // deleteTenantObjects deletes the tenant's objects from storage.

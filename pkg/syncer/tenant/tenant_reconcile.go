@@ -60,10 +60,23 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	}
 	problems = append(problems, metallbProblems...)
 	if len(problems) > 0 {
-		return c.setStatus(ctx, t, false, controller.ReasonHostObjectsMissing, strings.Join(problems, "; "))
+		return c.setStatus(ctx, t, false, controller.ReasonHostObjectsMissing, summarize(problems))
 	}
-	return c.setStatus(ctx, t, true, controller.ReasonSynced,
-		fmt.Sprintf("%d host namespace(s) and the MetalLB pool of %d public IP(s) match", len(hostNamespaces), len(t.Status.PublicIPs)))
+	// No counts in the message: it would change, and be written, with
+	// every Namespace the tenant creates.
+	return c.setStatus(ctx, t, true, controller.ReasonSynced, "the host namespaces, their RoleBindings and the MetalLB pool match")
+}
+
+// maxProblems bounds how many problems a condition message lists.
+const maxProblems = 5
+
+// summarize lists the first problems and counts the rest: a condition
+// message stays short (and valid) whatever the number of Namespaces.
+func summarize(problems []string) string {
+	if len(problems) <= maxProblems {
+		return strings.Join(problems, "; ")
+	}
+	return fmt.Sprintf("%s; and %d more", strings.Join(problems[:maxProblems], "; "), len(problems)-maxProblems)
 }
 
 func hasFinalizer(t *tenant.Tenant) bool {
