@@ -1,6 +1,10 @@
 package tenancy
 
-import "context"
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+)
 
 type tenantKey struct{}
 
@@ -34,16 +38,37 @@ func allTenants(ctx context.Context) bool {
 
 type actingTenantKey struct{}
 
+type actingTenant struct {
+	name string
+	uid  types.UID
+}
+
 // ActAsTenant returns a context in which the server's own controllers go
-// through a tenant kind's guarded storage as tenant t, with its quota and
-// validation, without being a member. Only in-process code can set a
-// context value: no request can claim it.
-func ActAsTenant(ctx context.Context, t string) context.Context {
-	return context.WithValue(ctx, actingTenantKey{}, t)
+// through a tenant kind's guarded storage as tenant t (of UID uid), with
+// its quota and validation, without being a member. Only in-process code
+// can set a context value: no request can claim it.
+func ActAsTenant(ctx context.Context, t string, uid types.UID) context.Context {
+	return context.WithValue(ctx, actingTenantKey{}, actingTenant{name: t, uid: uid})
 }
 
 // ActingTenantFrom returns the tenant set by ActAsTenant.
-func ActingTenantFrom(ctx context.Context) (string, bool) {
-	t, ok := ctx.Value(actingTenantKey{}).(string)
-	return t, ok && t != ""
+func ActingTenantFrom(ctx context.Context) (string, types.UID, bool) {
+	t, ok := ctx.Value(actingTenantKey{}).(actingTenant)
+	return t.name, t.uid, ok && t.name != ""
+}
+
+type tenantUIDKey struct{}
+
+// WithTenantUID records the UID of the tenant a request acts as. The
+// server labels what the request creates with it, and reads only objects
+// so labelled: a former tenant of the same name, whose objects may still
+// be in the watch history, is another tenant.
+func WithTenantUID(ctx context.Context, uid types.UID) context.Context {
+	return context.WithValue(ctx, tenantUIDKey{}, uid)
+}
+
+// TenantUIDFrom returns the UID stored by WithTenantUID ("" if none).
+func TenantUIDFrom(ctx context.Context) types.UID {
+	uid, _ := ctx.Value(tenantUIDKey{}).(types.UID)
+	return uid
 }

@@ -14,6 +14,11 @@ import (
 // that names its tenant.
 const TenantLabel = "tenant.io/tenant"
 
+// TenantUIDLabel is the label, set by the server on every tenant-owned
+// object, that holds the UID of its tenant: tenant reads select on it, so a
+// tenant never sees the history of a former tenant of the same name.
+const TenantUIDLabel = "tenant.io/tenant-uid"
+
 // noTenantSegment is the key segment of callers who are members of no
 // tenant. It can never be a tenant name (those are DNS labels), so the key
 // range under it is always empty.

@@ -333,10 +333,10 @@ func TestAllTenants(t *testing.T) {
 		}
 	}
 	// The acting tenant is only a context value: nothing else sets it.
-	if _, ok := tenancy.ActingTenantFrom(genericapirequest.NewContext()); ok {
+	if _, _, ok := tenancy.ActingTenantFrom(genericapirequest.NewContext()); ok {
 		t.Error("a plain context acts as a tenant")
 	}
-	if got, ok := tenancy.ActingTenantFrom(tenancy.ActAsTenant(context.Background(), "acme")); !ok || got != "acme" {
+	if got, _, ok := tenancy.ActingTenantFrom(tenancy.ActAsTenant(context.Background(), "acme", "uid")); !ok || got != "acme" {
 		t.Errorf("ActingTenantFrom = %q, %v", got, ok)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/tools/cache"
 
@@ -30,10 +31,11 @@ type Membership struct {
 }
 
 type members struct {
+	uid           types.UID
 	users, groups []string
 }
 
-var _ Resolver = &Membership{}
+var _ UIDResolver = &Membership{}
 
 // NewMembership returns an empty index.
 func NewMembership() *Membership {
@@ -74,6 +76,14 @@ func (m *Membership) Exists(t string) bool {
 	return ok
 }
 
+// TenantUID implements UIDResolver.
+func (m *Membership) TenantUID(name string) (types.UID, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	mem, ok := m.tenants[name]
+	return mem.uid, ok
+}
+
 // OnChange registers f to run after every change of membership.
 func (m *Membership) OnChange(f func()) {
 	m.listenersMu.Lock()
@@ -85,9 +95,9 @@ func (m *Membership) OnChange(f func()) {
 // updates of a Tenant (its status, its usage on every create of a tenant
 // object) leave the members alone: those change nothing and notify nobody.
 func (m *Membership) Set(t *v1alpha1.Tenant) {
-	mem := members{users: append([]string(nil), t.Spec.Members.Users...), groups: append([]string(nil), t.Spec.Members.Groups...)}
+	mem := members{uid: t.UID, users: append([]string(nil), t.Spec.Members.Users...), groups: append([]string(nil), t.Spec.Members.Groups...)}
 	m.mu.Lock()
-	if old, ok := m.tenants[t.Name]; ok && slices.Equal(old.users, mem.users) && slices.Equal(old.groups, mem.groups) {
+	if old, ok := m.tenants[t.Name]; ok && old.uid == mem.uid && slices.Equal(old.users, mem.users) && slices.Equal(old.groups, mem.groups) {
 		m.mu.Unlock()
 		return
 	}

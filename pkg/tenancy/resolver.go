@@ -1,10 +1,12 @@
 package tenancy
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apiserver/pkg/authentication/user"
 )
@@ -70,6 +72,32 @@ type AmbiguousError struct {
 func (e *AmbiguousError) Error() string {
 	return fmt.Sprintf("user %q is a member of several tenants (%s); act as one of them with --as-group=%s<tenant>",
 		e.User, strings.Join(e.Tenants, ", "), GroupPrefix)
+}
+
+// UIDResolver is a Resolver that also knows the UID of the tenants it
+// resolves to.
+type UIDResolver interface {
+	Resolver
+	// TenantUID returns the UID of tenant name, if it exists.
+	TenantUID(name string) (types.UID, bool)
+}
+
+// CallerTenant returns the tenant a request acts as, and its UID when the
+// resolver knows it: the tenant of ActAsTenant for the server's own
+// controllers, else the one tenant u is a member of (TenantOf).
+func CallerTenant(ctx context.Context, r Resolver, u user.Info) (string, types.UID, error) {
+	if t, uid, ok := ActingTenantFrom(ctx); ok {
+		return t, uid, nil
+	}
+	t, err := TenantOf(r, u)
+	if err != nil || t == "" {
+		return t, "", err
+	}
+	if ur, ok := r.(UIDResolver); ok {
+		uid, _ := ur.TenantUID(t)
+		return t, uid, nil
+	}
+	return t, "", nil
 }
 
 // TenantOf returns the one tenant u acts as: "" when u is a member of none,

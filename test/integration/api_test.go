@@ -18,8 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
@@ -278,9 +280,19 @@ func TestEveryKindThroughKubectl(t *testing.T) {
 			if !managers["it-apply"] {
 				t.Errorf("managedFields lack the apply manager: %v", managers)
 			}
-			got.SetAnnotations(map[string]string{"example.com/note": "replaced"})
-			if _, _, err := s.Kubectl(ctx, user, "replace", "-f", writeManifest(t, got.Object)); err != nil {
-				t.Fatal(err)
+			// The syncer may write a Tenant or Namespace after it was read:
+			// the replace then fails with a 409 and is sent again on the
+			// object read anew.
+			for attempt := 1; ; attempt++ {
+				got.SetAnnotations(map[string]string{"example.com/note": "replaced"})
+				_, stderr, err := s.Kubectl(ctx, user, "replace", "-f", writeManifest(t, got.Object))
+				if err == nil {
+					break
+				}
+				if attempt == 5 || !strings.Contains(stderr, "the object has been modified") {
+					t.Fatal(err)
+				}
+				kubectlJSON(ctx, t, user, &got, append([]string{"get", k.qualified(), name}, ns...)...)
 			}
 
 			if _, _, err := s.Kubectl(ctx, user, append([]string{"delete", k.qualified(), name, "--wait=true"}, ns...)...); err != nil {
@@ -319,15 +331,15 @@ func TestEveryKindThroughDynamicClient(t *testing.T) {
 				}
 				names = append(names, created.GetName())
 			}
+			// The syncer writes the status (and a Tenant's finalizer) of
+			// what it sees created: those MODIFIED events may come between
+			// the ones this test is about, and are skipped. Any other event
+			// fails the test.
+			next := syncerSkippingWatch(ctx, t, w)
 			for _, want := range names {
-				select {
-				case ev := <-w.ResultChan():
-					o, ok := ev.Object.(*unstructured.Unstructured)
-					if ev.Type != watch.Added || !ok || o.GetName() != want {
-						t.Fatalf("watch event %v %v, want ADDED %s", ev.Type, ev.Object, want)
-					}
-				case <-ctx.Done():
-					t.Fatal("no watch event")
+				ev, o := next()
+				if ev.Type != watch.Added || o.GetName() != want {
+					t.Fatalf("watch event %v %v, want ADDED %s", ev.Type, ev.Object, want)
 				}
 			}
 
@@ -360,23 +372,34 @@ func TestEveryKindThroughDynamicClient(t *testing.T) {
 				t.Errorf("second page: %d items, continue %q", len(rest.Items), rest.GetContinue())
 			}
 
-			obj, err := client.Get(ctx, names[0], metav1.GetOptions{})
+			// The syncer may write the object between the Get and the
+			// Update: a 409 Conflict then, and the update is retried.
+			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				obj, err := client.Get(ctx, names[0], metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				obj.SetAnnotations(map[string]string{"updated": "yes"})
+				_, err = client.Update(ctx, obj, metav1.UpdateOptions{})
+				return err
+			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			obj.SetAnnotations(map[string]string{"updated": "yes"})
-			if _, err := client.Update(ctx, obj, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case ev := <-w.ResultChan():
-				if ev.Type != watch.Modified {
-					t.Errorf("watch event %v, want MODIFIED", ev.Type)
-				}
-			case <-ctx.Done():
-				t.Fatal("no MODIFIED event")
+			if ev, o := next(); ev.Type != watch.Modified || o.GetName() != names[0] || o.GetAnnotations()["updated"] != "yes" {
+				t.Errorf("watch event %v %s annotations %v, want MODIFIED %s with updated=yes", ev.Type, o.GetName(), o.GetAnnotations(), names[0])
 			}
 
+			if k.kind == "Tenant" {
+				// A Tenant is deleted at once only when the syncer has
+				// onboarded it (finalizer tenant.io/offboarding): before,
+				// its Namespace "default" blocks the delete (409).
+				for _, name := range names {
+					if err := framework.Current().WaitTenantReady(ctx, name, time.Minute); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
 			if err := client.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: selector}); err != nil {
 				t.Fatal(err)
 			}
@@ -384,10 +407,84 @@ func TestEveryKindThroughDynamicClient(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(list.Items) != 0 {
+			if k.kind == "Tenant" {
+				// Each is deleted (a deletionTimestamp) and disappears once
+				// the syncer has removed its Namespaces and host objects.
+				for _, it := range list.Items {
+					if it.GetDeletionTimestamp() == nil {
+						t.Errorf("tenant %s left without a deletionTimestamp after deletecollection", it.GetName())
+					}
+				}
+				left := isoNames(list)
+				err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+					l, err := client.List(ctx, metav1.ListOptions{LabelSelector: selector})
+					if err != nil {
+						return false, nil
+					}
+					left = isoNames(l)
+					return len(left) == 0, nil
+				})
+				if err != nil {
+					t.Errorf("tenants %v still there 1m after deletecollection: %v", left, err)
+				}
+			} else if len(list.Items) != 0 {
 				t.Errorf("%d items left after deletecollection", len(list.Items))
 			}
 		})
+	}
+}
+
+// syncerWrite says whether cur, a watch's MODIFIED object, differs from
+// prev, the same object as the watch delivered it before, only where the
+// syncer writes: status, and the finalizer tenant.io/offboarding it adds to
+// a Tenant (resourceVersion and managedFields change with every write).
+func syncerWrite(prev, cur *unstructured.Unstructured) bool {
+	strip := func(u *unstructured.Unstructured) map[string]interface{} {
+		c := u.DeepCopy()
+		delete(c.Object, "status")
+		c.SetResourceVersion("")
+		c.SetManagedFields(nil)
+		var finalizers []string
+		for _, f := range c.GetFinalizers() {
+			if f != "tenant.io/offboarding" {
+				finalizers = append(finalizers, f)
+			}
+		}
+		c.SetFinalizers(finalizers)
+		return c.Object
+	}
+	return reflect.DeepEqual(strip(prev), strip(cur))
+}
+
+// syncerSkippingWatch returns a reader of w's next event that is not a
+// syncer write (syncerWrite) to an object the watch delivered before. It
+// fails the test on a watch error, an object that is not unstructured, or
+// when nothing comes before ctx ends.
+func syncerSkippingWatch(ctx context.Context, t *testing.T, w watch.Interface) func() (watch.Event, *unstructured.Unstructured) {
+	last := map[string]*unstructured.Unstructured{}
+	return func() (watch.Event, *unstructured.Unstructured) {
+		t.Helper()
+		for {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					t.Fatal("watch ended")
+				}
+				o, isU := ev.Object.(*unstructured.Unstructured)
+				if ev.Type == watch.Error || !isU {
+					t.Fatalf("watch event %v %v", ev.Type, ev.Object)
+				}
+				key := o.GetNamespace() + "/" + o.GetName()
+				prev := last[key]
+				last[key] = o
+				if ev.Type == watch.Modified && prev != nil && syncerWrite(prev, o) {
+					continue
+				}
+				return ev, o
+			case <-ctx.Done():
+				t.Fatal("no watch event")
+			}
+		}
 	}
 }
 

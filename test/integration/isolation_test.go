@@ -226,8 +226,10 @@ func isoDemoTenants(t *testing.T) {
 }
 
 // isoTenant creates Tenant name as the admin, with block cidr, optional
-// quota and users as members, waits until every member sees it, and deletes
-// it when the test ends (after the objects the test created in it).
+// quota and users as members, waits until every member sees it and the
+// syncer has onboarded it (phase Ready: its Namespace "default" exists and
+// it carries the finalizer tenant.io/offboarding), and deletes it when the
+// test ends (after the objects the test created in it).
 func isoTenant(ctx context.Context, t *testing.T, name, cidr string, quota tenantv1alpha1.TenantQuota, users ...string) {
 	t.Helper()
 	admin := isoAdmin.clientset(t)
@@ -253,6 +255,17 @@ func isoTenant(ctx context.Context, t *testing.T, name, cidr string, quota tenan
 		isoWaitTenantVisible(ctx, t, isoAs(u), name)
 	}
 	isoWaitTenantVisible(ctx, t, isoGroupMember(name), name)
+	isoWaitTenantReady(ctx, t, name)
+}
+
+// isoWaitTenantReady waits until the syncer has onboarded Tenant name: its
+// Namespace "default" is created (and charged to its quota) and its delete
+// no longer waits for its Namespaces and Networks to be deleted first.
+func isoWaitTenantReady(ctx context.Context, t *testing.T, name string) {
+	t.Helper()
+	if err := framework.Current().WaitTenantReady(ctx, name, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // isoWaitTenantVisible waits until c reads Tenant name: from then on the
@@ -1049,11 +1062,22 @@ func TestIsolationWatchFromOldResourceVersion(t *testing.T) {
 			}
 			events := isoEventsUntil(t, "alice watching from "+old, w, isoIs(watch.Deleted, b.GetUID()))
 			w.Stop()
+			// The syncer's writes of a Namespace's status are not alice's:
+			// a MODIFIED that changes nothing but what the syncer writes
+			// (syncerWrite) is left out of her history.
 			var seen []string
+			last := map[string]*unstructured.Unstructured{}
 			for _, ev := range events {
-				if o, err := meta.Accessor(ev.Object); err == nil && strings.HasPrefix(o.GetName(), "old-rv-") {
-					seen = append(seen, string(ev.Type)+" "+o.GetName())
+				o, ok := ev.Object.(*unstructured.Unstructured)
+				if !ok || !strings.HasPrefix(o.GetName(), "old-rv-") {
+					continue
 				}
+				prev := last[o.GetName()]
+				last[o.GetName()] = o
+				if ev.Type == watch.Modified && prev != nil && syncerWrite(prev, o) {
+					continue
+				}
+				seen = append(seen, string(ev.Type)+" "+o.GetName())
 			}
 			if want := "[ADDED old-rv-a MODIFIED old-rv-a ADDED old-rv-b DELETED old-rv-b]"; fmt.Sprint(seen) != want {
 				t.Errorf("alice watching from %s sees %v, want %s", old, seen, want)
@@ -1132,11 +1156,19 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 				}
 				before[s.tenant] = list.GetResourceVersion()
 			}
-			// uids[tenant] are the UIDs of the tenant's objects.
+			// uids[tenant] are the UIDs of the tenant's objects: the
+			// Namespace "default" the syncer created in each (isoTenant
+			// waited for it), and those created here.
 			uids := map[string]isoForeign{}
 			for _, s := range sides {
 				c := isoAs(s.user)
 				uids[s.tenant] = isoForeign{}
+				def, err := c.resource(t, nsKind, "").Get(ctx, "default", metav1.GetOptions{})
+				if err != nil {
+					t.Fatalf("%s get namespace default: %v", c, err)
+				}
+				isoCheckObject(t, c.String()+" get namespace default", def, s.tenant, isoForeign{})
+				uids[s.tenant].add(def)
 				uids[s.tenant].add(isoCreate(ctx, t, c, nsKind, "", s.namespace, nil))
 				uids[s.tenant].add(isoCreate(ctx, t, c, netKind, "", s.network, nil))
 				uids[s.tenant].add(isoCreate(ctx, t, c, fipKind, s.namespace, "x", nil))
@@ -1151,7 +1183,7 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 							k    kindCase
 							want []string
 						}{
-							{nsKind, []string{s.namespace}},
+							{nsKind, isoSorted("default", s.namespace)},
 							{netKind, []string{s.network}},
 							{fipKind, []string{s.namespace + "/x"}},
 						} {
@@ -1173,7 +1205,14 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 						if _, err := c.resource(t, nsKind, "").Get(ctx, other.namespace, metav1.GetOptions{}); other.namespace != s.namespace {
 							isoWantErr(t, c.String()+" get namespace "+other.namespace, err, 404)
 						}
-						_, err := c.resource(t, fipKind, other.namespace).Get(ctx, "x", metav1.GetOptions{})
+						// Both tenants have a Namespace "default": the one
+						// read is the caller's.
+						def, err := c.resource(t, nsKind, "").Get(ctx, "default", metav1.GetOptions{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						isoCheckObject(t, c.String()+" get namespace default", def, s.tenant, foreign)
+						_, err = c.resource(t, fipKind, other.namespace).Get(ctx, "x", metav1.GetOptions{})
 						isoWantErr(t, c.String()+" get floatingip in "+other.namespace, err, 404, other.namespace)
 						_, err = c.resource(t, fipKind, other.namespace).List(ctx, metav1.ListOptions{})
 						isoWantErr(t, c.String()+" list floatingips in "+other.namespace, err, 404, other.namespace)
@@ -1202,6 +1241,18 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 	}
 }
 
+// isoModifiedConflict says whether err is the 409 of an update sent with a
+// resourceVersion another writer (the syncer) has moved past.
+func isoModifiedConflict(err error) bool {
+	return apierrors.IsConflict(err) && strings.Contains(err.Error(), "the object has been modified")
+}
+
+// isoSorted returns names sorted, as isoNames lists them.
+func isoSorted(names ...string) []string {
+	sort.Strings(names)
+	return names
+}
+
 // TestIsolationTenantLabel checks that a tenant cannot put its objects, at
 // create or later, into another tenant by the tenant label.
 func TestIsolationTenantLabel(t *testing.T) {
@@ -1225,9 +1276,19 @@ func TestIsolationTenantLabel(t *testing.T) {
 
 			mine := isoCreate(ctx, t, isoAlice, k, ns, "label-update", nil)
 			name := mine.GetName()
-			relabelled := mine.DeepCopy()
-			relabelled.SetLabels(map[string]string{isoTenantLabel: "globex"})
-			_, err = aliceRes.Update(ctx, relabelled, metav1.UpdateOptions{})
+			// The syncer may write the object (a Namespace's status) after
+			// it was read: that 409 is no answer to the relabel, which is
+			// sent again on the object read anew.
+			err = retry.OnError(retry.DefaultRetry, isoModifiedConflict, func() error {
+				cur, err := aliceRes.Get(ctx, name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				relabelled := cur.DeepCopy()
+				relabelled.SetLabels(map[string]string{isoTenantLabel: "globex"})
+				_, err = aliceRes.Update(ctx, relabelled, metav1.UpdateOptions{})
+				return err
+			})
 			isoWantErr(t, "alice update to tenant globex", err, 422, isoTenantLabel)
 			for _, value := range []string{"globex", "", "acme-2"} {
 				_, err = aliceRes.Patch(ctx, name, types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, isoTenantLabel, value)), metav1.PatchOptions{})
@@ -2024,15 +2085,38 @@ func TestIsolationMembershipChange(t *testing.T) {
 // TestIsolationTenantNameReuse deletes a Tenant that still owns objects and
 // gives its name to another customer: the provider may not delete a tenant
 // with FloatingIPs attached (409), and a new tenant of a former tenant's
-// name must not inherit the former tenant's objects.
+// name must not inherit the former tenant's objects. Once the FloatingIP is
+// gone the delete is accepted, the syncer removes the tenant's Namespaces,
+// Networks and host namespaces, and only then does the Tenant disappear.
 func TestIsolationTenantNameReuse(t *testing.T) {
 	ctx := testContext(t)
 	const tenant = "reuse-t"
 	nsKind, netKind, fipKind := isoKind(t, "Namespace"), isoKind(t, "Network"), isoKind(t, "FloatingIP")
+	// isoTenant waits until the syncer has onboarded it: it has its
+	// Namespace "default" and the finalizer tenant.io/offboarding.
 	isoTenant(ctx, t, tenant, "10.58.0.0/16", tenantv1alpha1.TenantQuota{}, "old-owner")
 	old := isoAs("old-owner")
+	tenants := isoAdmin.clientset(t).TenantV1alpha1().Tenants()
+	oldTenant, err := tenants.Get(ctx, tenant, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// foreign is everything of the former tenant, history is a
+	// resourceVersion from before the former tenant's objects were written.
+	foreign := isoForeign{}
+	def, err := old.resource(t, nsKind, "").Get(ctx, "default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("%s get namespace default: %v", old, err)
+	}
+	foreign.add(def)
+	netList, err := old.resource(t, netKind, "").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	history := netList.GetResourceVersion()
 	// Whoever is a member of the tenant by then removes these at the end.
 	cleaner := isoGroupMember(tenant)
+	var fip *unstructured.Unstructured
 	for _, o := range []struct {
 		k        kindCase
 		ns, name string
@@ -2042,12 +2126,16 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 			t.Fatal(err)
 		}
 		isoDeleteAtEnd(t, cleaner, o.k, created)
+		foreign.add(created)
+		if o.k.kind == "FloatingIP" {
+			fip = created
+		}
 	}
 
-	// A tenant that still owns objects cannot be deleted (409 listing them),
-	// so nothing of it can be inherited by a later tenant of the same name.
-	tenants := isoAdmin.clientset(t).TenantV1alpha1().Tenants()
-	err := tenants.Delete(ctx, tenant, metav1.DeleteOptions{})
+	// A tenant with a FloatingIP attached cannot be deleted (409 listing
+	// it). Its Namespace and Network do not block: the tenant carries the
+	// finalizer, and the syncer deletes them once the delete is accepted.
+	err = tenants.Delete(ctx, tenant, metav1.DeleteOptions{})
 	isoWantErr(t, "deleting a tenant that owns a Namespace, a Network and a FloatingIP", err, 409)
 	var status *apierrors.StatusError
 	if errors.As(err, &status) && status.ErrStatus.Details != nil {
@@ -2055,14 +2143,162 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 		for _, c := range status.ErrStatus.Details.Causes {
 			blockers = append(blockers, c.Field)
 		}
-		want := []string{"floatingips dev/web", "namespaces dev", "networks net"}
+		want := []string{"floatingips dev/web"}
 		if fmt.Sprint(blockers) != fmt.Sprint(want) {
 			t.Errorf("409 causes %v, want %v", blockers, want)
 		}
 	} else {
 		t.Errorf("409 without causes: %v", err)
 	}
-	if _, err := tenants.Get(ctx, tenant, metav1.GetOptions{}); err != nil {
+	if got, err := tenants.Get(ctx, tenant, metav1.GetOptions{}); err != nil {
 		t.Errorf("the refused delete removed the tenant: %v", err)
+	} else if got.DeletionTimestamp != nil {
+		t.Errorf("the refused delete marked the tenant deleted at %s", got.DeletionTimestamp)
 	}
+	// The refused delete removed nothing of the tenant.
+	for _, l := range []struct {
+		k    kindCase
+		ns   string
+		want []string
+	}{{nsKind, "", []string{"default", "dev"}}, {netKind, "", []string{"net"}}, {fipKind, "dev", []string{"dev/web"}}} {
+		list, err := old.resource(t, l.k, l.ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := isoNames(list); fmt.Sprint(got) != fmt.Sprint(l.want) {
+			t.Errorf("after the refused delete %s lists %s %v, want %v", old, l.k.resource, got, l.want)
+		}
+	}
+
+	// Without the FloatingIP the delete is accepted; the Tenant stays,
+	// being deleted, until the syncer has removed what it had. Nothing new
+	// may be created in it meanwhile.
+	fipUID := fip.GetUID()
+	if err := old.resource(t, fipKind, "dev").Delete(ctx, "web", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &fipUID}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tenants.Delete(ctx, tenant, metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting tenant %s without its FloatingIP: %v", tenant, err)
+	}
+	late, err := old.resource(t, netKind, "").Create(ctx, isoObject(netKind, "", "late", nil), metav1.CreateOptions{})
+	switch _, getErr := tenants.Get(ctx, tenant, metav1.GetOptions{}); {
+	case err == nil:
+		isoDeleteAtEnd(t, cleaner, netKind, late)
+		foreign.add(late)
+		t.Errorf("%s created network late in tenant %s after its delete was accepted", old, tenant)
+	case apierrors.IsNotFound(getErr):
+		t.Logf("tenant %s was gone before the create in it (%v)", tenant, err)
+	default:
+		isoWantErr(t, "create in a tenant being deleted", err, 403, "tenant "+tenant+" is being deleted")
+	}
+	last := oldTenant
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := tenants.Get(ctx, tenant, metav1.GetOptions{})
+		if err == nil {
+			last = got
+		}
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Fatalf("tenant %s still there a minute after its delete was accepted: %v (last: deletionTimestamp %v, finalizers %v, status %+v)",
+			tenant, err, last.DeletionTimestamp, last.Finalizers, last.Status)
+	}
+	host, _, err := framework.Current().Clients(framework.AdminUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostNamespaces := func() []string {
+		t.Helper()
+		list, err := host.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: isoTenantLabel + "=" + tenant})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, ns := range list.Items {
+			names = append(names, ns.Name+" (tenant uid "+ns.Annotations["tenant.io/tenant-uid"]+")")
+		}
+		sort.Strings(names)
+		return names
+	}
+	if left := hostNamespaces(); len(left) != 0 {
+		t.Errorf("host namespaces of tenant %s left after it was deleted: %v", tenant, left)
+	}
+
+	// The name goes to another customer: the new tenant has only what the
+	// syncer gives every tenant (its own Namespace "default"), nothing of
+	// the former one's, through any way in.
+	isoTenant(ctx, t, tenant, "10.58.0.0/16", tenantv1alpha1.TenantQuota{}, "new-owner")
+	newTenant, err := tenants.Get(ctx, tenant, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if newTenant.UID == oldTenant.UID {
+		t.Fatalf("the new tenant %s has the former one's UID %s", tenant, oldTenant.UID)
+	}
+	if newTenant.Status.NamespacePrefix == oldTenant.Status.NamespacePrefix {
+		t.Errorf("the new tenant has the former one's namespace prefix %s", oldTenant.Status.NamespacePrefix)
+	}
+	if u := newTenant.Status.Usage; u != (tenantv1alpha1.TenantUsage{Namespaces: 1}) {
+		t.Errorf("the new tenant's usage is %+v, want its Namespace default only", u)
+	}
+	// On the host, the tenant of that name has the new default's host
+	// namespace only, owned by the new tenant.
+	newDef, err := isoAs("new-owner").clientset(t).TenantV1alpha1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{newDef.Status.HostNamespace + " (tenant uid " + string(newTenant.UID) + ")"}
+	if got := hostNamespaces(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("host namespaces of tenant %s: %v, want %v", tenant, got, want)
+	}
+	for _, c := range []isoCaller{isoAs("new-owner"), cleaner} {
+		for _, l := range []struct {
+			k    kindCase
+			ns   string
+			want []string
+		}{{nsKind, "", []string{"default"}}, {netKind, "", nil}, {fipKind, "", nil}, {fipKind, "default", nil}} {
+			for _, rv := range []string{"", "0"} {
+				list, err := c.resource(t, l.k, l.ns).List(ctx, metav1.ListOptions{ResourceVersion: rv})
+				if err != nil {
+					t.Fatal(err)
+				}
+				what := fmt.Sprintf("%s lists %s in %q rv=%q", c, l.k.resource, l.ns, rv)
+				isoCheckList(t, what, list, tenant, foreign)
+				if got := isoNames(list); fmt.Sprint(got) != fmt.Sprint(l.want) {
+					t.Errorf("%s: %v, want %v", what, got, l.want)
+				}
+			}
+		}
+		_, err := c.resource(t, nsKind, "").Get(ctx, "dev", metav1.GetOptions{})
+		isoWantErr(t, c.String()+" get the former tenant's namespace dev", err, 404)
+		_, err = c.resource(t, netKind, "").Get(ctx, "net", metav1.GetOptions{})
+		isoWantErr(t, c.String()+" get the former tenant's network net", err, 404)
+		_, err = c.resource(t, fipKind, "dev").Get(ctx, "web", metav1.GetOptions{})
+		isoWantErr(t, c.String()+" get the former tenant's floatingip dev/web", err, 404)
+		newDef, err := c.resource(t, nsKind, "").Get(ctx, "default", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		isoCheckObject(t, c.String()+" get namespace default", newDef, tenant, foreign)
+		// Watches, however they start, and from a resourceVersion from
+		// before the former tenant wrote its objects: its history is not
+		// the new tenant's either.
+		for _, w := range []struct {
+			name string
+			opts metav1.ListOptions
+		}{
+			{"resourceVersion unset", metav1.ListOptions{}},
+			{"resourceVersion 0", metav1.ListOptions{ResourceVersion: "0"}},
+			{"resourceVersion of the former tenant", metav1.ListOptions{ResourceVersion: history}},
+		} {
+			t.Run(c.as+" watch "+w.name, func(t *testing.T) {
+				isoWatchSeesOnlyOwn(ctx, t, c, tenant, nsKind, "", w.opts, "", "sentinel", foreign)
+				isoWatchSeesOnlyOwn(ctx, t, c, tenant, netKind, "", w.opts, "", "sentinel", foreign)
+				isoWatchSeesOnlyOwn(ctx, t, c, tenant, fipKind, "", w.opts, "default", "sentinel", foreign)
+			})
+		}
+	}
+	// The former owner is nobody's member now.
+	_, err = old.resource(t, isoKind(t, "Tenant"), "").Get(ctx, tenant, metav1.GetOptions{})
+	isoWantErr(t, "the former owner get of the tenant of its former tenant's name", err, 404)
 }

@@ -92,7 +92,7 @@ func hasFinalizer(t *tenant.Tenant) bool {
 // finalizer, which from then on marks the Tenant as onboarded: a tenant
 // that deletes its default Namespace does not get it back.
 func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
-	asTenant := tenancy.ActAsTenant(genericapirequest.WithUser(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), SyncerUser), t.Name)
+	asTenant := tenancy.ActAsTenant(genericapirequest.WithUser(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), SyncerUser), t.Name, t.UID)
 	ns := &tenant.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: tenant.DefaultNamespace},
 		Spec:       tenant.NamespaceSpec{Network: tenant.DefaultNamespace},

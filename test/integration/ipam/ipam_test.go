@@ -195,25 +195,64 @@ func checkAllocatedCondition(t *testing.T, tn *tenantv1alpha1.Tenant) {
 }
 
 // deleteTenant deletes a tenant, tolerating a short 409 while the usage of
-// objects deleted just before catches up.
+// objects deleted just before catches up (or while the syncer has not yet
+// given it the finalizer tenant.io/offboarding and its Namespace "default"
+// blocks), and waits until it is gone: the syncer removes its Namespaces
+// and host objects first, and only then are its addresses given back.
 func deleteTenant(t *testing.T, cs clientset.Interface, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	if err := acceptDelete(ctx, cs, name); err != nil {
+		t.Errorf("cleanup: %v", err)
+		return
+	}
+	if err := waitTenantsGone(ctx, cs, name); err != nil {
+		t.Errorf("cleanup: %v", err)
+	}
+}
+
+// acceptDelete deletes tenant name, again while the answer is a 409 (for
+// up to 20 s); a tenant already gone is fine.
+func acceptDelete(ctx context.Context, cs clientset.Interface, name string) error {
 	var last error
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 		last = cs.TenantV1alpha1().Tenants().Delete(ctx, name, metav1.DeleteOptions{})
 		return last == nil || apierrors.IsNotFound(last), nil
 	})
 	if err != nil {
-		t.Errorf("cleanup: deleting tenant %s: %v (last error: %v)", name, err, last)
+		return fmt.Errorf("deleting tenant %s: %v (last error: %v)", name, err, last)
 	}
+	return nil
+}
+
+// waitTenantsGone waits until none of the tenants names exists any more.
+func waitTenantsGone(ctx context.Context, cs clientset.Interface, names ...string) error {
+	var left []string
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		list, err := cs.TenantV1alpha1().Tenants().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
+		left = nil
+		for _, tn := range list.Items {
+			if slices.Contains(names, tn.Name) {
+				left = append(left, tn.Name)
+			}
+		}
+		return len(left) == 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("tenants %v still exist after their delete was accepted: %v", left, err)
+	}
+	return nil
 }
 
 // deleteTenantsAtEnd deletes, when the test ends, every tenant whose name
-// starts with prefix (concurrency tests create them by the hundred).
+// starts with prefix (concurrency tests create them by the hundred), and
+// waits until they are gone.
 func deleteTenantsAtEnd(t *testing.T, cs clientset.Interface, prefix string) {
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		list, err := cs.TenantV1alpha1().Tenants().List(ctx, metav1.ListOptions{})
 		if err != nil {
@@ -222,19 +261,26 @@ func deleteTenantsAtEnd(t *testing.T, cs clientset.Interface, prefix string) {
 		}
 		var wg sync.WaitGroup
 		sem := make(chan struct{}, 20)
+		var names []string
 		for _, tn := range list.Items {
 			if !strings.HasPrefix(tn.Name, prefix) {
 				continue
 			}
+			names = append(names, tn.Name)
 			wg.Add(1)
 			sem <- struct{}{}
 			go func(name string) {
 				defer wg.Done()
 				defer func() { <-sem }()
-				deleteTenant(t, cs, name)
+				if err := acceptDelete(ctx, cs, name); err != nil {
+					t.Errorf("cleanup: %v", err)
+				}
 			}(tn.Name)
 		}
 		wg.Wait()
+		if err := waitTenantsGone(ctx, cs, names...); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
 	})
 }
 
@@ -1045,18 +1091,43 @@ func TestChanges(t *testing.T) {
 	})
 
 	t.Run("status writes keep the addresses", func(t *testing.T) {
-		cur := getTenant(ctx, t, cs, name)
-		keepNet, keepIPs := *cur.Status.Network, slices.Clone(cur.Status.PublicIPs)
-		forged := cur.DeepCopy()
-		forged.Status.Network = &tenantv1alpha1.TenantNetworkStatus{CIDR: "10.99.0.0/24"}
-		forged.Status.PublicIPs = []string{"198.51.100.40", "198.51.100.41", "198.51.100.42"}
-		forged.Status.Phase = tenantv1alpha1.TenantPhaseProvisioning
-		meta.SetStatusCondition(&forged.Status.Conditions, metav1.Condition{Type: tenantv1alpha1.ConditionAddressesAllocated, Status: metav1.ConditionFalse, Reason: "Forged", Message: "forged"})
-		updated, err := tenants.UpdateStatus(ctx, forged, metav1.UpdateOptions{})
-		if err != nil {
-			t.Fatalf("updating the status: %v", err)
+		// The syncer writes the status too: a write of its between the read
+		// and the update is a 409, and the status is forged again.
+		var keepNet tenantv1alpha1.TenantNetworkStatus
+		var keepIPs []string
+		var updated *tenantv1alpha1.Tenant
+		for {
+			cur := getTenant(ctx, t, cs, name)
+			keepNet, keepIPs = *cur.Status.Network, slices.Clone(cur.Status.PublicIPs)
+			forged := cur.DeepCopy()
+			forged.Status.Network = &tenantv1alpha1.TenantNetworkStatus{CIDR: "10.99.0.0/24"}
+			forged.Status.PublicIPs = []string{"198.51.100.40", "198.51.100.41", "198.51.100.42"}
+			forged.Status.Phase = tenantv1alpha1.TenantPhaseProvisioning
+			meta.SetStatusCondition(&forged.Status.Conditions, metav1.Condition{Type: tenantv1alpha1.ConditionAddressesAllocated, Status: metav1.ConditionFalse, Reason: "Forged", Message: "forged"})
+			var err error
+			updated, err = tenants.UpdateStatus(ctx, forged, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) && strings.Contains(err.Error(), "the object has been modified") {
+				continue
+			}
+			if err != nil {
+				t.Fatalf("updating the status: %v", err)
+			}
+			break
 		}
-		for what, tn := range map[string]*tenantv1alpha1.Tenant{"the answer": updated, "the tenant read back": getTenant(ctx, t, cs, name)} {
+		// What the update stored is read back at its resourceVersion: the
+		// syncer sets the phase again right after.
+		stored, err := tenants.List(ctx, metav1.ListOptions{
+			FieldSelector:        "metadata.name=" + name,
+			ResourceVersion:      updated.ResourceVersion,
+			ResourceVersionMatch: metav1.ResourceVersionMatchExact,
+		})
+		if err != nil {
+			t.Fatalf("reading tenant %s at resourceVersion %s: %v", name, updated.ResourceVersion, err)
+		}
+		if len(stored.Items) != 1 {
+			t.Fatalf("reading tenant %s at resourceVersion %s: %d items", name, updated.ResourceVersion, len(stored.Items))
+		}
+		for what, tn := range map[string]*tenantv1alpha1.Tenant{"the answer": updated, "the tenant read back": &stored.Items[0]} {
 			if tn.Status.Phase != tenantv1alpha1.TenantPhaseProvisioning {
 				t.Errorf("%s: phase %q, want the written Provisioning", what, tn.Status.Phase)
 			}
@@ -1064,6 +1135,12 @@ func TestChanges(t *testing.T) {
 				t.Errorf("%s: status network %+v and public IPs %v, want them kept: %+v and %v", what, tn.Status.Network, tn.Status.PublicIPs, keepNet, keepIPs)
 			}
 			checkAllocatedCondition(t, tn)
+		}
+		// And whatever was written since keeps them too.
+		if now := getTenant(ctx, t, cs, name); now.Status.Network == nil || *now.Status.Network != keepNet || !slices.Equal(now.Status.PublicIPs, keepIPs) {
+			t.Errorf("the tenant read back later: status network %+v and public IPs %v, want them kept: %+v and %v", now.Status.Network, now.Status.PublicIPs, keepNet, keepIPs)
+		} else {
+			checkAllocatedCondition(t, now)
 		}
 
 		// A merge patch of /status, and one of the main resource, neither.
@@ -1204,7 +1281,12 @@ func TestDelete(t *testing.T) {
 	waitPoolStatus(ctx, t, cs, "t4-net", 65536, netBefore.Allocated+1024)
 	waitPoolStatus(ctx, t, cs, "t4-pub", 16, pubBefore.Allocated+4)
 
-	// While it owns a Namespace it cannot go, and keeps everything.
+	// While a FloatingIP uses one of its addresses it cannot go, and keeps
+	// everything. (Once the syncer has onboarded it, its Namespaces do not
+	// block: the syncer deletes them itself when the delete is accepted.)
+	if err := framework.Current().WaitTenantReady(ctx, name, time.Minute); err != nil {
+		t.Fatal(err)
+	}
 	m := member(t, name)
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err := m.TenantV1alpha1().Namespaces().Create(ctx, &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}}, metav1.CreateOptions{})
@@ -1212,20 +1294,34 @@ func TestDelete(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("creating Namespace dev as a member of %s: %v", name, err)
 	}
+	if _, err := m.TenantV1alpha1().FloatingIPs("dev").Create(ctx, &tenantv1alpha1.FloatingIP{
+		ObjectMeta: metav1.ObjectMeta{Name: "fip1"},
+		Spec: tenantv1alpha1.FloatingIPSpec{
+			Address: tn.Status.PublicIPs[0],
+			Ports:   []tenantv1alpha1.FloatingIPPort{{Port: 22, Protocol: "TCP"}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating FloatingIP dev/fip1 with address %s: %v", tn.Status.PublicIPs[0], err)
+	}
 	err := tenants.Delete(ctx, name, metav1.DeleteOptions{})
-	st := wantAPIError(t, "deleting a tenant that owns a Namespace", err, 409)
-	wantCauses(t, "deleting a tenant that owns a Namespace", st, [2]string{"namespaces dev", ""})
+	st := wantAPIError(t, "deleting a tenant with a FloatingIP", err, 409)
+	wantCauses(t, "deleting a tenant with a FloatingIP", st, [2]string{"floatingips dev/fip1", ""})
+	if st.Details != nil && len(st.Details.Causes) != 1 {
+		t.Errorf("deleting a tenant with a FloatingIP: causes %+v, want only floatingips dev/fip1", st.Details.Causes)
+	}
+	if cur := getTenant(ctx, t, cs, name); cur.DeletionTimestamp != nil {
+		t.Errorf("the refused delete marked %s deleted at %s", name, cur.DeletionTimestamp)
+	}
 	if got := len(ownedBy(listAllocations(ctx, t), tn.UID)); got != 5 {
 		t.Errorf("after the refused delete %s holds %d allocations, want 5", name, got)
 	}
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := m.TenantV1alpha1().Namespaces().Delete(ctx, "dev", metav1.DeleteOptions{})
-		return err == nil || apierrors.IsNotFound(err), nil
-	}); err != nil {
-		t.Fatalf("deleting Namespace dev: %v", err)
+	if err := m.TenantV1alpha1().FloatingIPs("dev").Delete(ctx, "fip1", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting FloatingIP dev/fip1: %v", err)
 	}
 
-	// Now it goes, and its addresses go with it at once (not by the sweeper).
+	// Now it goes: the delete is accepted, the syncer removes its Namespace
+	// and host objects, and once the Tenant is gone its addresses go with it
+	// at once (not by the sweeper).
 	var last error
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 20*time.Second, true, func(ctx context.Context) (bool, error) {
 		last = tenants.Delete(ctx, name, metav1.DeleteOptions{})
@@ -1233,8 +1329,24 @@ func TestDelete(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("deleting tenant %s: %v (last error %v)", name, err, last)
 	}
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := tenants.Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		t.Fatalf("tenant %s still exists a minute after its delete was accepted: %v", name, err)
+	}
 	deleted := time.Now()
-	allocs := listAllocations(ctx, t)
+	// The server gives the addresses back right after it removed the
+	// Tenant from etcd, in the same request: a read that came in between
+	// is repeated, for a moment.
+	var allocs []engine.Allocation
+	for {
+		allocs = listAllocations(ctx, t)
+		if len(ownedBy(allocs, tn.UID)) == 0 || time.Since(deleted) > 300*time.Millisecond {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if age := time.Since(deleted); age >= sweepMinAge {
 		t.Logf("reading etcd took %s: the sweeper may have helped", age)
 	}

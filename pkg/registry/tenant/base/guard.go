@@ -10,8 +10,10 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -30,6 +32,9 @@ type Guard interface {
 	// Remove binds ctx for a delete of name ("" for collections), or
 	// refuses it.
 	Remove(ctx context.Context, name string) (context.Context, error)
+	// Select returns the list options of every list and watch in a Read
+	// ctx: the store query of what the caller may see, paging kept.
+	Select(ctx context.Context, options *metainternalversion.ListOptions) *metainternalversion.ListOptions
 	// Visible says whether an object read in a Read ctx may be shown. When
 	// it returns nil, everything read in that ctx is visible.
 	Visible(ctx context.Context) func(runtime.Object) bool
@@ -80,17 +85,15 @@ func (g *TenantGuard) scopeFor(ctx context.Context, name string, write, emptyVie
 	if err != nil {
 		return nil, err
 	}
-	t, acting := tenancy.ActingTenantFrom(ctx)
-	if !acting {
-		if t, err = tenancy.TenantOf(g.Resolver, u); err != nil {
-			return nil, apierrors.NewForbidden(g.Resource, name, err)
-		}
+	t, uid, err := tenancy.CallerTenant(ctx, g.Resolver, u)
+	if err != nil {
+		return nil, apierrors.NewForbidden(g.Resource, name, err)
 	}
 	if t == "" && write {
 		return nil, apierrors.NewForbidden(g.Resource, name,
 			fmt.Errorf("user %q is not a member of any tenant", u.GetName()))
 	}
-	ctx = tenancy.WithTenant(ctx, t)
+	ctx = tenancy.WithTenantUID(tenancy.WithTenant(ctx, t), uid)
 	if g.Namespaces != nil && !(emptyView && t == "") {
 		if ns, ok := genericapirequest.NamespaceFrom(ctx); ok && ns != "" {
 			if err := g.namespaceExists(ctx, ns); err != nil {
@@ -132,6 +135,30 @@ func (g *TenantGuard) Remove(ctx context.Context, name string) (context.Context,
 	return g.scopeFor(ctx, name, false, true)
 }
 
+// Select implements Guard: only objects labelled with the UID of the
+// caller's tenant. The key range is the tenant's by name; the label keeps
+// out a former tenant of the same name, whose objects a watch or list from
+// an old resourceVersion would otherwise replay.
+func (g *TenantGuard) Select(ctx context.Context, options *metainternalversion.ListOptions) *metainternalversion.ListOptions {
+	uid := tenancy.TenantUIDFrom(ctx)
+	if uid == "" {
+		return options
+	}
+	req, err := labels.NewRequirement(tenancy.TenantUIDLabel, selection.Equals, []string{string(uid)})
+	if err != nil {
+		return options // a UID is always a valid label value
+	}
+	selected := &metainternalversion.ListOptions{}
+	if options != nil {
+		selected = options.DeepCopy()
+	}
+	if selected.LabelSelector == nil {
+		selected.LabelSelector = labels.Everything()
+	}
+	selected.LabelSelector = selected.LabelSelector.Add(*req)
+	return selected
+}
+
 // Visible implements Guard: the key range already holds only the tenant's objects.
 func (g *TenantGuard) Visible(context.Context) func(runtime.Object) bool { return nil }
 
@@ -171,11 +198,9 @@ func (g *ProviderGuard) Read(ctx context.Context, name string) (context.Context,
 	if err != nil {
 		return nil, err
 	}
-	t, acting := tenancy.ActingTenantFrom(ctx)
-	if !acting {
-		if t, err = tenancy.TenantOf(g.Resolver, u); err != nil {
-			return nil, apierrors.NewForbidden(g.Resource, name, err)
-		}
+	t, _, err := tenancy.CallerTenant(ctx, g.Resolver, u)
+	if err != nil {
+		return nil, apierrors.NewForbidden(g.Resource, name, err)
 	}
 	v := viewer{tenant: t}
 	if t == "" {
@@ -193,11 +218,9 @@ func (g *ProviderGuard) Write(ctx context.Context, name string) (context.Context
 	if err != nil {
 		return nil, err
 	}
-	t, acting := tenancy.ActingTenantFrom(ctx)
-	if !acting {
-		if t, err = tenancy.TenantOf(g.Resolver, u); err != nil {
-			return nil, apierrors.NewForbidden(g.Resource, name, err)
-		}
+	t, _, err := tenancy.CallerTenant(ctx, g.Resolver, u)
+	if err != nil {
+		return nil, apierrors.NewForbidden(g.Resource, name, err)
 	}
 	if t != "" {
 		return nil, apierrors.NewForbidden(g.Resource, name,
@@ -209,6 +232,11 @@ func (g *ProviderGuard) Write(ctx context.Context, name string) (context.Context
 // Remove implements Guard: deletes are writes of provider kinds.
 func (g *ProviderGuard) Remove(ctx context.Context, name string) (context.Context, error) {
 	return g.Write(ctx, name)
+}
+
+// Select implements Guard: provider kinds are not partitioned.
+func (g *ProviderGuard) Select(_ context.Context, options *metainternalversion.ListOptions) *metainternalversion.ListOptions {
+	return options
 }
 
 // Visible implements Guard.

@@ -114,6 +114,7 @@ func (r *GuardedREST) List(ctx context.Context, options *metainternalversion.Lis
 	if err != nil {
 		return nil, err
 	}
+	options = r.Guard.Select(ctx, options)
 	visible := r.Guard.Visible(ctx)
 	if visible == nil {
 		return r.Store.List(ctx, options)
@@ -135,6 +136,7 @@ func (r *GuardedREST) Watch(ctx context.Context, options *metainternalversion.Li
 	if err != nil {
 		return nil, err
 	}
+	options = r.Guard.Select(ctx, options)
 	visible := r.Guard.Visible(ctx)
 	if visible != nil {
 		// Keep resourceVersion and the rest; drop nothing but paging.
@@ -248,6 +250,7 @@ func (r *GuardedREST) DeleteCollection(ctx context.Context, deleteValidation res
 	if err != nil {
 		return nil, err
 	}
+	listOptions = r.Guard.Select(ctx, listOptions)
 	if r.BeforeDelete == nil {
 		return r.Store.DeleteCollection(ctx, deleteValidation, options, listOptions)
 	}

@@ -103,6 +103,11 @@ func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Ob
 			if _, set := labels[tenancy.TenantLabel]; !set {
 				labels[tenancy.TenantLabel] = t
 			}
+			// The tenant's UID is the server's to set, whatever was asked.
+			delete(labels, tenancy.TenantUIDLabel)
+			if uid := tenancy.TenantUIDFrom(ctx); uid != "" {
+				labels[tenancy.TenantUIDLabel] = string(uid)
+			}
 			o.SetLabels(labels)
 		}
 	}
@@ -134,6 +139,17 @@ func (s Strategy[T, S, St]) PrepareForUpdate(ctx context.Context, obj, old runti
 				n.SetLabels(labels)
 			}
 		}
+		// The tenant UID label stays as the server set it.
+		labels := n.GetLabels()
+		if v, ok := o.GetLabels()[tenancy.TenantUIDLabel]; ok {
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[tenancy.TenantUIDLabel] = v
+		} else {
+			delete(labels, tenancy.TenantUIDLabel)
+		}
+		n.SetLabels(labels)
 	}
 	if !apiequality.Semantic.DeepEqual(*s.Kind.Spec(n), *s.Kind.Spec(o)) {
 		n.SetGeneration(o.GetGeneration() + 1)
