@@ -32,7 +32,7 @@ func NewSyncerOptions() *SyncerOptions {
 			LeaseDuration:    15 * time.Second,
 			RenewDeadline:    10 * time.Second,
 			RetryPeriod:      2 * time.Second,
-			Workers:          8,
+			Workers:          16,
 			CheckPeriod:      30 * time.Second,
 			MetalLBNamespace: "metallb-system",
 		},

@@ -6,6 +6,7 @@ package namespace
 
 import (
 	"context"
+	"reflect"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
@@ -32,17 +33,33 @@ func New(src *controller.Sources) (*Controller, error) {
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 
 	// Tenant Namespaces: their cached copies carry the tenant in metadata.namespace.
+	// Their status is the syncer's own output: a change of it alone (the
+	// syncer's last write) needs no reconcile.
 	if err := c.Watch(src.Namespaces, cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueNamespace,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueNamespace(obj) },
+		AddFunc: c.enqueueNamespace,
+		UpdateFunc: func(old, obj interface{}) {
+			if o, n := old.(*tenant.Namespace), obj.(*tenant.Namespace); o.Generation != n.Generation ||
+				!reflect.DeepEqual(o.Labels, n.Labels) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
+				c.enqueueNamespace(obj)
+			}
+		},
 		DeleteFunc: c.enqueueNamespace,
 	}); err != nil {
 		return nil, err
 	}
 	// A Tenant's members are the subjects of its RoleBindings; a Tenant
-	// being deleted hands its namespaces over to offboarding.
+	// being deleted hands its namespaces over to offboarding. Nothing else
+	// of a Tenant matters here: most of its updates (quota usage on every
+	// create, its conditions) would otherwise re-queue every Namespace of
+	// the tenant, and a tenant's new Namespace would wait behind them.
 	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, obj interface{}) { c.enqueueTenant(obj) },
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*tenant.Tenant), obj.(*tenant.Tenant)
+			if o.UID != n.UID || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
+				!reflect.DeepEqual(o.Spec.Members, n.Spec.Members) {
+				c.enqueueTenant(obj)
+			}
+		},
 	}); err != nil {
 		return nil, err
 	}

@@ -278,7 +278,7 @@ func (c *Controller) setStatus(ctx context.Context, t string, ns *tenant.Namespa
 	if out.synced {
 		reason, message = controller.ReasonSynced, "host namespace "+hostName+" and its members RoleBinding match"
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage["namespaces"].StatusStore, t, "", ns.Name, func(obj runtime.Object) bool {
+	mutate := func(obj runtime.Object) bool {
 		live := obj.(*tenant.Namespace)
 		if live.UID != ns.UID {
 			return false
@@ -301,7 +301,13 @@ func (c *Controller) setStatus(ctx context.Context, t string, ns *tenant.Namespa
 		changed = controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionHostSynced, out.synced, reason, message) || changed
 		changed = controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionReady, out.synced, reason, message) || changed
 		return changed
-	})
+	}
+	// Most reconciles find everything as it was: the cached copy tells,
+	// without a read of the storage.
+	if !mutate(ns.DeepCopy()) {
+		return nil
+	}
+	return controller.UpdateStatus(ctx, c.src.Storage["namespaces"].StatusStore, t, "", ns.Name, mutate)
 }
 
 func contains(have, want map[string]string) bool {

@@ -7,6 +7,7 @@ package tenant
 import (
 	"context"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
@@ -42,8 +43,12 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	c := &Controller{src: src, Advertise: advertise}
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueTenant,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueTenant(obj) },
+		AddFunc: c.enqueueTenant,
+		UpdateFunc: func(old, obj interface{}) {
+			if !onlyUsageChanged(old.(*tenant.Tenant), obj.(*tenant.Tenant)) {
+				c.enqueueTenant(obj)
+			}
+		},
 		DeleteFunc: c.enqueueTenant,
 	}); err != nil {
 		return nil, err
@@ -55,7 +60,21 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 		UpdateFunc: func(_, obj interface{}) { c.enqueueLabelled(obj) },
 		DeleteFunc: c.enqueueLabelled,
 	}
-	informers := []cache.SharedIndexInformer{src.Namespaces, src.HostNamespaces}
+	// Of a tenant Namespace's updates, only a change of its HostSynced
+	// condition or its deletion matter to the Tenant.
+	if err := c.Watch(src.Namespaces, cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueLabelled,
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*tenant.Namespace), obj.(*tenant.Namespace)
+			if hostSynced(o) != hostSynced(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
+				c.enqueueLabelled(obj)
+			}
+		},
+		DeleteFunc: c.enqueueLabelled,
+	}); err != nil {
+		return nil, err
+	}
+	informers := []cache.SharedIndexInformer{src.HostNamespaces}
 	for _, gvr := range []schema.GroupVersionResource{controller.IPAddressPools, controller.L2Advertisements, controller.BGPAdvertisements} {
 		informers = append(informers, src.HostMetalLB[gvr])
 	}
@@ -78,6 +97,18 @@ func (c *Controller) EnqueueAll() {
 	for _, name := range c.src.Tenants.GetStore().ListKeys() {
 		c.Queue.Add(queue.Key{Tenant: name})
 	}
+}
+
+// onlyUsageChanged says whether an update of a Tenant changed nothing but
+// its quota usage (every create of a tenant object charges it).
+func onlyUsageChanged(old, cur *tenant.Tenant) bool {
+	o, n := old.DeepCopy(), cur.DeepCopy()
+	o.Status.Usage, o.ResourceVersion, o.ManagedFields = n.Status.Usage, n.ResourceVersion, n.ManagedFields
+	return apiequality.Semantic.DeepEqual(o, n)
+}
+
+func hostSynced(ns *tenant.Namespace) bool {
+	return meta.IsStatusConditionTrue(ns.Status.Conditions, tenant.ConditionHostSynced)
 }
 
 func (c *Controller) enqueueTenant(obj interface{}) {

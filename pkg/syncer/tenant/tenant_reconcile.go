@@ -170,7 +170,7 @@ func (c *Controller) namespaces(t *tenant.Tenant) ([]string, []string) {
 
 // setStatus records the Tenant's phase and HostSynced and Ready conditions.
 func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced bool, reason, message string) error {
-	return controller.UpdateStatus(ctx, c.src.Storage["tenants"].StatusStore, "", "", t.Name, func(obj runtime.Object) bool {
+	mutate := func(obj runtime.Object) bool {
 		live := obj.(*tenant.Tenant)
 		if live.UID != t.UID {
 			return false
@@ -201,7 +201,11 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced boo
 			s.ObservedGeneration, changed = live.Generation, true
 		}
 		return changed
-	})
+	}
+	if !mutate(t.DeepCopy()) {
+		return nil // as cached: no read of the storage
+	}
+	return controller.UpdateStatus(ctx, c.src.Storage["tenants"].StatusStore, "", "", t.Name, mutate)
 }
 
 // ours are the tenant's host objects in an informer: made for this Tenant

@@ -189,7 +189,7 @@ func rssMiB(pid int) float64 {
 func BenchmarkPrivateList(b *testing.B) {
 	ctx := context.Background()
 	large := framework.Current()
-	small, err := framework.Start(ctx, framework.Options{Log: io.Discard})
+	small, err := framework.Start(ctx, framework.Options{Log: io.Discard, TenantAPIServerArgs: []string{"--syncer=false"}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,605 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// syncSizes are the sizes of BenchmarkSync. The defaults are the figures
+// of issue 5; BENCH_SYNC_* environment variables override them for a
+// quicker run (e.g. BENCH_SYNC_TENANTS=20 BENCH_SYNC_BURST=400 ...).
+type syncSizes struct {
+	tenants         int // BENCH_SYNC_TENANTS: Tenants created at once
+	workers         int // BENCH_SYNC_WORKERS: concurrent creates of each side
+	burst           int // BENCH_SYNC_BURST: tenant Namespaces of the burst, and as many host namespaces
+	perTenant       int // BENCH_SYNC_PER_TENANT: Namespaces of each tenant at the restart
+	noisy           int // BENCH_SYNC_NOISY: noisy tenants
+	noisyNamespaces int // BENCH_SYNC_NOISY_NAMESPACES: Namespaces each noisy tenant creates
+	noisyWorkers    int // BENCH_SYNC_NOISY_WORKERS: concurrent creates of each noisy tenant
+	quiet           int // BENCH_SYNC_QUIET: quiet tenants
+	quietNamespaces int // BENCH_SYNC_QUIET_NAMESPACES: Namespaces each quiet tenant creates
+	quietDelay      time.Duration
+	publicIPs       int // BENCH_SYNC_PUBLIC_IPS: public IPs of each tenant (its MetalLB pool)
+}
+
+func syncSizesFromEnv() (syncSizes, error) {
+	z := syncSizes{
+		tenants: 100, workers: 20, burst: 2000, perTenant: 100,
+		noisy: 10, noisyNamespaces: 900, noisyWorkers: 4,
+		quiet: 40, quietNamespaces: 10, quietDelay: 2 * time.Second,
+		publicIPs: 1,
+	}
+	for _, v := range []struct {
+		env string
+		p   *int
+	}{
+		{"BENCH_SYNC_TENANTS", &z.tenants},
+		{"BENCH_SYNC_WORKERS", &z.workers},
+		{"BENCH_SYNC_BURST", &z.burst},
+		{"BENCH_SYNC_PER_TENANT", &z.perTenant},
+		{"BENCH_SYNC_NOISY", &z.noisy},
+		{"BENCH_SYNC_NOISY_NAMESPACES", &z.noisyNamespaces},
+		{"BENCH_SYNC_NOISY_WORKERS", &z.noisyWorkers},
+		{"BENCH_SYNC_QUIET", &z.quiet},
+		{"BENCH_SYNC_QUIET_NAMESPACES", &z.quietNamespaces},
+		{"BENCH_SYNC_PUBLIC_IPS", &z.publicIPs},
+	} {
+		s := os.Getenv(v.env)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			return z, fmt.Errorf("%s=%q: want a non-negative integer", v.env, s)
+		}
+		*v.p = n
+	}
+	if s := os.Getenv("BENCH_SYNC_QUIET_DELAY"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return z, fmt.Errorf("BENCH_SYNC_QUIET_DELAY: %w", err)
+		}
+		z.quietDelay = d
+	}
+	switch {
+	case z.tenants < 1 || z.workers < 1 || z.noisyWorkers < 1:
+		return z, fmt.Errorf("BENCH_SYNC_TENANTS, _WORKERS and _NOISY_WORKERS must be at least 1")
+	case z.noisy+z.quiet > z.tenants:
+		return z, fmt.Errorf("%d noisy + %d quiet tenants are more than the %d tenants", z.noisy, z.quiet, z.tenants)
+	case z.quota() > 10000:
+		return z, fmt.Errorf("the sizes need a namespace quota of %d, above the largest quota (10000)", z.quota())
+	}
+	return z, nil
+}
+
+// burstOf is how many burst Namespaces tenant i creates: the burst spread
+// evenly, the first tenants taking the remainder.
+func (z syncSizes) burstOf(i int) int {
+	n := z.burst / z.tenants
+	if i < z.burst%z.tenants {
+		n++
+	}
+	return n
+}
+
+// quota is the namespace quota every tenant gets: its default Namespace,
+// those of the burst or of the restart, those of the fairness step.
+func (z syncSizes) quota() int {
+	return 1 + max(z.perTenant, z.burstOf(0)) + max(z.noisyNamespaces, z.quietNamespaces) + 10
+}
+
+// syncTenantName names bench tenant i: a short DNS label, so that host
+// namespace names stay far from 63 characters.
+func syncTenantName(i int) string { return fmt.Sprintf("t%03d", i) }
+
+// syncTenantUser is the stack user acting as tenant i, by group membership.
+func syncTenantUser(i int) framework.User {
+	return framework.User{Name: "member-" + syncTenantName(i), Groups: []string{"tenant.io:" + syncTenantName(i)}}
+}
+
+// directPrefix starts the names of the host namespaces the benchmark
+// creates directly, the reference the syncer is compared with.
+const directPrefix = "direct-"
+
+// firstSeen records when keys were first seen, and when their creation
+// started.
+type firstSeen struct {
+	mu      sync.Mutex
+	started map[string]time.Time
+	seen    map[string]time.Time
+}
+
+func newFirstSeen() *firstSeen {
+	return &firstSeen{started: map[string]time.Time{}, seen: map[string]time.Time{}}
+}
+
+func (f *firstSeen) start(key string) {
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.started[key] = now
+}
+
+func (f *firstSeen) saw(key string, at time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.seen[key]; !ok {
+		f.seen[key] = at
+	}
+}
+
+// missing returns how many of keys were not seen yet, and one of them.
+func (f *firstSeen) missing(keys []string) (int, string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n, example := 0, ""
+	for _, k := range keys {
+		if _, ok := f.seen[k]; !ok {
+			n++
+			example = k
+		}
+	}
+	return n, example
+}
+
+// latencies returns, for keys, the time from the start of their creation
+// to their first sighting; all must have been seen.
+func (f *firstSeen) latencies(keys []string) ([]time.Duration, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]time.Duration, 0, len(keys))
+	for _, k := range keys {
+		start, ok := f.started[k]
+		if !ok {
+			return nil, fmt.Errorf("%s: creation never started", k)
+		}
+		seen, ok := f.seen[k]
+		if !ok {
+			return nil, fmt.Errorf("%s: never seen", k)
+		}
+		out = append(out, seen.Sub(start))
+	}
+	return out, nil
+}
+
+// lastSeen is the latest first sighting among keys.
+func (f *firstSeen) lastSeen(keys []string) time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var last time.Time
+	for _, k := range keys {
+		if t := f.seen[k]; t.After(last) {
+			last = t
+		}
+	}
+	return last
+}
+
+// waitSeen waits until every key was seen. The error says how many were
+// not, and names one.
+func (f *firstSeen) waitSeen(ctx context.Context, keys []string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		n, example := f.missing(keys)
+		if n == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%d of %d not seen after %s, e.g. %s", n, len(keys), timeout, example)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// syncedKey keys the host namespace the syncer makes for tenant
+// Namespace ns of tenant t.
+func syncedKey(t, ns string) string { return "synced/" + t + "/" + ns }
+
+// directKey keys a host namespace created directly.
+func directKey(name string) string { return "direct/" + name }
+
+// tenantReadyKey keys a Tenant reaching phase Ready.
+func tenantReadyKey(t string) string { return "ready/" + t }
+
+// watchHostNamespaces records in f when each host namespace made by the
+// syncer (by its tenant.io/tenant and tenant.io/namespace labels) or
+// created directly (by its name) is first seen in a watch of every host
+// namespace. One watch for both, so that both pay the same delivery cost.
+func watchHostNamespaces(ctx context.Context, host kubernetes.Interface, f *firstSeen) cache.InformerSynced {
+	record := func(obj interface{}) {
+		now := time.Now()
+		ns, ok := obj.(*corev1.Namespace)
+		if !ok {
+			return
+		}
+		l := ns.Labels
+		switch {
+		case l[hostnames.TenantLabel] != "" && l[hostnames.NamespaceLabel] != "":
+			f.saw(syncedKey(l[hostnames.TenantLabel], l[hostnames.NamespaceLabel]), now)
+		case strings.HasPrefix(ns.Name, directPrefix):
+			f.saw(directKey(ns.Name), now)
+		}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return host.CoreV1().Namespaces().List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return host.CoreV1().Namespaces().Watch(ctx, o)
+		},
+	}
+	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &corev1.Namespace{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    record,
+			UpdateFunc: func(_, obj interface{}) { record(obj) },
+		},
+	})
+	go informer.RunWithContext(ctx)
+	return informer.HasSynced
+}
+
+// watchTenantsReady records in f when each Tenant is first seen in phase
+// Ready, through a watch of the provider admin.
+func watchTenantsReady(ctx context.Context, admin clientset.Interface, f *firstSeen) (cache.Store, cache.InformerSynced) {
+	record := func(obj interface{}) {
+		now := time.Now()
+		if t, ok := obj.(*tenantv1alpha1.Tenant); ok && t.Status.Phase == tenantv1alpha1.TenantPhaseReady {
+			f.saw(tenantReadyKey(t.Name), now)
+		}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return admin.TenantV1alpha1().Tenants().List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return admin.TenantV1alpha1().Tenants().Watch(ctx, o)
+		},
+	}
+	store, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &tenantv1alpha1.Tenant{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    record,
+			UpdateFunc: func(_, obj interface{}) { record(obj) },
+		},
+	})
+	go informer.RunWithContext(ctx)
+	return store, informer.HasSynced
+}
+
+// job is one create of the benchmark.
+type job func(ctx context.Context) error
+
+// runJobs runs jobs, in order, on workers goroutines. It stops handing out
+// jobs at the first error and returns it.
+func runJobs(ctx context.Context, workers int, jobs []job) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	next := make(chan job)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				if err := j(ctx); err != nil {
+					cancel(err)
+				}
+			}
+		}()
+	}
+feed:
+	for _, j := range jobs {
+		select {
+		case next <- j:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	return context.Cause(ctx)
+}
+
+// timedCreate returns a job that records the start of key in f, then
+// create, and the request's own duration in requests.
+func timedCreate(f *firstSeen, key string, requests *durations, create func(context.Context) error) job {
+	return func(ctx context.Context) error {
+		f.start(key)
+		t0 := time.Now()
+		if err := create(ctx); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		requests.add(time.Since(t0))
+		return nil
+	}
+}
+
+// durations collects durations from several goroutines.
+type durations struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (d *durations) add(v time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.d = append(d.d, v)
+}
+
+func (d *durations) all() []time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]time.Duration(nil), d.d...)
+}
+
+// tenantNamespace is a tenant Namespace named name.
+func tenantNamespace(name string) *tenantv1alpha1.Namespace {
+	return &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
+}
+
+// syncerInitialSync reads tenant_syncer_initial_sync_duration_seconds from
+// the tenant-apiserver's own /metrics (the aggregator does not proxy it):
+// 0 until the syncer's current term has reconciled everything once.
+func syncerInitialSync(ctx context.Context, s *framework.Stack) (float64, error) {
+	client, err := rest.HTTPClientFor(s.DirectTenantConfig(framework.AdminUser, "system:masters"))
+	if err != nil {
+		return 0, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.TenantAPIServerURL()+"/metrics", nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return 0, fmt.Errorf("GET /metrics: %s: %s", resp.Status, body)
+	}
+	const name = "tenant_syncer_initial_sync_duration_seconds"
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+			return strconv.ParseFloat(strings.TrimSpace(rest), 64)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, err
+	}
+	return 0, nil // not set in this process yet
+}
+
+// logLines returns the lines of a log file containing substr.
+func logLines(path, substr string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// pctl is a percentile of d in milliseconds.
+func pctl(d []time.Duration, p int) float64 {
+	return float64(percentile(d, p)) / float64(time.Millisecond)
+}
+
+// row is one line of a summary table.
+type row struct {
+	what     string
+	n        int
+	p50, p99 float64 // milliseconds
+}
+
+func printTable(w io.Writer, title string, rows []row) {
+	fmt.Fprintf(w, "\n%s\n", title)
+	fmt.Fprintf(w, "  %-58s %7s %10s %10s\n", "measurement", "n", "p50 ms", "p99 ms")
+	for _, r := range rows {
+		fmt.Fprintf(w, "  %-58s %7d %10.1f %10.1f\n", r.what, r.n, r.p50, r.p99)
+	}
+}
+
+// stackProcesses are the processes whose CPU time BenchmarkSync reports.
+var stackProcesses = []string{"tenant-apiserver", "kube-apiserver", "etcd", "metallb-controller", "kube-controller-manager"}
+
+// cpuSeconds reads the user and system CPU time of process pid (0: this
+// test binary), in seconds.
+func cpuSeconds(pid int) float64 {
+	path := "/proc/self/stat"
+	if pid != 0 {
+		path = fmt.Sprintf("/proc/%d/stat", pid)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	// The command name, in parentheses, may hold spaces: fields count from after it.
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100 // USER_HZ is 100 on Linux
+}
+
+// cpuSnapshot is the CPU time of the stack's processes and of the test
+// binary ("bench clients") at one moment.
+type cpuSnapshot struct {
+	at  time.Time
+	pid map[string]int
+	cpu map[string]float64
+}
+
+func takeCPU(s *framework.Stack) cpuSnapshot {
+	c := cpuSnapshot{at: time.Now(), pid: map[string]int{}, cpu: map[string]float64{"bench clients": cpuSeconds(0)}}
+	for _, name := range stackProcesses {
+		if pid := s.PID(name); pid != 0 {
+			c.pid[name], c.cpu[name] = pid, cpuSeconds(pid)
+		}
+	}
+	return c
+}
+
+// since describes the CPU each process used from c to now, as cores busy
+// on average.
+func (c cpuSnapshot) since(s *framework.Stack) string {
+	now := takeCPU(s)
+	wall := now.at.Sub(c.at).Seconds()
+	var parts []string
+	total := 0.0
+	for _, name := range append(append([]string(nil), stackProcesses...), "bench clients") {
+		d := now.cpu[name]
+		if now.pid[name] == c.pid[name] { // not restarted in between
+			d -= c.cpu[name]
+		}
+		total += d
+		parts = append(parts, fmt.Sprintf("%s %.2f", name, d/wall))
+	}
+	return fmt.Sprintf("CPU over %.0f s, in cores busy: %s; total %.2f of %d", wall, strings.Join(parts, ", "), total/wall, goruntime.NumCPU())
+}
+
+// dump writes, for every key, when its creation started and when it was
+// first seen, in milliseconds since t0 (-1: never), as CSV.
+func (f *firstSeen) dump(path string, t0 time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(out)
+	fmt.Fprintln(w, "key,start_ms,seen_ms")
+	ms := func(t time.Time, ok bool) float64 {
+		if !ok {
+			return -1
+		}
+		return float64(t.Sub(t0)) / float64(time.Millisecond)
+	}
+	for k, start := range f.started {
+		seen, ok := f.seen[k]
+		fmt.Fprintf(w, "%s,%.1f,%.1f\n", k, ms(start, true), ms(seen, ok))
+	}
+	if err := w.Flush(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// etcdRevision reads the current revision of the stack's etcd through its
+// HTTP gateway.
+func etcdRevision(ctx context.Context, s *framework.Stack) (int64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.EtcdURL()+"/v3/kv/range", strings.NewReader(`{"key":"AA==","limit":1}`))
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Header struct {
+			Revision string `json:"revision"`
+		} `json:"header"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(out.Header.Revision, 10, 64)
+}
+
+// cacheLag samples how far the tenant-apiserver's watch cache of tenant
+// Namespaces, which also feeds the syncer's informer, is behind etcd: a
+// LIST with resourceVersion=0 is served from the cache and carries the
+// cache's revision; the lag is how long ago etcd was at that revision.
+type cacheLag struct {
+	mu   sync.Mutex
+	lags []time.Duration
+}
+
+func sampleCacheLag(ctx context.Context, s *framework.Stack, member clientset.Interface) (stop func(), result func() []time.Duration) {
+	ctx, cancel := context.WithCancel(ctx)
+	l := &cacheLag{}
+	type point struct {
+		at  time.Time
+		rev int64
+	}
+	var history []point
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if rev, err := etcdRevision(ctx, s); err == nil {
+				history = append(history, point{time.Now(), rev})
+			}
+			list, err := member.TenantV1alpha1().Namespaces().List(ctx, metav1.ListOptions{ResourceVersion: "0", Limit: 1})
+			if err == nil {
+				if cached, err := strconv.ParseInt(list.ResourceVersion, 10, 64); err == nil {
+					// The first sample at or past the cache's revision
+					// (the revision of the newest Namespace event it has:
+					// an estimate, exact while Namespaces are written).
+					lag := time.Duration(0)
+					for _, p := range history {
+						if p.rev >= cached {
+							lag = time.Since(p.at)
+							break
+						}
+					}
+					l.mu.Lock()
+					l.lags = append(l.lags, lag)
+					l.mu.Unlock()
+				}
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }, func() []time.Duration {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return append([]time.Duration(nil), l.lags...)
+	}
+}

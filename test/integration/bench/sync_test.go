@@ -1,0 +1,644 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// syncTimeout bounds each wait of BenchmarkSync for the syncer; generous,
+// it only turns a stuck syncer into a failure instead of a hang.
+const syncTimeout = 10 * time.Minute
+
+// BenchmarkSync measures the syncer of issue 5 on a stack of its own
+// (tenant-apiserver flags from BENCH_SYNC_TENANT_APISERVER_ARGS), in four
+// steps of one run:
+//
+//  1. Tenant create -> Ready: 100 Tenants (a /24 block and one public IP
+//     each) created at once by 20 goroutines of the provider admin, timed
+//     from the start of the create request to the first watch event that
+//     shows phase Ready.
+//  2. Namespace sync vs direct: a burst of 2,000 tenant Namespaces (20 per
+//     tenant, each tenant's member creating its own, 20 at a time) timed to
+//     the first sighting of the host namespace in a watch of host
+//     namespaces, while 2,000 host namespaces are created directly by the
+//     host admin, 20 at a time, timed to their first sighting in the same
+//     watch.
+//  3. Restart resync: with 100 tenants x 100 Namespaces synced, a graceful
+//     restart of tenant-apiserver; the syncer reports on /metrics how long
+//     its new term took to reconcile everything once.
+//  4. Fairness: 10 noisy tenants create 900 Namespaces each, as fast as 4
+//     goroutines each can; 2 s later 40 quiet tenants create 10 each, one
+//     after the other; each Namespace is timed to its host namespace.
+//
+// The restart comes before the fairness step so that it resyncs exactly
+// 100 x 100 Namespaces. The sizes are those of issue 5; see syncSizes for
+// the BENCH_SYNC_* variables that shrink them.
+func BenchmarkSync(b *testing.B) {
+	if b.N > 1 {
+		b.Fatal("BenchmarkSync fills its stack: run it once (-benchtime 1x)")
+	}
+	z, err := syncSizesFromEnv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	opts := framework.Options{
+		TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_SYNC_TENANT_APISERVER_ARGS")),
+		KeepWorkDir:         os.Getenv(framework.KeepEnv) != "",
+		Log:                 io.Discard,
+	}
+	if testing.Verbose() {
+		opts.Log = os.Stderr
+	}
+	profileDir := os.Getenv("BENCH_SYNC_PROFILE_DIR")
+	if profileDir != "" {
+		opts.KubeAPIServerArgs = append(opts.KubeAPIServerArgs, "--profiling=true")
+	}
+	for i := 0; i < z.tenants; i++ {
+		opts.ExtraUsers = append(opts.ExtraUsers, syncTenantUser(i))
+	}
+	s, err := framework.Start(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if b.Failed() {
+			s.KeepWorkDir()
+			b.Logf("the stack's logs are kept in %s", filepath.Join(s.WorkDir(), "logs"))
+		}
+		if err := s.Stop(); err != nil {
+			b.Error(err)
+		}
+	}()
+	b.Logf("sync stack in %s, sizes %+v", s.WorkDir(), z)
+	if err := framework.DemoPools(ctx, s); err != nil {
+		b.Fatal(err)
+	}
+	r := &syncRun{b: b, z: z, s: s, seen: newFirstSeen(), profileDir: profileDir}
+	r.clients()
+
+	// One watch of every host namespace for the whole run, and one of
+	// Tenants for step 1 only: later, Tenants grow large (their conditions
+	// list the Namespaces not synced yet) and the watch would add the
+	// harness's own load to the tenant-apiserver's.
+	tenantsCtx, stopTenants := context.WithCancel(ctx)
+	hostSynced := watchHostNamespaces(ctx, r.host, r.seen)
+	_, tenantsSynced := watchTenantsReady(tenantsCtx, r.admin, r.seen)
+	if !cache.WaitForCacheSync(ctx.Done(), hostSynced, tenantsSynced) {
+		b.Fatal("the watches never synced")
+	}
+
+	b.ResetTimer()
+	r.t0 = time.Now()
+	r.tenantsReady(ctx)
+	stopTenants()
+	r.burst(ctx)
+	r.fill(ctx)
+	r.restart(ctx)
+	r.fairness(ctx)
+	b.StopTimer()
+	r.report()
+	if path := os.Getenv("BENCH_SYNC_DUMP"); path != "" {
+		if err := r.seen.dump(path, r.t0); err != nil {
+			b.Error(err)
+		}
+	}
+}
+
+// syncRun is the state of one BenchmarkSync run.
+type syncRun struct {
+	b          *testing.B
+	z          syncSizes
+	s          *framework.Stack
+	seen       *firstSeen
+	profileDir string
+	t0         time.Time // the start of step 1
+
+	admin   clientset.Interface
+	host    kubernetes.Interface
+	members []clientset.Interface // by tenant index
+
+	rows    []row
+	summary []string
+}
+
+func (r *syncRun) clients() {
+	var err error
+	adminConfig := fastConfig(r.s.RESTConfig(framework.AdminUser))
+	if r.admin, err = clientset.NewForConfig(adminConfig); err != nil {
+		r.b.Fatal(err)
+	}
+	if r.host, err = kubernetes.NewForConfig(adminConfig); err != nil {
+		r.b.Fatal(err)
+	}
+	for i := 0; i < r.z.tenants; i++ {
+		c, err := clientset.NewForConfig(fastConfig(r.s.RESTConfig(syncTenantUser(i).Name)))
+		if err != nil {
+			r.b.Fatal(err)
+		}
+		r.members = append(r.members, c)
+	}
+}
+
+// measure reports the latencies of keys as metric <name>-p50-ms and
+// -p99-ms and a row of the summary, and returns them.
+func (r *syncRun) measure(name, what string, keys []string) []time.Duration {
+	d, err := r.seen.latencies(keys)
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	r.b.ReportMetric(pctl(d, 50), name+"-p50-ms")
+	r.b.ReportMetric(pctl(d, 99), name+"-p99-ms")
+	r.rows = append(r.rows, row{what, len(d), pctl(d, 50), pctl(d, 99)})
+	return d
+}
+
+// requests adds a row for the create requests' own durations.
+func (r *syncRun) requests(what string, d *durations) {
+	all := d.all()
+	r.rows = append(r.rows, row{what, len(all), pctl(all, 50), pctl(all, 99)})
+}
+
+func (r *syncRun) notef(format string, args ...any) {
+	line := fmt.Sprintf(format, args...)
+	r.summary = append(r.summary, line)
+	r.b.Log(line)
+}
+
+// tenantsReady is step 1: Tenants created at once until they are Ready.
+func (r *syncRun) tenantsReady(ctx context.Context) {
+	quota := int32(r.z.quota())
+	prefix := int32(24)
+	var keys []string
+	var jobs []job
+	var reqs durations
+	for i := 0; i < r.z.tenants; i++ {
+		name := syncTenantName(i)
+		keys = append(keys, tenantReadyKey(name))
+		t := &tenantv1alpha1.Tenant{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: tenantv1alpha1.TenantSpec{
+				Network:   tenantv1alpha1.TenantNetwork{PrefixLength: &prefix},
+				PublicIPs: tenantv1alpha1.TenantPublicIPs{Count: int32(r.z.publicIPs)},
+				Quota:     tenantv1alpha1.TenantQuota{Namespaces: &quota},
+			},
+		}
+		jobs = append(jobs, timedCreate(r.seen, tenantReadyKey(name), &reqs, func(ctx context.Context) error {
+			_, err := r.admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{})
+			return err
+		}))
+	}
+	cpu := takeCPU(r.s)
+	start := time.Now()
+	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
+		r.b.Fatal(err)
+	}
+	if err := r.seen.waitSeen(ctx, keys, syncTimeout); err != nil {
+		r.b.Fatal(err)
+	}
+	r.measure("tenant-ready", fmt.Sprintf("1. Tenant create -> Ready (%d at once)", r.z.tenants), keys)
+	r.requests("   Tenant create request", &reqs)
+	r.notef("step 1: %d Tenants Ready %s after the first create", r.z.tenants, r.seen.lastSeen(keys).Sub(start).Round(time.Millisecond))
+	r.notef("  %s", cpu.since(r.s))
+
+	// The membership index follows Tenants through an informer of its own.
+	var visible []job
+	for i := 0; i < r.z.tenants; i++ {
+		visible = append(visible, func(ctx context.Context) error {
+			return r.s.WaitTenantVisible(ctx, syncTenantUser(i).Name, syncTenantName(i))
+		})
+	}
+	if err := runJobs(ctx, r.z.workers, visible); err != nil {
+		r.b.Fatal(err)
+	}
+}
+
+// createNamespace returns the job that creates tenant Namespace ns as a
+// member of tenant i, timed to its host namespace.
+func (r *syncRun) createNamespace(i int, ns string, reqs *durations) (string, job) {
+	key := syncedKey(syncTenantName(i), ns)
+	c := r.members[i]
+	return key, timedCreate(r.seen, key, reqs, func(ctx context.Context) error {
+		_, err := c.TenantV1alpha1().Namespaces().Create(ctx, tenantNamespace(ns), metav1.CreateOptions{})
+		return err
+	})
+}
+
+// burst is step 2: tenant Namespaces and direct host namespaces created
+// side by side, each side with its own workers.
+func (r *syncRun) burst(ctx context.Context) {
+	var syncKeys, directKeys []string
+	var syncJobs, directJobs []job
+	var syncReqs, directReqs durations
+	for j := 0; j < r.z.burstOf(0); j++ {
+		for i := 0; i < r.z.tenants; i++ {
+			if j >= r.z.burstOf(i) {
+				continue
+			}
+			key, create := r.createNamespace(i, fmt.Sprintf("b-%03d", j), &syncReqs)
+			syncKeys, syncJobs = append(syncKeys, key), append(syncJobs, create)
+
+			name := fmt.Sprintf("%s%05d", directPrefix, len(directKeys))
+			key = directKey(name)
+			directKeys = append(directKeys, key)
+			directJobs = append(directJobs, timedCreate(r.seen, key, &directReqs, func(ctx context.Context) error {
+				_, err := r.host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+				return err
+			}))
+		}
+	}
+	stopProfiles := r.profile(ctx, "burst", 20*time.Second)
+	stopLag, lags := sampleCacheLag(ctx, r.s, r.members[0])
+	cpu := takeCPU(r.s)
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	var ends [2]time.Time
+	for side, jobs := range [][]job{syncJobs, directJobs} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[side] = runJobs(ctx, r.z.workers, jobs)
+			ends[side] = time.Now()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			r.b.Fatal(err)
+		}
+	}
+	if err := r.seen.waitSeen(ctx, append(append([]string(nil), syncKeys...), directKeys...), syncTimeout); err != nil {
+		r.b.Fatal(err)
+	}
+	cpuUse := cpu.since(r.s)
+	stopLag()
+	stopProfiles()
+	synced := r.measure("ns-sync", fmt.Sprintf("2. tenant Namespace -> host namespace (burst of %d)", len(syncKeys)), syncKeys)
+	r.requests("   tenant Namespace create request (aggregated)", &syncReqs)
+	direct := r.measure("ns-direct", fmt.Sprintf("2. host namespace created directly (burst of %d)", len(directKeys)), directKeys)
+	r.requests("   host namespace create request", &directReqs)
+	p50 := float64(percentile(synced, 50)) / float64(percentile(direct, 50))
+	p99 := float64(percentile(synced, 99)) / float64(percentile(direct, 99))
+	r.b.ReportMetric(p50, "sync/direct-p50")
+	r.b.ReportMetric(p99, "sync/direct-p99")
+	r.notef("step 2: ratio sync / direct: p50 %.2f, p99 %.2f (goal p99 <= 1.5); creates done after %s (tenant) and %s (direct), last host namespace after %s (synced) and %s (direct)",
+		p50, p99, ends[0].Sub(start).Round(time.Millisecond), ends[1].Sub(start).Round(time.Millisecond),
+		r.seen.lastSeen(syncKeys).Sub(start).Round(time.Millisecond), r.seen.lastSeen(directKeys).Sub(start).Round(time.Millisecond))
+	r.notef("  %s", cpuUse)
+	r.noteLag(lags())
+}
+
+// noteLag notes how far the watch cache was behind etcd.
+func (r *syncRun) noteLag(lags []time.Duration) {
+	if len(lags) == 0 {
+		return
+	}
+	r.notef("  tenant-apiserver watch cache of Namespaces behind etcd (%d samples): p50 %s, p99 %s, max %s",
+		len(lags), percentile(lags, 50).Round(time.Millisecond), percentile(lags, 99).Round(time.Millisecond), percentile(lags, 100).Round(time.Millisecond))
+}
+
+// fill gives every tenant perTenant Namespaces (some came with the burst)
+// and waits until all are synced and every Tenant is Ready again.
+func (r *syncRun) fill(ctx context.Context) {
+	var keys []string
+	var jobs []job
+	var reqs durations
+	for j := 0; j < r.z.perTenant; j++ {
+		for i := 0; i < r.z.tenants; i++ {
+			if j < r.z.burstOf(i) {
+				continue
+			}
+			key, create := r.createNamespace(i, fmt.Sprintf("r-%03d", j), &reqs)
+			keys, jobs = append(keys, key), append(jobs, create)
+		}
+	}
+	cpu := takeCPU(r.s)
+	start := time.Now()
+	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
+		r.b.Fatal(err)
+	}
+	created := time.Since(start)
+	if err := r.seen.waitSeen(ctx, keys, syncTimeout); err != nil {
+		r.b.Fatal(err)
+	}
+	onHost := r.seen.lastSeen(keys).Sub(start)
+	cpuUse := cpu.since(r.s)
+	r.waitAllSynced(ctx)
+	r.notef("fill: %d more Namespaces created in %s (%.0f/s), on the host after %s (%.0f/s), all HostSynced and Tenants Ready after %s",
+		len(keys), created.Round(time.Millisecond), float64(len(keys))/created.Seconds(),
+		onHost.Round(time.Millisecond), float64(len(keys))/onHost.Seconds(), time.Since(start).Round(time.Millisecond))
+	r.notef("  %s", cpuUse)
+}
+
+// waitAllSynced waits until every tenant Namespace says HostSynced and
+// every Tenant is Ready with all its Namespaces counted.
+func (r *syncRun) waitAllSynced(ctx context.Context) {
+	deadline := time.Now().Add(syncTimeout)
+	for {
+		problem := r.notSynced(ctx)
+		if problem == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.b.Fatalf("not synced after %s: %s", syncTimeout, problem)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// notSynced names one thing not synced yet, or returns "".
+func (r *syncRun) notSynced(ctx context.Context) string {
+	want := int32(1 + r.z.perTenant)
+	tenants, err := r.admin.TenantV1alpha1().Tenants().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	for _, t := range tenants.Items {
+		if t.Status.Phase != tenantv1alpha1.TenantPhaseReady || t.Status.Usage.Namespaces != want {
+			return fmt.Sprintf("tenant %s: phase %s, %d Namespaces", t.Name, t.Status.Phase, t.Status.Usage.Namespaces)
+		}
+	}
+	for i, c := range r.members {
+		l, err := c.TenantV1alpha1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		for _, ns := range l.Items {
+			if !meta.IsStatusConditionTrue(ns.Status.Conditions, "HostSynced") {
+				return fmt.Sprintf("Namespace %s of %s not HostSynced", ns.Name, syncTenantName(i))
+			}
+		}
+	}
+	return ""
+}
+
+// countHostNamespaces counts the host namespaces the syncer made.
+func (r *syncRun) countHostNamespaces(ctx context.Context) int {
+	l, err := r.host.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: hostnames.TenantLabel})
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	return len(l.Items)
+}
+
+// restart is step 3: a graceful restart of tenant-apiserver (which
+// releases the syncer Lease), then the new term's initial sync.
+func (r *syncRun) restart(ctx context.Context) {
+	before := r.countHostNamespaces(ctx)
+	logPath := r.s.LogPath("tenant-apiserver")
+	doneBefore := len(logLines(logPath, "Initial sync done"))
+	// Let the burst settle (etcd compaction, garbage collection) first.
+	time.Sleep(5 * time.Second)
+	cpu := takeCPU(r.s)
+	if err := r.s.StopTenantAPIServer(); err != nil {
+		r.b.Fatal(err)
+	}
+	start := time.Now()
+	if err := r.s.StartTenantAPIServer(ctx); err != nil {
+		r.b.Fatal(err)
+	}
+	serving := time.Since(start)
+	var initial float64
+	deadline := time.Now().Add(syncTimeout)
+	for {
+		v, err := syncerInitialSync(ctx, r.s)
+		if err == nil && v > 0 {
+			initial = v
+			break
+		}
+		if time.Now().After(deadline) {
+			r.b.Fatalf("no initial sync reported after %s (last: %v, %v)", syncTimeout, v, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	wall := time.Since(start)
+	r.b.ReportMetric(initial, "restart-initial-sync-s")
+	r.b.ReportMetric(wall.Seconds(), "restart-to-synced-s")
+	after := r.countHostNamespaces(ctx)
+	cpuUse := cpu.since(r.s)
+	r.notef("step 3: restart with %d tenants x %d Namespaces (+ default): initial sync %.2f s (goal <= 10 s); process start to serving %s, to initial sync reported %s; host namespaces of the syncer %d before, %d after",
+		r.z.tenants, r.z.perTenant, initial, serving.Round(time.Millisecond), wall.Round(time.Millisecond), before, after)
+	if lines := logLines(logPath, "Initial sync done"); len(lines) > doneBefore {
+		r.notef("  log: %s", strings.TrimSpace(lines[len(lines)-1]))
+	}
+	r.notef("  %s", cpuUse)
+}
+
+// fairness is step 4: noisy tenants burst while quiet tenants create a few
+// Namespaces each.
+func (r *syncRun) fairness(ctx context.Context) {
+	if r.z.noisy+r.z.quiet == 0 {
+		return
+	}
+	var noisyKeys, quietKeys []string
+	var noisyReqs, quietReqs durations
+	noisyJobs := make([][]job, r.z.noisy)
+	for i := 0; i < r.z.noisy; i++ {
+		for j := 0; j < r.z.noisyNamespaces; j++ {
+			key, create := r.createNamespace(i, fmt.Sprintf("n-%03d", j), &noisyReqs)
+			noisyKeys, noisyJobs[i] = append(noisyKeys, key), append(noisyJobs[i], create)
+		}
+	}
+	quietJobs := make([][]job, r.z.quiet)
+	for q := 0; q < r.z.quiet; q++ {
+		i := r.z.noisy + q
+		for j := 0; j < r.z.quietNamespaces; j++ {
+			key, create := r.createNamespace(i, fmt.Sprintf("q-%03d", j), &quietReqs)
+			quietKeys, quietJobs[q] = append(quietKeys, key), append(quietJobs[q], create)
+		}
+	}
+
+	stopProfiles := r.profile(ctx, "fairness", 20*time.Second)
+	stopSampling, largest := r.sampleTenant(ctx, syncTenantName(0))
+	stopLag, lags := sampleCacheLag(ctx, r.s, r.members[0])
+	cpu := takeCPU(r.s)
+	start := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	var noisyDone, quietDone, quietStart time.Time
+	run := func(workers int, jobs []job, done *time.Time) {
+		defer wg.Done()
+		err := runJobs(ctx, workers, jobs)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		if now := time.Now(); now.After(*done) {
+			*done = now
+		}
+	}
+	for _, jobs := range noisyJobs {
+		wg.Add(1)
+		go run(r.z.noisyWorkers, jobs, &noisyDone)
+	}
+	time.Sleep(r.z.quietDelay)
+	quietStart = time.Now()
+	for _, jobs := range quietJobs {
+		wg.Add(1)
+		go run(1, jobs, &quietDone)
+	}
+	wg.Wait()
+	if firstErr != nil {
+		r.b.Fatal(firstErr)
+	}
+	if err := r.seen.waitSeen(ctx, append(append([]string(nil), noisyKeys...), quietKeys...), syncTimeout); err != nil {
+		r.b.Fatal(err)
+	}
+	cpuUse := cpu.since(r.s)
+	stopLag()
+	stopSampling()
+	stopProfiles()
+	if len(quietKeys) > 0 {
+		r.measure("quiet", fmt.Sprintf("4. quiet tenants' Namespace -> host (%d x %d)", r.z.quiet, r.z.quietNamespaces), quietKeys)
+		r.requests("   quiet tenant Namespace create request", &quietReqs)
+	}
+	if len(noisyKeys) > 0 {
+		r.measure("noisy", fmt.Sprintf("4. noisy tenants' Namespace -> host (%d x %d)", r.z.noisy, r.z.noisyNamespaces), noisyKeys)
+		r.requests("   noisy tenant Namespace create request", &noisyReqs)
+	}
+	// How much of the noisy burst was still ahead of the syncer when the
+	// last quiet Namespace reached the host: the quiet ones went past it.
+	quietLast := r.seen.lastSeen(quietKeys)
+	behind := 0
+	for _, k := range noisyKeys {
+		if r.seen.lastSeen([]string{k}).After(quietLast) {
+			behind++
+		}
+	}
+	r.notef("step 4: quiet creates from %s to %s, last quiet host namespace at %s with %d of %d noisy ones not on the host yet; noisy creates done at %s, last noisy host namespace at %s",
+		quietStart.Sub(start).Round(time.Millisecond), quietDone.Sub(start).Round(time.Millisecond), quietLast.Sub(start).Round(time.Millisecond),
+		behind, len(noisyKeys), noisyDone.Sub(start).Round(time.Millisecond), r.seen.lastSeen(noisyKeys).Sub(start).Round(time.Millisecond))
+	r.notef("  %s", cpuUse)
+	if r.z.noisy > 0 {
+		r.notef("  noisy tenant %s during the burst: largest Tenant %.1f KiB, largest Ready message %d bytes", syncTenantName(0), float64(largest().size)/1024, largest().message)
+	}
+	r.noteLag(lags())
+}
+
+// tenantSize is how large a Tenant was.
+type tenantSize struct{ size, message int }
+
+// sampleTenant reads Tenant name every second until stopped, and keeps the
+// largest JSON size and Ready condition message seen.
+func (r *syncRun) sampleTenant(ctx context.Context, name string) (stop func(), largest func() tenantSize) {
+	ctx, cancel := context.WithCancel(ctx)
+	var mu sync.Mutex
+	var top tenantSize
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if t, err := r.admin.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{}); err == nil {
+				data, _ := json.Marshal(t)
+				msg := 0
+				if c := meta.FindStatusCondition(t.Status.Conditions, "Ready"); c != nil {
+					msg = len(c.Message)
+				}
+				mu.Lock()
+				top.size, top.message = max(top.size, len(data)), max(top.message, msg)
+				mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }, func() tenantSize { mu.Lock(); defer mu.Unlock(); return top }
+}
+
+// profile collects, when BENCH_SYNC_PROFILE_DIR is set, CPU profiles of
+// tenant-apiserver and kube-apiserver over the first d of a step, in the
+// background; the returned func waits for them.
+func (r *syncRun) profile(ctx context.Context, step string, d time.Duration) func() {
+	if r.profileDir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(r.profileDir, 0o755); err != nil {
+		r.b.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for _, p := range []struct {
+		name string
+		url  string
+		cfg  *rest.Config
+	}{
+		{"tenant-apiserver", r.s.TenantAPIServerURL(), r.s.DirectTenantConfig(framework.AdminUser, "system:masters")},
+		{"kube-apiserver", r.s.KubeAPIServerURL(), r.s.RESTConfig(framework.AdminUser)},
+	} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			path := filepath.Join(r.profileDir, fmt.Sprintf("%s-%s.pprof", step, p.name))
+			if err := fetchProfile(ctx, p.cfg, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", p.url, int(d.Seconds())), path); err != nil {
+				r.b.Logf("profile %s: %v", path, err)
+			}
+		}()
+	}
+	return wg.Wait
+}
+
+func fetchProfile(ctx context.Context, cfg *rest.Config, url, path string) error {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Timeout = 2 * time.Minute
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// report prints the summary table.
+func (r *syncRun) report() {
+	printTable(os.Stdout, fmt.Sprintf("BenchmarkSync: create start -> first seen in a watch (%d tenants, %d workers per side)", r.z.tenants, r.z.workers), r.rows)
+	for _, line := range r.summary {
+		fmt.Fprintf(os.Stdout, "  %s\n", line)
+	}
+	fmt.Fprintln(os.Stdout)
+}
