@@ -254,14 +254,27 @@ type updateRecordKey struct{}
 
 // AroundUpdate releases, once an update of a Tenant is stored, the public
 // IPs its attempts allocated or dropped that the stored Tenant does not
-// record. A failed update releases nothing: whether it was stored is not
-// certain (an answer lost after etcd applied it), so the sweeper, which
-// reads the Tenant from etcd, reclaims what it left unrecorded.
+// record. An update refused for certain before anything was written (a
+// conflict with a concurrent write, an invalid object) releases what its
+// attempts allocated: a concurrent status write (the syncer's) makes an
+// attempt allocate and then retry. Any other failed update releases
+// nothing: whether it was stored is not certain (an answer lost after etcd
+// applied it), so the sweeper, which reads the Tenant from etcd, reclaims
+// what it left unrecorded.
 func (a *Addresses) AroundUpdate(ctx context.Context) (context.Context, func(runtime.Object, error)) {
 	rec := &updateRecord{}
 	return context.WithValue(ctx, updateRecordKey{}, rec), func(stored runtime.Object, err error) {
+		if rec.tenant == nil {
+			return
+		}
+		if err != nil {
+			if apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+				a.release(context.WithoutCancel(ctx), rec.tenant, rec.added)
+			}
+			return
+		}
 		t, ok := stored.(*tenant.Tenant)
-		if err != nil || !ok || rec.tenant == nil {
+		if !ok {
 			return
 		}
 		recorded := map[string]bool{}
