@@ -32,7 +32,7 @@ func NewSyncerOptions() *SyncerOptions {
 			LeaseDuration:    15 * time.Second,
 			RenewDeadline:    10 * time.Second,
 			RetryPeriod:      2 * time.Second,
-			Workers:          16,
+			Workers:          128,
 			CheckPeriod:      30 * time.Second,
 			MetalLBNamespace: "metallb-system",
 		},
@@ -51,7 +51,7 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.LeaseDuration, "syncer-lease-duration", c.LeaseDuration, "How long a standby replica waits before it takes over from a leader that stopped renewing.")
 	fs.DurationVar(&c.RenewDeadline, "syncer-renew-deadline", c.RenewDeadline, "How long the leader keeps trying to renew before it stops syncing.")
 	fs.DurationVar(&c.RetryPeriod, "syncer-retry-period", c.RetryPeriod, "How often replicas try to acquire or renew the Lease.")
-	fs.IntVar(&c.Workers, "syncer-workers", c.Workers, "Workers of the namespace controller (the tenant controller gets half).")
+	fs.IntVar(&c.Workers, "syncer-workers", c.Workers, "Workers of the namespace controller (the tenant controller gets half). Each spends most of its time waiting for the host, so many are cheap; see docs/performance.md.")
 	fs.DurationVar(&c.CheckPeriod, "syncer-check-period", c.CheckPeriod, "How often orphaned host objects are removed and every object checked for drift.")
 	fs.StringVar(&c.MetalLBNamespace, "metallb-namespace", c.MetalLBNamespace, "Namespace of MetalLB's pools and advertisements.")
 	fs.StringVar(&o.advertise, "metallb-advertisement", o.advertise, "How MetalLB announces tenants' public IPs: L2 or BGP.")
