@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
@@ -116,4 +117,21 @@ func (w *Worker) next(ctx context.Context) bool {
 		w.Queue.AddRateLimited(key)
 	}
 	return true
+}
+
+// Unwrap returns the object of an informer event, the last known state of
+// a deleted one included.
+func Unwrap(obj interface{}) interface{} {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return d.Obj
+	}
+	return obj
+}
+
+// LabelsOf returns the labels of the object of an informer event.
+func LabelsOf(obj interface{}) map[string]string {
+	if m, err := meta.Accessor(Unwrap(obj)); err == nil {
+		return m.GetLabels()
+	}
+	return nil
 }

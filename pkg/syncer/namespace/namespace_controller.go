@@ -8,7 +8,6 @@ import (
 	"context"
 	"reflect"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -93,10 +92,7 @@ func (c *Controller) EnqueueAll() {
 }
 
 func (c *Controller) enqueueNamespace(obj interface{}) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	if ns, ok := obj.(*tenant.Namespace); ok {
+	if ns, ok := controller.Unwrap(obj).(*tenant.Namespace); ok {
 		// The cached copy's namespace is its tenant.
 		c.Queue.Add(queue.Key{Tenant: ns.Namespace, Name: ns.Name})
 	}
@@ -118,14 +114,7 @@ func (c *Controller) enqueueTenant(obj interface{}) {
 }
 
 func (c *Controller) enqueueHostObject(obj interface{}) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return
-	}
-	l := m.GetLabels()
+	l := controller.LabelsOf(obj)
 	if l[hostnames.TenantLabel] != "" && l[hostnames.NamespaceLabel] != "" {
 		c.Queue.Add(queue.Key{Tenant: l[hostnames.TenantLabel], Name: l[hostnames.NamespaceLabel]})
 	}

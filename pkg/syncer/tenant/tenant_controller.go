@@ -112,21 +112,13 @@ func hostSynced(ns *tenant.Namespace) bool {
 }
 
 func (c *Controller) enqueueTenant(obj interface{}) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	if t, ok := obj.(*tenant.Tenant); ok {
+	if t, ok := controller.Unwrap(obj).(*tenant.Tenant); ok {
 		c.Queue.Add(queue.Key{Tenant: t.Name})
 	}
 }
 
 func (c *Controller) enqueueLabelled(obj interface{}) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	if m, err := meta.Accessor(obj); err == nil {
-		if t := m.GetLabels()[hostnames.TenantLabel]; t != "" {
-			c.Queue.Add(queue.Key{Tenant: t})
-		}
+	if t := controller.LabelsOf(obj)[hostnames.TenantLabel]; t != "" {
+		c.Queue.Add(queue.Key{Tenant: t})
 	}
 }
