@@ -23,6 +23,7 @@ import (
 	"os"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -98,7 +99,7 @@ func (s *Syncer) Identity() string { return s.config.Identity }
 func (s *Syncer) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("identity", s.config.Identity)
 	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1ObjectMeta(s.config.LeaseNamespace, s.config.LeaseName),
+		LeaseMeta:  metav1.ObjectMeta{Namespace: s.config.LeaseNamespace, Name: s.config.LeaseName},
 		Client:     s.host.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: s.config.Identity},
 	}

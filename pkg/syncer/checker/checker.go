@@ -130,7 +130,14 @@ func (c *Checker) hostObjects() []hostObject {
 // is not. It reads the storage, not the informers, so an owner created a
 // moment ago is never taken for gone. A Tenant being deleted is left to
 // offboarding.
+//
+// The informers answer first: an owner they hold with the marked UID is
+// alive (if it was just deleted, the next pass sees it), so a pass over
+// thousands of live objects reads nothing from etcd.
 func (c *Checker) orphaned(ctx context.Context, h hostObject) (bool, error) {
+	if c.cachedOwner(h) {
+		return false, nil
+	}
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
 	obj, err := c.src.Storage["tenants"].Store.Get(ctx, h.marks.Tenant, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -157,4 +164,21 @@ func (c *Checker) orphaned(ctx context.Context, h hostObject) (bool, error) {
 		return false, err
 	}
 	return obj.(*tenant.Namespace).UID != types.UID(h.marks.OwnerUID), nil
+}
+
+// cachedOwner says whether the informers hold the owner of h, by UID.
+func (c *Checker) cachedOwner(h hostObject) bool {
+	obj, exists, err := c.src.Tenants.GetStore().GetByKey(h.marks.Tenant)
+	if err != nil || !exists {
+		return false
+	}
+	t := obj.(*tenant.Tenant)
+	if t.UID != h.marks.TenantUID || t.DeletionTimestamp != nil {
+		return false
+	}
+	if h.marks.KindLabel == "" {
+		return h.marks.OwnerUID == t.UID
+	}
+	obj, exists, err = c.src.Namespaces.GetStore().GetByKey(controller.ObjectKey(t.Name, "", h.marks.Name))
+	return err == nil && exists && obj.(*tenant.Namespace).UID == h.marks.OwnerUID
 }

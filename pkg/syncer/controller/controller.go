@@ -75,13 +75,13 @@ func NewWorker(name string, reconcile ReconcileFunc) *Worker {
 }
 
 // Run processes the queue with workers goroutines until ctx ends, once
-// synced (the informers it reads) have synced.
+// synced (the informers it reads) and its own event handlers have synced.
 func (w *Worker) Run(ctx context.Context, workers int, synced ...cache.InformerSynced) {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	defer w.Queue.ShutDown()
 	logger := klog.FromContext(ctx).WithValues("controller", w.Name)
 	ctx = klog.NewContext(ctx, logger)
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, synced...) {
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, append(synced, w.HandlersSynced...)...) {
 		return
 	}
 	logger.Info("Starting workers", "count", workers)

@@ -22,10 +22,11 @@ import (
 
 // MetalLB resources the syncer makes.
 var (
-	IPAddressPools     = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
-	L2Advertisements   = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "l2advertisements"}
-	BGPAdvertisements  = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "bgpadvertisements"}
-	metallbResources   = []schema.GroupVersionResource{IPAddressPools, L2Advertisements, BGPAdvertisements}
+	IPAddressPools    = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "ipaddresspools"}
+	L2Advertisements  = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "l2advertisements"}
+	BGPAdvertisements = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "bgpadvertisements"}
+	// MetalLBResources are all of them.
+	MetalLBResources   = []schema.GroupVersionResource{IPAddressPools, L2Advertisements, BGPAdvertisements}
 	hostObjectSelector = hostnames.TenantLabel // every host object the syncer makes carries it
 )
 
@@ -87,7 +88,7 @@ func NewSources(storage map[string]*base.Storage, host kubernetes.Interface, hos
 			panic(err) // only fails once started
 		}
 	}
-	for _, gvr := range metallbResources {
+	for _, gvr := range MetalLBResources {
 		inf := s.dynamic.ForResource(gvr).Informer()
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err)

@@ -80,7 +80,7 @@ func New(src *controller.Sources) (*Controller, error) {
 
 // Run reconciles until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	c.Worker.Run(ctx, workers, append(c.src.Synced(), c.HandlersSynced...)...)
+	c.Worker.Run(ctx, workers, c.src.Synced()...)
 }
 
 // EnqueueAll queues every tenant Namespace: after the host comes back, and

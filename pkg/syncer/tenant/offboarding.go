@@ -11,7 +11,6 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
@@ -116,7 +115,7 @@ func (c *Controller) deleteHostObjects(ctx context.Context, t *tenant.Tenant) ([
 			return c.src.Host.RbacV1().RoleBindings(ns).Delete(ctx, name, opts)
 		}},
 	}
-	for _, gvr := range []schema.GroupVersionResource{controller.IPAddressPools, controller.L2Advertisements, controller.BGPAdvertisements} {
+	for _, gvr := range controller.MetalLBResources {
 		client := c.src.HostDynamic.Resource(gvr)
 		kinds = append(kinds, hostKind{gvr.Resource, c.src.HostMetalLB[gvr], func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
 			return client.Namespace(ns).Delete(ctx, name, opts)

@@ -9,7 +9,6 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -75,7 +74,7 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 		return nil, err
 	}
 	informers := []cache.SharedIndexInformer{src.HostNamespaces}
-	for _, gvr := range []schema.GroupVersionResource{controller.IPAddressPools, controller.L2Advertisements, controller.BGPAdvertisements} {
+	for _, gvr := range controller.MetalLBResources {
 		informers = append(informers, src.HostMetalLB[gvr])
 	}
 	for _, inf := range informers {
@@ -89,7 +88,7 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 
 // Run reconciles until ctx ends.
 func (c *Controller) Run(ctx context.Context, workers int) {
-	c.Worker.Run(ctx, workers, append(c.src.Synced(), c.HandlersSynced...)...)
+	c.Worker.Run(ctx, workers, c.src.Synced()...)
 }
 
 // EnqueueAll queues every Tenant.
