@@ -50,6 +50,11 @@ const (
 	// NetworkLabel names, on a host namespace, the tenant Network that is
 	// its primary network.
 	NetworkLabel = KindLabelPrefix + "network"
+	// HostNetworkLabel names, on a host namespace, the ClusterUserDefinedNetwork
+	// of its primary Network: the CUDN and the NAT gateway's EgressIP select
+	// their namespaces by it. Unlike NetworkLabel it is unique across
+	// tenants, and across a tenant re-created under the same name.
+	HostNetworkLabel = KindLabelPrefix + "host-network"
 	// PrimaryUDNLabel makes OVN-Kubernetes give a namespace a primary
 	// user-defined network; it is only honoured when set at creation.
 	PrimaryUDNLabel = "k8s.ovn.org/primary-user-defined-network"
@@ -91,6 +96,12 @@ func Namespace(tenant string, uid types.UID, ns string) string {
 // (and of its VRF) of tenant Network network.
 func ClusterUserDefinedNetwork(uid types.UID, network string) string {
 	return "tn" + sum(string(uid), network)[:cudnNameLength-2]
+}
+
+// NATGatewayEgressIP is the name of the EgressIP of the NAT gateway of the
+// Network whose ClusterUserDefinedNetwork is cudn.
+func NATGatewayEgressIP(cudn string) string {
+	return cudn + "-nat"
 }
 
 // MetalLBPool is the name of the MetalLB IPAddressPool (and of its

@@ -409,6 +409,8 @@ type NetworkSpec struct {
 	// subnets are IPv4 CIDRs inside the tenant's block that do not overlap
 	// each other. Default: the next free /24 of the tenant's block.
 	Subnets []string
+	// mtu is the maximum transmission unit of the network's pod interfaces. Immutable.
+	MTU *int32
 	// natGateway gives the network outbound SNAT through one of the tenant's public IPs.
 	NATGateway *NATGateway
 }

@@ -4029,7 +4029,7 @@ func schema_pkg_apis_tenant_v1alpha1_NetworkSpec(ref common.ReferenceCallback) c
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "subnets are IPv4 CIDRs inside the tenant's block that do not overlap each other. Default: the next free /24 of the tenant's block.",
+							Description: "subnets are IPv4 CIDRs inside the tenant's block that overlap neither each other nor the subnets of the tenant's other Networks. A Layer2 network has exactly one; a Layer3 network up to 16, each cut into per-node subnets of /24 (or, for a subnet of /24 or smaller, of one bit longer). Default: the lowest free /24 of the tenant's block (the whole block when it is smaller). Immutable once set.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -4040,6 +4040,13 @@ func schema_pkg_apis_tenant_v1alpha1_NetworkSpec(ref common.ReferenceCallback) c
 									},
 								},
 							},
+						},
+					},
+					"mtu": {
+						SchemaProps: spec.SchemaProps{
+							Description: "mtu is the maximum transmission unit of the network's pod interfaces, 576 to 65536. Default: the value configured in OVN-Kubernetes (1400 on a cluster with a 1500-byte underlay). Immutable.",
+							Type:        []string{"integer"},
+							Format:      "int32",
 						},
 					},
 					"natGateway": {

@@ -501,11 +501,20 @@ type NetworkSpec struct {
 	// topology is Layer2 or Layer3. Default Layer2. Immutable.
 	// +optional
 	Topology NetworkTopology `json:"topology,omitempty"`
-	// subnets are IPv4 CIDRs inside the tenant's block that do not overlap
-	// each other. Default: the next free /24 of the tenant's block.
+	// subnets are IPv4 CIDRs inside the tenant's block that overlap neither
+	// each other nor the subnets of the tenant's other Networks. A Layer2
+	// network has exactly one; a Layer3 network up to 16, each cut into
+	// per-node subnets of /24 (or, for a subnet of /24 or smaller, of one bit
+	// longer). Default: the lowest free /24 of the tenant's block (the
+	// whole block when it is smaller). Immutable once set.
 	// +optional
 	// +listType=set
 	Subnets []string `json:"subnets,omitempty"`
+	// mtu is the maximum transmission unit of the network's pod interfaces,
+	// 576 to 65536. Default: the value configured in OVN-Kubernetes (1400 on
+	// a cluster with a 1500-byte underlay). Immutable.
+	// +optional
+	MTU *int32 `json:"mtu,omitempty"`
 	// natGateway gives the network outbound SNAT through one of the tenant's public IPs.
 	// +optional
 	NATGateway *NATGateway `json:"natGateway,omitempty"`

@@ -1091,6 +1091,7 @@ func Convert_tenant_NetworkList_To_v1alpha1_NetworkList(in *tenant.NetworkList, 
 func autoConvert_v1alpha1_NetworkSpec_To_tenant_NetworkSpec(in *NetworkSpec, out *tenant.NetworkSpec, s conversion.Scope) error {
 	out.Topology = tenant.NetworkTopology(in.Topology)
 	out.Subnets = *(*[]string)(unsafe.Pointer(&in.Subnets))
+	out.MTU = (*int32)(unsafe.Pointer(in.MTU))
 	out.NATGateway = (*tenant.NATGateway)(unsafe.Pointer(in.NATGateway))
 	return nil
 }
@@ -1103,6 +1104,7 @@ func Convert_v1alpha1_NetworkSpec_To_tenant_NetworkSpec(in *NetworkSpec, out *te
 func autoConvert_tenant_NetworkSpec_To_v1alpha1_NetworkSpec(in *tenant.NetworkSpec, out *NetworkSpec, s conversion.Scope) error {
 	out.Topology = NetworkTopology(in.Topology)
 	out.Subnets = *(*[]string)(unsafe.Pointer(&in.Subnets))
+	out.MTU = (*int32)(unsafe.Pointer(in.MTU))
 	out.NATGateway = (*NATGateway)(unsafe.Pointer(in.NATGateway))
 	return nil
 }

@@ -628,6 +628,11 @@ func (in *NetworkSpec) DeepCopyInto(out *NetworkSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.MTU != nil {
+		in, out := &in.MTU, &out.MTU
+		*out = new(int32)
+		**out = **in
+	}
 	if in.NATGateway != nil {
 		in, out := &in.NATGateway, &out.NATGateway
 		*out = new(NATGateway)

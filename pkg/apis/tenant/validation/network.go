@@ -21,13 +21,14 @@ func ValidateNetwork(obj *tenant.Network) field.ErrorList {
 	return allErrs
 }
 
-// ValidateNetworkUpdate checks an update of a Network. Topology and subnets
-// are immutable once set, as the spec of the host ClusterUserDefinedNetwork
-// is; the NAT gateway may change.
+// ValidateNetworkUpdate checks an update of a Network. Topology, subnets
+// and MTU are immutable once set, as the spec of the host
+// ClusterUserDefinedNetwork is; the NAT gateway may change.
 func ValidateNetworkUpdate(newObj, oldObj *tenant.Network) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, metadataPath)
 	allErrs = append(allErrs, validateNetworkSpec(&newObj.Spec, specPath)...)
 	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(newObj.Spec.Topology, oldObj.Spec.Topology, specPath.Child("topology"))...)
+	allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(newObj.Spec.MTU, oldObj.Spec.MTU, specPath.Child("mtu"))...)
 	if len(oldObj.Spec.Subnets) > 0 {
 		allErrs = append(allErrs, apimachineryvalidation.ValidateImmutableField(newObj.Spec.Subnets, oldObj.Spec.Subnets, specPath.Child("subnets"))...)
 	}
@@ -64,6 +65,13 @@ func ValidateNetworkStatusUpdate(newObj, oldObj *tenant.Network) field.ErrorList
 func validateNetworkSpec(spec *tenant.NetworkSpec, fldPath *field.Path) field.ErrorList {
 	allErrs := validateEnum(spec.Topology, supportedNetworkTopologies, false, fldPath.Child("topology"))
 	allErrs = append(allErrs, validateSubnets(spec.Subnets, fldPath.Child("subnets"))...)
+	// OVN-Kubernetes gives a Layer2 network one subnet per IP family.
+	if spec.Topology == tenant.NetworkTopologyLayer2 && len(spec.Subnets) > 1 {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("subnets"), spec.Subnets, "a Layer2 network has exactly one IPv4 subnet"))
+	}
+	if spec.MTU != nil && (*spec.MTU < MinMTU || *spec.MTU > MaxMTU) {
+		allErrs = append(allErrs, field.Invalid(fldPath.Child("mtu"), *spec.MTU, fmt.Sprintf("must be between %d and %d", MinMTU, MaxMTU)))
+	}
 	if gw := spec.NATGateway; gw != nil && gw.Address != "" {
 		allErrs = append(allErrs, validatePublicIPv4Address(gw.Address, fldPath.Child("natGateway", "address"))...)
 	}

@@ -48,6 +48,8 @@ const (
 	// name: OVN-Kubernetes names the VRF device after it, and Linux interface names
 	// are at most 15 characters.
 	MaxHostNetworkNameLength = 15
+	// MinMTU and MaxMTU bound a Network's MTU, as OVN-Kubernetes does.
+	MinMTU, MaxMTU = 576, 65536
 
 	// generatedNameSuffixLength is how many random characters metadata.generateName gets.
 	generatedNameSuffixLength = 5

@@ -486,7 +486,7 @@ func validNetwork() *tenant.Network {
 	return &tenant.Network{
 		ObjectMeta: meta("default"),
 		Spec: tenant.NetworkSpec{
-			Topology:   tenant.NetworkTopologyLayer2,
+			Topology:   tenant.NetworkTopologyLayer3,
 			Subnets:    []string{"10.42.0.0/24", "10.42.1.0/24"},
 			NATGateway: &tenant.NATGateway{Enabled: true, Address: "203.0.113.10"},
 		},
@@ -507,6 +507,13 @@ func TestValidateNetwork(t *testing.T) {
 			o.Spec = tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer3}
 		}},
 		{name: "valid 16 subnets", mutate: func(o *tenant.Network) { o.Spec.Subnets = manySubnets(16) }},
+		{name: "valid Layer2 with one subnet and an MTU", mutate: func(o *tenant.Network) {
+			o.Spec.Topology, o.Spec.Subnets, o.Spec.MTU = tenant.NetworkTopologyLayer2, []string{"10.42.0.0/16"}, ptr(int32(9000))
+		}},
+		{name: "Layer2 with two subnets", mutate: func(o *tenant.Network) { o.Spec.Topology = tenant.NetworkTopologyLayer2 },
+			want: []wantErr{invalid("spec.subnets")}},
+		{name: "MTU too small", mutate: func(o *tenant.Network) { o.Spec.MTU = ptr(int32(575)) }, want: []wantErr{invalid("spec.mtu")}},
+		{name: "MTU too large", mutate: func(o *tenant.Network) { o.Spec.MTU = ptr(int32(65537)) }, want: []wantErr{invalid("spec.mtu")}},
 		{name: "name invalid", mutate: func(o *tenant.Network) { o.Name = "Default" }, want: []wantErr{invalid("metadata.name")}},
 		{name: "topology missing", mutate: func(o *tenant.Network) { o.Spec.Topology = "" }, want: []wantErr{required("spec.topology")}},
 		{name: "topology not supported", mutate: func(o *tenant.Network) { o.Spec.Topology = "Localnet" }, want: []wantErr{notSupported("spec.topology")}},
@@ -527,9 +534,11 @@ func TestValidateNetworkUpdate(t *testing.T) {
 		{name: "NAT gateway changes", new: func(o *tenant.Network) { o.Spec.NATGateway = nil }},
 		{name: "subnets set for the first time", old: func(o *tenant.Network) { o.Spec.Subnets = nil },
 			new: func(o *tenant.Network) { o.Spec.Subnets = []string{"10.42.7.0/24"} }},
-		{name: "topology changes", new: func(o *tenant.Network) { o.Spec.Topology = tenant.NetworkTopologyLayer3 }, want: []wantErr{invalid("spec.topology")}},
+		{name: "topology changes", new: func(o *tenant.Network) { o.Spec.Topology, o.Spec.Subnets = tenant.NetworkTopologyLayer2, o.Spec.Subnets[:1] },
+			want: []wantErr{invalid("spec.topology"), invalid("spec.subnets")}},
 		{name: "subnets change", new: func(o *tenant.Network) { o.Spec.Subnets = append(o.Spec.Subnets, "10.42.2.0/24") }, want: []wantErr{invalid("spec.subnets")}},
 		{name: "subnets removed", new: func(o *tenant.Network) { o.Spec.Subnets = nil }, want: []wantErr{invalid("spec.subnets")}},
+		{name: "MTU set later", new: func(o *tenant.Network) { o.Spec.MTU = ptr(int32(1400)) }, want: []wantErr{invalid("spec.mtu")}},
 	})
 	runUpdateCases(t, validNetwork, ValidateNetworkStatusUpdate, []updateCase[tenant.Network]{
 		{name: "status valid", new: func(o *tenant.Network) {
