@@ -35,6 +35,8 @@ const (
 	failoverUser = "fay"   // TestLeaderFailover
 	outageUser   = "otto"  // TestHostOutage
 	offboardUser = "olga"  // TestOffboarding
+	networkUser  = "nina"  // TestNetworks
+	celUser      = "vera"  // network_cel_test.go: Networks against the host's CUDN CRD
 )
 
 func TestMain(m *testing.M) {
@@ -48,6 +50,7 @@ func TestMain(m *testing.M) {
 		},
 		ExtraUsers: []framework.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
+			{Name: networkUser}, {Name: celUser},
 		},
 		Setup: framework.DemoPools,
 	}))
