@@ -3,8 +3,11 @@
 package apiserver
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -47,7 +50,11 @@ type ExtraConfig struct {
 	// Allocator hands out tenant blocks and public IPs; nil: Tenants are
 	// stored without addresses (tests of storage alone). PoolSpace holds
 	// the AddressPools' claims on their space (a keyspace of its own).
-	Allocator, PoolSpace *ipam.Allocator
+	// LocalSpace holds the claims of tenant objects on their tenant's
+	// space (Networks' subnets and NAT addresses, FloatingIPs' and
+	// LoadBalancers' public IPs; see base.LocalSpace); nil: they are
+	// stored without them.
+	Allocator, PoolSpace, LocalSpace *ipam.Allocator
 	// IPAMPeriod is how often AddressPool status is refreshed and leaked
 	// allocations swept; IPAMSweepMinAge how old an unrecorded allocation
 	// must be to be reclaimed.
@@ -117,7 +124,11 @@ func (c completedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	if a := c.ExtraConfig.Allocator; a != nil {
-		s.installIPAM(a, c.ExtraConfig.PoolSpace, c.ExtraConfig.IPAMPeriod, c.ExtraConfig.IPAMSweepMinAge)
+		ipamController := InstallIPAM(s.Storage, a, c.ExtraConfig.PoolSpace, c.ExtraConfig.LocalSpace, c.ExtraConfig.IPAMPeriod, c.ExtraConfig.IPAMSweepMinAge)
+		s.GenericAPIServer.AddPostStartHookOrDie("tenant-ipam", func(ctx genericapiserver.PostStartHookContext) error {
+			go ipamController.Run(ctx)
+			return nil
+		})
 	}
 
 	restStorage := map[string]rest.Storage{}
@@ -161,16 +172,17 @@ func (c completedConfig) New() (*Server, error) {
 	return s, nil
 }
 
-// installIPAM gives Tenants their addresses as they are created, changed
-// and deleted, guards AddressPools, and runs the pool status and sweeper
-// loop.
-func (s *Server) installIPAM(a, poolSpace *ipam.Allocator, period, sweepMinAge time.Duration) {
-	tenants, pools := s.Storage["tenants"], s.Storage["addresspools"]
-	addresses := &tenantregistry.Addresses{Allocator: a, Tenants: tenants.Store, Pools: pools.Store, Users: map[string]*genericregistry.Store{
-		"floatingips":   s.Storage["floatingips"].Store,
-		"loadbalancers": s.Storage["loadbalancers"].Store,
-		"networks":      s.Storage["networks"].Store,
-	}}
+// InstallIPAM wires IPAM into the storage of every resource (as NewStorage
+// returns it): Tenants get their block and public IPs as they are created,
+// changed and deleted, AddressPools are guarded, and, when localSpace is
+// set, Networks get their subnets and NAT gateway addresses, and
+// FloatingIPs and LoadBalancers their public IPs, from their tenant's
+// space, in the tenant-local keyspace. It returns the controller
+// of IPAM's periodic work (pool status, sweepers), for the caller to run.
+func InstallIPAM(storage map[string]*base.Storage, a, poolSpace, localSpace *ipam.Allocator, period, sweepMinAge time.Duration) *ipamcontroller.Controller {
+	tenants, pools := storage["tenants"], storage["addresspools"]
+	addresses := &tenantregistry.Addresses{Allocator: a, Tenants: tenants.Store, Pools: pools.Store, Local: localSpace,
+		Users: stores(storage, "floatingips", "loadbalancers", "networks")}
 	tenants.Store.BeginCreate = addresses.BeginCreate
 	tenants.Store.BeginUpdate = addresses.BeginUpdate
 	tenants.Store.AfterDelete = addresses.AfterDelete
@@ -187,10 +199,58 @@ func (s *Server) installIPAM(a, poolSpace *ipam.Allocator, period, sweepMinAge t
 		Allocator: a, Pools: pools.Store, PoolStatus: pools.StatusStore,
 		Keep: addresses.Keep(), Period: period, SweepMinAge: sweepMinAge,
 	}
-	s.GenericAPIServer.AddPostStartHookOrDie("tenant-ipam", func(ctx genericapiserver.PostStartHookContext) error {
-		go c.Run(ctx)
-		return nil
+	if localSpace != nil {
+		c.Local = localSpace
+		c.LocalKeep, c.LocalReclaim = installLocalIPAM(storage, localSpace)
+	}
+	return c
+}
+
+// installLocalIPAM gives Networks their subnets and NAT gateway addresses,
+// and FloatingIPs and LoadBalancers their public IPs, from their tenant's
+// space, in the tenant-local keyspace, and returns the sweeper's rule for
+// that keyspace and its repair of unheld claims.
+func installLocalIPAM(storage map[string]*base.Storage, localSpace *ipam.Allocator) (func(ipam.Allocation) (bool, error), func(context.Context) (int, error)) {
+	space := &base.LocalSpace{Allocator: localSpace, Tenants: storage["tenants"].Store,
+		// They claim in the tenant-local keyspace, but those stored before
+		// they did hold no claim until the next Reclaim: what they name
+		// counts as taken too.
+		Users: stores(storage, floatingip.Resource, loadbalancer.Resource),
+	}
+	networks := storage["networks"]
+	networkIPAM := &network.IPAM{Space: space, Networks: networks.Store}
+	networks.Store.BeginCreate = networkIPAM.BeginCreate
+	networks.Store.BeginUpdate = networkIPAM.BeginUpdate
+	networks.Store.AfterDelete = base.ChainAfterDelete(networks.Store.AfterDelete, networkIPAM.AfterDelete)
+	networks.Main.AroundUpdate = networkIPAM.AroundUpdate
+	fips, lbs := storage[floatingip.Resource], storage[loadbalancer.Resource]
+	fipIPAM, lbIPAM := floatingip.NewIPAM(space, fips), loadbalancer.NewIPAM(space, lbs)
+	fipIPAM.Install(fips)
+	lbIPAM.Install(lbs)
+	keep := space.Keep(map[string]base.LocalKind{
+		network.Resource:      {Store: networks.Store, Records: network.Records},
+		floatingip.Resource:   {Store: fips.Store, Records: floatingip.Records},
+		loadbalancer.Resource: {Store: lbs.Store, Records: loadbalancer.Records},
+		// A Tenant's holds on the public IPs an update of it gives up are
+		// never recorded: the sweeper reclaims those a crash left.
+		"tenants": {Store: storage["tenants"].Store, Records: func(runtime.Object, string, netip.Prefix) bool { return false }},
 	})
+	return keep, reclaimAll(networkIPAM.Reclaim, fipIPAM.Reclaim, lbIPAM.Reclaim)
+}
+
+// reclaimAll runs each repair of unheld tenant-local claims, and adds up
+// what they claimed.
+func reclaimAll(reclaims ...func(context.Context) (int, error)) func(context.Context) (int, error) {
+	return func(ctx context.Context) (int, error) {
+		total := 0
+		var errs []error
+		for _, reclaim := range reclaims {
+			n, err := reclaim(ctx)
+			total += n
+			errs = append(errs, err)
+		}
+		return total, errors.Join(errs...)
+	}
 }
 
 // startMembership keeps membership current from the server's own Tenants,
@@ -258,6 +318,10 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[strin
 		HostPods:   deps.HostPods,
 	}
 	out["namespaces"].Main.BeforeDelete = deletion.BeforeDelete
+	// A Namespace names an existing Network; a Network is not deleted
+	// while Namespaces name it.
+	out["namespaces"].Store.BeginCreate = (&namespace.Attachment{Networks: out["networks"].Store}).BeginCreate
+	out["networks"].Main.BeforeDelete = (&network.Deletion{Namespaces: out["namespaces"].Store}).BeforeDelete
 	return out, nil
 }
 

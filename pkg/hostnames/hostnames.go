@@ -59,6 +59,13 @@ const (
 	// user-defined network; it is only honoured when set at creation.
 	PrimaryUDNLabel = "k8s.ovn.org/primary-user-defined-network"
 
+	// PodLabel is the label the syncer puts on the Pod a FloatingIP
+	// targets, with the pod's own name as value: a Service and an
+	// EgressIP can select a pod by label only.
+	PodLabel = KindLabelPrefix + "pod"
+	// VirtualMachineLabel is the label KubeVirt puts on the pod of a
+	// VirtualMachine, with the VM's name as value.
+	VirtualMachineLabel = "vm.kubevirt.io/name"
 	// MembersRoleBinding is the RoleBinding in every host namespace of a
 	// tenant that gives its members the admin ClusterRole there.
 	MembersRoleBinding = "tenant.io:members"
@@ -102,6 +109,31 @@ func ClusterUserDefinedNetwork(uid types.UID, network string) string {
 // Network whose ClusterUserDefinedNetwork is cudn.
 func NATGatewayEgressIP(cudn string) string {
 	return cudn + "-nat"
+}
+
+// LoadBalancerService is the name of the host Service of tenant
+// LoadBalancer name, in its host namespace.
+func LoadBalancerService(name string) string { return prefixed("lb-", name) }
+
+// FloatingIPService is the name of the host Service of tenant FloatingIP
+// name, in its host namespace.
+func FloatingIPService(name string) string { return prefixed("fip-", name) }
+
+// FloatingIPEgressIP is the name of the (cluster-scoped) EgressIP of tenant
+// FloatingIP name in tenant Namespace ns of the tenant of UID uid.
+func FloatingIPEgressIP(uid types.UID, ns, name string) string {
+	return "fip-" + sum(string(uid), ns, name)[:20]
+}
+
+// prefixed is prefix+name, cut to a DNS label with a hash of the whole
+// when longer than 63 characters.
+func prefixed(prefix, name string) string {
+	full := prefix + name
+	if len(full) <= maxNameLength {
+		return full
+	}
+	suffix := sum(full)[:8]
+	return strings.TrimRight(full[:maxNameLength-len(suffix)-1], "-") + "-" + suffix
 }
 
 // MetalLBPool is the name of the MetalLB IPAddressPool (and of its

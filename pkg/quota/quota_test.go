@@ -48,6 +48,13 @@ func setup(t *testing.T, namespaceQuota int32) map[string]*base.Storage {
 	if _, err := storage["tenants"].Store.Create(genericapirequest.WithNamespace(context.Background(), ""), acme, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The Network the tests' Namespaces name, as onboarding creates it.
+	if _, err := storage["networks"].Main.Create(asAlice(), &tenant.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: "default"},
+		Spec:       tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2},
+	}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	return storage
 }
 
@@ -228,5 +235,43 @@ func TestTerminatingTenantRefusesCreates(t *testing.T) {
 	}
 	if u := usage(t, storage); u.Namespaces != 0 {
 		t.Errorf("usage after deleting the last namespace %d, want 0", u.Namespaces)
+	}
+}
+
+// TestCreateThroughUpdateChargesQuota checks that an update that creates
+// (server-side apply of a new object) is charged as a create is, and that
+// an update of an existing object, or a refused one, is not.
+func TestCreateThroughUpdateChargesQuota(t *testing.T) {
+	storage := setup(t, 2)
+	before := usage(t, storage).Namespaces
+	apply := func(name string) error {
+		ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tenant.NamespaceSpec{Network: "default"}}
+		_, _, err := storage["namespaces"].Main.Update(asAlice(), name, rest.DefaultUpdatedObjectInfo(ns),
+			rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, true, &metav1.UpdateOptions{})
+		return err
+	}
+	if err := apply("applied"); err != nil {
+		t.Fatal(err)
+	}
+	if got := usage(t, storage).Namespaces; got != before+1 {
+		t.Fatalf("usage after a create through update: %d, want %d", got, before+1)
+	}
+	if err := apply("applied"); err != nil {
+		t.Fatal(err)
+	}
+	if got := usage(t, storage).Namespaces; got != before+1 {
+		t.Fatalf("usage after an update of the same object: %d, want %d", got, before+1)
+	}
+	for i := before + 1; i < 2; i++ {
+		if err := apply(fmt.Sprintf("fill%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := apply("over")
+	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: namespaces") {
+		t.Fatalf("a create through update over quota: %v, want 403", err)
+	}
+	if got := usage(t, storage).Namespaces; got != 2 {
+		t.Fatalf("usage after a refused create through update: %d, want 2", got)
 	}
 }

@@ -4,11 +4,18 @@
 // queue that serves tenants in turn (pkg/syncer/queue), so one tenant's
 // burst does not hold up the others:
 //
-//   - tenant: onboarding (the Namespace "default", the offboarding
+//   - tenant: onboarding (the Network and Namespace "default", the offboarding
 //     finalizer), the MetalLB pool and advertisement of the tenant's public
 //     IPs, the Tenant's phase and conditions, and offboarding;
 //   - namespace: one host namespace and members RoleBinding per tenant
 //     Namespace;
+//   - network: one ClusterUserDefinedNetwork per tenant Network, and the
+//     EgressIP of its NAT gateway;
+//   - loadbalancer: one Service of type LoadBalancer per tenant
+//     LoadBalancer, whose address MetalLB assigns from the tenant's pool;
+//   - floatingip: for a FloatingIP bound to a Pod or VirtualMachine, a
+//     Service on its address for the inbound ports and an EgressIP for
+//     the outbound traffic;
 //   - checker: the periodic removal of orphans and drift check.
 //
 // Tenant objects are read from the server's own storage in process; host
@@ -23,6 +30,8 @@ import (
 	"os"
 	"time"
 
+	egressipclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned"
+	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -37,7 +46,10 @@ import (
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/syncer/checker"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/floatingip"
+	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
 	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
+	"tenant.io/tenant-apiserver/pkg/syncer/network"
 	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
 )
 
@@ -64,10 +76,9 @@ type Config struct {
 
 // Syncer is a configured syncer, ready to Run.
 type Syncer struct {
-	config      Config
-	storage     map[string]*base.Storage
-	host        kubernetes.Interface
-	hostDynamic dynamic.Interface
+	config  Config
+	storage map[string]*base.Storage
+	host    controller.HostClients
 }
 
 // New returns a syncer of the server's storage.
@@ -80,15 +91,21 @@ func New(config Config, storage map[string]*base.Storage) (*Syncer, error) {
 		// The PID tells replicas on one machine apart; the UUID, restarts.
 		config.Identity = fmt.Sprintf("%s_%d_%s", hostname, os.Getpid(), string(uuid.NewUUID())[:8])
 	}
-	host, err := kubernetes.NewForConfig(config.Host)
-	if err != nil {
+	var host controller.HostClients
+	var err error
+	if host.Kube, err = kubernetes.NewForConfig(config.Host); err != nil {
 		return nil, err
 	}
-	hostDynamic, err := dynamic.NewForConfig(config.Host)
-	if err != nil {
+	if host.Dynamic, err = dynamic.NewForConfig(config.Host); err != nil {
 		return nil, err
 	}
-	return &Syncer{config: config, storage: storage, host: host, hostDynamic: hostDynamic}, nil
+	if host.UDN, err = udnclientset.NewForConfig(config.Host); err != nil {
+		return nil, err
+	}
+	if host.EgressIP, err = egressipclientset.NewForConfig(config.Host); err != nil {
+		return nil, err
+	}
+	return &Syncer{config: config, storage: storage, host: host}, nil
 }
 
 // Identity is the replica's name in the Lease.
@@ -100,7 +117,7 @@ func (s *Syncer) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("identity", s.config.Identity)
 	lock := &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Namespace: s.config.LeaseNamespace, Name: s.config.LeaseName},
-		Client:     s.host.CoordinationV1(),
+		Client:     s.host.Kube.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: s.config.Identity},
 	}
 	for ctx.Err() == nil {
@@ -136,10 +153,25 @@ func (s *Syncer) Run(ctx context.Context) {
 // server stops), on informers of its own: a new term starts from a fresh
 // view of the host.
 func (s *Syncer) lead(ctx context.Context) {
-	src := controller.NewSources(s.storage, s.host, s.hostDynamic, s.config.MetalLBNamespace)
+	src := controller.NewSources(s.storage, s.host, s.config.MetalLBNamespace)
 	namespaces, err := namespace.New(src)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the namespace controller")
+		return
+	}
+	networks, err := network.New(src)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Starting the network controller")
+		return
+	}
+	loadBalancers, err := loadbalancer.New(src)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Starting the load balancer controller")
+		return
+	}
+	floatingIPs, err := floatingip.New(src)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Starting the floating IP controller")
 		return
 	}
 	tenants, err := tenantsyncer.New(src, s.config.Advertise)
@@ -147,12 +179,16 @@ func (s *Syncer) lead(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Starting the tenant controller")
 		return
 	}
-	check := checker.New(src, s.config.CheckPeriod, namespaces.EnqueueAll, tenants.EnqueueAll)
+	check := checker.New(src, s.config.CheckPeriod, namespaces.EnqueueAll, networks.EnqueueAll,
+		loadBalancers.EnqueueAll, floatingIPs.EnqueueAll, tenants.EnqueueAll)
 	started := time.Now()
 	src.Start(ctx)
 	go namespaces.Run(ctx, s.config.Workers)
+	go networks.Run(ctx, max(1, s.config.Workers/2))
+	go loadBalancers.Run(ctx, max(1, s.config.Workers/2))
+	go floatingIPs.Run(ctx, max(1, s.config.Workers/2))
 	go tenants.Run(ctx, max(1, s.config.Workers/2))
-	go reportInitialSync(ctx, started, src, namespaces.Worker, tenants.Worker)
+	go reportInitialSync(ctx, started, src, namespaces.Worker, networks.Worker, loadBalancers.Worker, floatingIPs.Worker, tenants.Worker)
 	check.Run(ctx)
 }
 
@@ -181,7 +217,9 @@ func reportInitialSync(ctx context.Context, started time.Time, src *controller.S
 	elapsed := time.Since(started)
 	initialSyncSeconds.Set(elapsed.Seconds())
 	klog.FromContext(ctx).Info("Initial sync done: every tenant object was reconciled", "duration", elapsed,
-		"tenants", len(src.Tenants.GetStore().ListKeys()), "namespaces", len(src.Namespaces.GetStore().ListKeys()))
+		"tenants", len(src.Tenants.GetStore().ListKeys()), "namespaces", len(src.Namespaces.GetStore().ListKeys()),
+		"networks", len(src.Networks.GetStore().ListKeys()), "loadBalancers", len(src.LoadBalancers.GetStore().ListKeys()),
+		"floatingIPs", len(src.FloatingIPs.GetStore().ListKeys()))
 }
 
 // Validate checks the configuration.

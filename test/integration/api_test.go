@@ -10,11 +10,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -83,7 +85,9 @@ var kinds = []kindCase{
 		spec:  map[string]interface{}{"network": "default"},
 		patch: map[string]interface{}{"metadata": map[string]interface{}{"labels": map[string]interface{}{"team": "web"}}}},
 	{kind: "Network", resource: "networks", shortName: "net", tenantOwned: true,
-		spec:  map[string]interface{}{"topology": "Layer2", "subnets": []interface{}{"10.42.0.0/24"}},
+		// No subnets: the server gives each a free /24 of the block (two
+		// Networks of one tenant may not overlap).
+		spec:  map[string]interface{}{"topology": "Layer2"},
 		patch: map[string]interface{}{"spec": map[string]interface{}{"natGateway": map[string]interface{}{"enabled": true}}}},
 	{kind: "FloatingIP", resource: "floatingips", shortName: "fip", namespaced: true, tenantOwned: true,
 		spec:  map[string]interface{}{"target": map[string]interface{}{"kind": "VirtualMachine", "name": "web"}, "ports": []interface{}{map[string]interface{}{"port": int64(22), "protocol": "TCP"}}},
@@ -223,6 +227,10 @@ func TestEveryKindThroughKubectl(t *testing.T) {
 			name := "kubectl-" + strings.ToLower(k.kind)
 			user := k.user()
 			ns := nsArgs(k)
+			if k.kind == "Network" {
+				// The patch enables the NAT gateway: one of acme's public IPs.
+				ensurePublicIPs(ctx, t, "acme", 4)
+			}
 
 			if _, _, err := s.Kubectl(ctx, user, "create", "-f", writeManifest(t, manifest(k, name, k.spec))); err != nil {
 				t.Fatal(err)
@@ -393,8 +401,10 @@ func TestEveryKindThroughDynamicClient(t *testing.T) {
 			if k.kind == "Tenant" {
 				// A Tenant is deleted at once only when the syncer has
 				// onboarded it (finalizer tenant.io/offboarding): before,
-				// its Namespace "default" blocks the delete (409).
+				// its Namespace "default" blocks the delete (409). That
+				// Namespace needs the tenant's Network "default".
 				for _, name := range names {
+					ensureTenantNetwork(ctx, t, name, "default")
 					if err := framework.Current().WaitTenantReady(ctx, name, time.Minute); err != nil {
 						t.Fatal(err)
 					}
@@ -497,6 +507,7 @@ func TestGeneratedClientset(t *testing.T) {
 		t.Fatal(err)
 	}
 	nets := cs.TenantV1alpha1().Networks()
+	ensurePublicIPs(ctx, t, "acme", 4) // the apply enables the NAT gateway
 	w, err := nets.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=typed"})
 	if err != nil {
 		t.Fatal(err)
@@ -579,29 +590,38 @@ func TestExplain(t *testing.T) {
 var providerInTenant = []string{"--as=admin", "--as-group=tenant.io:acme", "--as-group=system:masters"}
 
 // TestStatusSubresource checks that spec writes cannot change status and
-// status writes cannot change spec, and that kubectl wait sees conditions.
+// status writes cannot change spec, that neither changes what the
+// registry's IPAM assigns (status.natGatewayIP, status.subnets), and that
+// kubectl wait sees conditions.
 func TestStatusSubresource(t *testing.T) {
 	ctx := testContext(t)
 	s := framework.Current()
 	k := kinds[5] // Network
+	publicIPs := ensurePublicIPs(ctx, t, "acme", 4)
 	if _, _, err := s.Kubectl(ctx, alice, "create", "-f", writeManifest(t, manifest(k, "status-net", k.spec))); err != nil {
 		t.Fatal(err)
 	}
 	defer s.Kubectl(ctx, alice, "delete", "networks", "status-net") //nolint:errcheck
 
-	// A spec write that carries status: status stays empty.
-	patch := `{"spec":{"natGateway":{"enabled":true}},"status":{"natGatewayIP":"203.0.113.9"}}`
+	// A spec write that carries status: the status is the server's, not
+	// the request's. (Enabling the NAT gateway gives it one of acme's
+	// public IPs, which 203.0.113.254 is not.)
+	patch := `{"spec":{"natGateway":{"enabled":true}},"status":{"natGatewayIP":"203.0.113.254","subnets":["10.42.254.0/24"]}}`
 	if _, _, err := s.Kubectl(ctx, alice, "patch", "networks", "status-net", "--type=merge", "-p", patch); err != nil {
 		t.Fatal(err)
 	}
 	var net tenantv1alpha1.Network
 	kubectlJSON(ctx, t, alice, &net, "get", "networks", "status-net")
-	if net.Status.NATGatewayIP != "" {
-		t.Errorf("a spec write set status.natGatewayIP=%q", net.Status.NATGatewayIP)
+	if net.Status.NATGatewayIP == "203.0.113.254" || !slices.Contains(publicIPs, net.Status.NATGatewayIP) {
+		t.Errorf("after a spec write carrying status, status.natGatewayIP=%q, want one of acme's public IPs %v", net.Status.NATGatewayIP, publicIPs)
+	}
+	if !slices.Equal(net.Status.Subnets, net.Spec.Subnets) || len(net.Spec.Subnets) != 1 {
+		t.Errorf("after a spec write carrying status, status.subnets=%v, want the spec's %v", net.Status.Subnets, net.Spec.Subnets)
 	}
 	if net.Generation != 2 {
 		t.Errorf("generation %d after a spec change, want 2", net.Generation)
 	}
+	natIP := net.Status.NATGatewayIP
 
 	// Tenant members may not write status at all.
 	_, stderr, err := s.Kubectl(ctx, alice, "patch", "networks", "status-net", "--subresource=status", "--type=merge", "-p", `{"status":{"natGatewayIP":"203.0.113.9"}}`)
@@ -613,12 +633,14 @@ func TestStatusSubresource(t *testing.T) {
 	now := metav1.Now().UTC().Format(time.RFC3339)
 	statusPatch := fmt.Sprintf(`{"spec":{"topology":"Layer3","natGateway":null},"status":{"natGatewayIP":"203.0.113.9","conditions":[{"type":"Ready","status":"True","reason":"Synced","message":"on the host","lastTransitionTime":%q,"observedGeneration":2}]}}`, now)
 	args := append([]string{"patch", "networks", "status-net", "--subresource=status", "--type=merge", "-p", statusPatch}, providerInTenant...)
-	if _, _, err := s.Kubectl(ctx, framework.AdminUser, args...); err != nil {
-		t.Fatal(err)
-	}
-	kubectlJSON(ctx, t, alice, &net, "get", "networks", "status-net")
-	if net.Status.NATGatewayIP != "203.0.113.9" {
+	// The object as that write stored it (the syncer may write status
+	// again right after).
+	kubectlJSON(ctx, t, framework.AdminUser, &net, args...)
+	if c := meta.FindStatusCondition(net.Status.Conditions, "Ready"); c == nil || c.Message != "on the host" || c.ObservedGeneration != 2 {
 		t.Errorf("status write did not land: %+v", net.Status)
+	}
+	if net.Status.NATGatewayIP != natIP {
+		t.Errorf("a status write changed status.natGatewayIP from %s to %q: IPAM owns it", natIP, net.Status.NATGatewayIP)
 	}
 	if net.Spec.Topology != tenantv1alpha1.NetworkTopologyLayer2 || net.Spec.NATGateway == nil || net.Generation != 2 {
 		t.Errorf("a status write changed spec: %+v generation %d", net.Spec, net.Generation)
@@ -750,6 +772,8 @@ func TestInvalidInputs(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer s.Kubectl(ctx, alice, "delete", "networks", "immutable") //nolint:errcheck
+		var created tenantv1alpha1.Network
+		kubectlJSON(ctx, t, alice, &created, "get", "networks.tenant.io", "immutable")
 		_, stderr, err := s.Kubectl(ctx, alice, "patch", "networks", "immutable", "--type=merge", "-p", `{"spec":{"topology":"Layer3"}}`)
 		if err == nil || !strings.Contains(stderr, "spec.topology") || !strings.Contains(stderr, "immutable") {
 			t.Errorf("changing topology: err=%v %s", err, stderr)
@@ -760,7 +784,7 @@ func TestInvalidInputs(t *testing.T) {
 		}
 		var net tenantv1alpha1.Network
 		kubectlJSON(ctx, t, alice, &net, "get", "networks.tenant.io", "immutable")
-		if len(net.Spec.Subnets) != 1 || net.Spec.Subnets[0] != "10.42.0.0/24" || net.Generation != 1 {
+		if len(net.Spec.Subnets) != 1 || !slices.Equal(net.Spec.Subnets, created.Spec.Subnets) || net.Generation != 1 {
 			t.Errorf("after dropping subnets: %v, generation %d", net.Spec.Subnets, net.Generation)
 		}
 		// A tenant cannot relabel its object into another tenant.
@@ -793,6 +817,9 @@ func TestExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(root, "artifacts", "examples")
+	// network.yaml enables a NAT gateway, which takes one of the tenant's
+	// public IPs; tenant.yaml gives acme some, globex needs its own.
+	ensurePublicIPs(ctx, t, "globex", 2)
 	for _, c := range []struct {
 		file string
 		user string
@@ -830,15 +857,16 @@ func TestExamples(t *testing.T) {
 		!regexp.MustCompile(`^acme-[0-9a-f]{6}$`).MatchString(acme.Status.NamespacePrefix) {
 		t.Errorf("acme's status as alice reads it: %+v", acme.Status)
 	}
-	// alice and bob each own a Network "default" and see only their own.
+	// alice and bob each own a Network "default" (from onboarding) and
+	// "blue" (the example), and see only their own.
 	for _, u := range []string{alice, "bob"} {
 		out, _, err := s.Kubectl(ctx, u, "get", "networks.tenant.io", "-o", "jsonpath={range .items[*]}{.metadata.labels.tenant\\.io/tenant}/{.metadata.name}{\"\\n\"}{end}")
 		if err != nil {
 			t.Fatal(err)
 		}
 		tenant := map[string]string{alice: "acme", "bob": "globex"}[u]
-		if strings.TrimSpace(out) != tenant+"/default" {
-			t.Errorf("%s lists networks %q, want only %s/default", u, out, tenant)
+		if want := tenant + "/blue\n" + tenant + "/default"; strings.TrimSpace(out) != want {
+			t.Errorf("%s lists networks %q, want only %q", u, out, want)
 		}
 	}
 }

@@ -220,16 +220,18 @@ func isoDemoTenants(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := framework.DemoTenants(ctx, framework.Current()); err != nil {
+	if err := demoTenants(ctx, framework.Current()); err != nil {
 		t.Fatalf("restoring the demo tenants: %v", err)
 	}
 }
 
 // isoTenant creates Tenant name as the admin, with block cidr, optional
 // quota and users as members, waits until every member sees it and the
-// syncer has onboarded it (phase Ready: its Namespace "default" exists and
-// it carries the finalizer tenant.io/offboarding), and deletes it when the
-// test ends (after the objects the test created in it).
+// syncer has onboarded it (phase Ready: its Network and Namespace "default"
+// exist and it carries the finalizer tenant.io/offboarding), and deletes it
+// when the test ends (after the objects the test created in it). It makes
+// sure of the Network "default" itself too, as onboarding does: the
+// Namespaces of the tests name it.
 func isoTenant(ctx context.Context, t *testing.T, name, cidr string, quota tenantv1alpha1.TenantQuota, users ...string) {
 	t.Helper()
 	admin := isoAdmin.clientset(t)
@@ -255,6 +257,7 @@ func isoTenant(ctx context.Context, t *testing.T, name, cidr string, quota tenan
 		isoWaitTenantVisible(ctx, t, isoAs(u), name)
 	}
 	isoWaitTenantVisible(ctx, t, isoGroupMember(name), name)
+	ensureTenantNetwork(ctx, t, name, "default")
 	isoWaitTenantReady(ctx, t, name)
 }
 
@@ -1147,6 +1150,7 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 			sides := []isoPrefixTenant{pair.a, pair.b}
 			for _, s := range sides {
 				isoTenant(ctx, t, s.tenant, s.cidr, tenantv1alpha1.TenantQuota{}, s.user)
+				ensurePublicIPs(ctx, t, s.tenant, 2) // for FloatingIPs x and sentinel
 			}
 			before := map[string]string{}
 			for _, s := range sides {
@@ -1184,7 +1188,7 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 							want []string
 						}{
 							{nsKind, isoSorted("default", s.namespace)},
-							{netKind, []string{s.network}},
+							{netKind, isoSorted("default", s.network)},
 							{fipKind, []string{s.namespace + "/x"}},
 						} {
 							for _, rv := range []string{"", "0"} {
@@ -1225,8 +1229,8 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 						if err != nil {
 							t.Fatal(err)
 						}
-						if strings.TrimSpace(out) != "network.tenant.io/"+s.network {
-							t.Errorf("%s kubectl get networks: %q, want only %s", c, out, s.network)
+						if want := strings.Join(isoSorted("network.tenant.io/default", "network.tenant.io/"+s.network), "\n"); strings.TrimSpace(out) != want {
+							t.Errorf("%s kubectl get networks: %q, want only default and %s", c, out, s.network)
 						}
 						// Watches from before either tenant wrote.
 						opts := metav1.ListOptions{ResourceVersion: before[s.tenant]}
@@ -2095,6 +2099,7 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 	// isoTenant waits until the syncer has onboarded it: it has its
 	// Namespace "default" and the finalizer tenant.io/offboarding.
 	isoTenant(ctx, t, tenant, "10.58.0.0/16", tenantv1alpha1.TenantQuota{}, "old-owner")
+	ensurePublicIPs(ctx, t, tenant, 1) // for FloatingIP dev/web
 	old := isoAs("old-owner")
 	tenants := isoAdmin.clientset(t).TenantV1alpha1().Tenants()
 	oldTenant, err := tenants.Get(ctx, tenant, metav1.GetOptions{})
@@ -2160,7 +2165,7 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 		k    kindCase
 		ns   string
 		want []string
-	}{{nsKind, "", []string{"default", "dev"}}, {netKind, "", []string{"net"}}, {fipKind, "dev", []string{"dev/web"}}} {
+	}{{nsKind, "", []string{"default", "dev"}}, {netKind, "", []string{"default", "net"}}, {fipKind, "dev", []string{"dev/web"}}} {
 		list, err := old.resource(t, l.k, l.ns).List(ctx, metav1.ListOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -2225,9 +2230,10 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 	}
 
 	// The name goes to another customer: the new tenant has only what the
-	// syncer gives every tenant (its own Namespace "default"), nothing of
-	// the former one's, through any way in.
+	// syncer gives every tenant (its own Network and Namespace "default"),
+	// nothing of the former one's, through any way in.
 	isoTenant(ctx, t, tenant, "10.58.0.0/16", tenantv1alpha1.TenantQuota{}, "new-owner")
+	ensurePublicIPs(ctx, t, tenant, 1) // for FloatingIP sentinel
 	newTenant, err := tenants.Get(ctx, tenant, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -2238,8 +2244,8 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 	if newTenant.Status.NamespacePrefix == oldTenant.Status.NamespacePrefix {
 		t.Errorf("the new tenant has the former one's namespace prefix %s", oldTenant.Status.NamespacePrefix)
 	}
-	if u := newTenant.Status.Usage; u != (tenantv1alpha1.TenantUsage{Namespaces: 1}) {
-		t.Errorf("the new tenant's usage is %+v, want its Namespace default only", u)
+	if u := newTenant.Status.Usage; u != (tenantv1alpha1.TenantUsage{Namespaces: 1, Networks: 1}) {
+		t.Errorf("the new tenant's usage is %+v, want its Network and Namespace default only", u)
 	}
 	// On the host, the tenant of that name has the new default's host
 	// namespace only, owned by the new tenant.
@@ -2256,7 +2262,7 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 			k    kindCase
 			ns   string
 			want []string
-		}{{nsKind, "", []string{"default"}}, {netKind, "", nil}, {fipKind, "", nil}, {fipKind, "default", nil}} {
+		}{{nsKind, "", []string{"default"}}, {netKind, "", []string{"default"}}, {fipKind, "", nil}, {fipKind, "default", nil}} {
 			for _, rv := range []string{"", "0"} {
 				list, err := c.resource(t, l.k, l.ns).List(ctx, metav1.ListOptions{ResourceVersion: rv})
 				if err != nil {

@@ -12,12 +12,54 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
 
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{Setup: framework.DemoTenants}))
+	os.Exit(framework.RunMain(m, framework.Options{Setup: demoTenants}))
+}
+
+// demoTenants is framework.DemoTenants with each demo tenant's Network
+// "default" made sure of before its Namespace "dev" names it: a Namespace
+// must name an existing Network, and onboarding creates "default" only a
+// moment after the Tenant (whoever is first, the other finds it there).
+func demoTenants(ctx context.Context, s *framework.Stack) error {
+	if err := framework.DemoPools(ctx, s); err != nil {
+		return err
+	}
+	for _, t := range []struct{ name, cidr, user string }{
+		{"acme", "10.42.0.0/16", alice},
+		{"globex", "10.43.0.0/16", "bob"},
+	} {
+		if err := s.EnsureTenant(ctx, t.name, t.cidr, t.user); err != nil {
+			return err
+		}
+		if err := ensureNetwork(ctx, s.RESTConfig(t.user), "default"); err != nil {
+			return err
+		}
+	}
+	return framework.DemoTenants(ctx, s)
+}
+
+// ensureNetwork creates the Network name (Layer2, subnet defaulted by the
+// server) with the client configuration cfg, unless it exists.
+func ensureNetwork(ctx context.Context, cfg *rest.Config, name string) error {
+	c, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = c.TenantV1alpha1().Networks().Create(ctx, &tenantv1alpha1.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       tenantv1alpha1.NetworkSpec{Topology: tenantv1alpha1.NetworkTopologyLayer2},
+	}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating network %s: %w", name, err)
+	}
+	return nil
 }
 
 // TestStackServesTenantGroup checks the wiring every other test relies on:

@@ -25,6 +25,10 @@ const FinalizerOffboarding = "tenant.io/offboarding"
 // DefaultNamespace is the tenant Namespace every Tenant is onboarded with.
 const DefaultNamespace = "default"
 
+// DefaultNetwork is the tenant Network every Tenant is onboarded with, and
+// the primary network of a Namespace that names none.
+const DefaultNetwork = "default"
+
 // Condition types shared by the kinds of this group.
 const (
 	// ConditionReady is True when the object is fully realised on the host.

@@ -186,7 +186,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
-	allocator, poolSpace, err := o.newAllocators()
+	allocator, poolSpace, localSpace, err := o.newAllocators()
 	if err != nil {
 		return nil, err
 	}
@@ -209,6 +209,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			QuotaRecountPeriod: o.QuotaRecountPeriod,
 			Allocator:          allocator,
 			PoolSpace:          poolSpace,
+			LocalSpace:         localSpace,
 			IPAMPeriod:         o.IPAMPeriod,
 			IPAMSweepMinAge:    o.IPAMSweepMinAge,
 			Syncer:             syncerConfig,
@@ -232,16 +233,17 @@ func (o *Options) Run(ctx context.Context) error {
 }
 
 // newAllocators connects IPAM to the server's etcd: the allocator of
-// addresses with its keys under <etcd-prefix>/ipam, and the one of the
-// pools' claims on their space under <etcd-prefix>/ipam-pools.
-func (o *Options) newAllocators() (*ipam.Allocator, *ipam.Allocator, error) {
+// addresses with its keys under <etcd-prefix>/ipam, the one of the pools'
+// claims on their space under <etcd-prefix>/ipam-pools, and the
+// tenant-local one, of tenant objects' claims on their tenant's space
+// (Networks' subnets and NAT addresses), under <etcd-prefix>/ipam-local.
+func (o *Options) newAllocators() (allocator, poolSpace, localSpace *ipam.Allocator, err error) {
 	tr := o.RecommendedOptions.Etcd.StorageConfig.Transport
 	var tlsConfig *tls.Config
 	if tr.CertFile != "" || tr.KeyFile != "" || tr.TrustedCAFile != "" {
-		var err error
 		info := transport.TLSInfo{CertFile: tr.CertFile, KeyFile: tr.KeyFile, TrustedCAFile: tr.TrustedCAFile}
 		if tlsConfig, err = info.ClientConfig(); err != nil {
-			return nil, nil, fmt.Errorf("etcd TLS for IPAM: %w", err)
+			return nil, nil, nil, fmt.Errorf("etcd TLS for IPAM: %w", err)
 		}
 	}
 	client, err := clientv3.New(clientv3.Config{
@@ -251,8 +253,8 @@ func (o *Options) newAllocators() (*ipam.Allocator, *ipam.Allocator, error) {
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("etcd client for IPAM: %w", err)
+		return nil, nil, nil, fmt.Errorf("etcd client for IPAM: %w", err)
 	}
 	prefix := strings.TrimSuffix(o.RecommendedOptions.Etcd.StorageConfig.Prefix, "/")
-	return ipam.New(client, prefix+"/ipam"), ipam.New(client, prefix+"/ipam-pools"), nil
+	return ipam.New(client, prefix+"/ipam"), ipam.New(client, prefix+"/ipam-pools"), ipam.New(client, prefix+"/ipam-local"), nil
 }

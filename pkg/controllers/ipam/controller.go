@@ -1,7 +1,8 @@
 // Package ipam runs the periodic work of IPAM inside tenant-apiserver:
-// AddressPool status (capacity, allocated, free) and the sweeper that
-// reclaims allocations no live Tenant records (what a crash between
-// allocating and storing, or between storing and releasing, leaves behind).
+// AddressPool status (capacity, allocated, free) and the sweepers that
+// reclaim allocations no live Tenant records, and tenant-local claims no
+// live object records (what a crash between allocating and storing, or
+// between storing and releasing, leaves behind).
 package ipam
 
 import (
@@ -34,6 +35,15 @@ type Controller struct {
 	Period time.Duration
 	// SweepMinAge is how old an unrecorded allocation must be to be reclaimed.
 	SweepMinAge time.Duration
+	// Local, when set, is the tenant-local keyspace (a Network's subnets
+	// and NAT address, claimed from its tenant's space), and LocalKeep says
+	// whether a claim there is still recorded by the object it names.
+	Local     *ipam.Allocator
+	LocalKeep func(ipam.Allocation) (bool, error)
+	// LocalReclaim, when set, claims again in the tenant-local keyspace
+	// what live objects record but nobody holds (objects stored before
+	// they claimed there), and returns how many it claimed.
+	LocalReclaim func(context.Context) (int, error)
 }
 
 // Run works every Period until ctx ends.
@@ -44,6 +54,20 @@ func (c *Controller) Run(ctx context.Context) {
 			logger.Error(err, "Sweeping allocations")
 		} else if n > 0 {
 			logger.Info("Reclaimed allocations no live tenant records", "count", n)
+		}
+		if c.Local != nil && c.LocalKeep != nil {
+			if n, err := ipam.SweepUnused(ctx, c.Local, c.LocalKeep, ipam.MinAge(c.SweepMinAge)); err != nil {
+				logger.Error(err, "Sweeping tenant-local claims")
+			} else if n > 0 {
+				logger.Info("Reclaimed tenant-local claims no live object records", "count", n)
+			}
+		}
+		if c.LocalReclaim != nil {
+			if n, err := c.LocalReclaim(ctx); err != nil {
+				logger.Error(err, "Claiming again what objects record in the tenant-local keyspace", "claimed", n)
+			} else if n > 0 {
+				logger.Info("Claimed again what objects record in the tenant-local keyspace", "count", n)
+			}
 		}
 		if err := c.updatePoolStatus(ctx); err != nil {
 			logger.Error(err, "Updating AddressPool status")

@@ -6,6 +6,10 @@ import (
 	"sync"
 	"time"
 
+	egressipclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned"
+	egressipinformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/informers/externalversions"
+	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
+	udninformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/informers/externalversions"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -52,38 +56,65 @@ type Sources struct {
 	Storage     map[string]*base.Storage
 	Host        kubernetes.Interface
 	HostDynamic dynamic.Interface
+	// HostUDN and HostEgressIP are the typed clients of the OVN-Kubernetes
+	// kinds the syncer makes.
+	HostUDN      udnclientset.Interface
+	HostEgressIP egressipclientset.Interface
 	// MetalLBNamespace is where MetalLB pools and advertisements live.
 	MetalLBNamespace string
 
-	// Tenants and Namespaces hold every tenant's objects (see ObjectKey).
-	Tenants, Namespaces cache.SharedIndexInformer
+	// Tenants, Namespaces, Networks, LoadBalancers and FloatingIPs hold
+	// every tenant's objects (see ObjectKey).
+	Tenants, Namespaces, Networks, LoadBalancers, FloatingIPs cache.SharedIndexInformer
 	// Host objects carrying the tenant label, and only those.
-	HostNamespaces, HostRoleBindings cache.SharedIndexInformer
+	HostNamespaces, HostRoleBindings, HostServices cache.SharedIndexInformer
+	// HostCUDNs and HostEgressIPs are the OVN-Kubernetes objects carrying
+	// the tenant label: ClusterUserDefinedNetworks and EgressIPs.
+	HostCUDNs, HostEgressIPs cache.SharedIndexInformer
 	// MetalLB objects carrying the tenant label, by resource.
 	HostMetalLB map[schema.GroupVersionResource]cache.SharedIndexInformer
 
 	Health *HostHealth
 
-	kube    informers.SharedInformerFactory
-	dynamic dynamicinformer.DynamicSharedInformerFactory
+	kube     informers.SharedInformerFactory
+	dynamic  dynamicinformer.DynamicSharedInformerFactory
+	udn      udninformers.SharedInformerFactory
+	egressIP egressipinformers.SharedInformerFactory
+}
+
+// HostClients are the clients of the host API the syncer uses.
+type HostClients struct {
+	Kube     kubernetes.Interface
+	Dynamic  dynamic.Interface
+	UDN      udnclientset.Interface
+	EgressIP egressipclientset.Interface
 }
 
 // NewSources builds the informers; Start runs them.
-func NewSources(storage map[string]*base.Storage, host kubernetes.Interface, hostDynamic dynamic.Interface, metallbNamespace string) *Sources {
+func NewSources(storage map[string]*base.Storage, host HostClients, metallbNamespace string) *Sources {
 	byTenant := cache.Indexers{ByTenant: indexByTenant}
 	selected := func(o *metav1.ListOptions) { o.LabelSelector = hostObjectSelector }
 	s := &Sources{
-		Storage: storage, Host: host, HostDynamic: hostDynamic, MetalLBNamespace: metallbNamespace,
-		Tenants:     newStoreInformer(storage["tenants"].Store, nil, false),
-		Namespaces:  newStoreInformer(storage["namespaces"].Store, byTenant, true),
-		HostMetalLB: map[schema.GroupVersionResource]cache.SharedIndexInformer{},
-		Health:      &HostHealth{client: host},
-		kube:        informers.NewSharedInformerFactoryWithOptions(host, 0, informers.WithTweakListOptions(selected)),
-		dynamic:     dynamicinformer.NewFilteredDynamicSharedInformerFactory(hostDynamic, 0, metallbNamespace, selected),
+		Storage: storage, Host: host.Kube, HostDynamic: host.Dynamic, HostUDN: host.UDN, HostEgressIP: host.EgressIP,
+		MetalLBNamespace: metallbNamespace,
+		Tenants:          newStoreInformer(storage["tenants"].Store, nil, false),
+		Namespaces:       newStoreInformer(storage["namespaces"].Store, byTenant, true),
+		Networks:         newStoreInformer(storage["networks"].Store, byTenant, true),
+		LoadBalancers:    newStoreInformer(storage["loadbalancers"].Store, byTenant, true),
+		FloatingIPs:      newStoreInformer(storage["floatingips"].Store, byTenant, true),
+		HostMetalLB:      map[schema.GroupVersionResource]cache.SharedIndexInformer{},
+		Health:           &HostHealth{client: host.Kube},
+		kube:             informers.NewSharedInformerFactoryWithOptions(host.Kube, 0, informers.WithTweakListOptions(selected)),
+		dynamic:          dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, metallbNamespace, selected),
+		udn:              udninformers.NewSharedInformerFactoryWithOptions(host.UDN, 0, udninformers.WithTweakListOptions(selected)),
+		egressIP:         egressipinformers.NewSharedInformerFactoryWithOptions(host.EgressIP, 0, egressipinformers.WithTweakListOptions(selected)),
 	}
 	s.HostNamespaces = s.kube.Core().V1().Namespaces().Informer()
 	s.HostRoleBindings = s.kube.Rbac().V1().RoleBindings().Informer()
-	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings} {
+	s.HostServices = s.kube.Core().V1().Services().Informer()
+	s.HostCUDNs = s.udn.K8s().V1().ClusterUserDefinedNetworks().Informer()
+	s.HostEgressIPs = s.egressIP.K8s().V1().EgressIPs().Informer()
+	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs} {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
@@ -102,14 +133,21 @@ func NewSources(storage map[string]*base.Storage, host kubernetes.Interface, hos
 func (s *Sources) Start(ctx context.Context) {
 	go s.Tenants.RunWithContext(ctx)
 	go s.Namespaces.RunWithContext(ctx)
+	go s.Networks.RunWithContext(ctx)
+	go s.LoadBalancers.RunWithContext(ctx)
+	go s.FloatingIPs.RunWithContext(ctx)
 	s.kube.Start(ctx.Done())
 	s.dynamic.Start(ctx.Done())
+	s.udn.Start(ctx.Done())
+	s.egressIP.Start(ctx.Done())
 	go s.Health.Run(ctx, time.Second)
 }
 
 // Synced are the HasSynced of every informer.
 func (s *Sources) Synced() []cache.InformerSynced {
-	out := []cache.InformerSynced{s.Tenants.HasSynced, s.Namespaces.HasSynced, s.HostNamespaces.HasSynced, s.HostRoleBindings.HasSynced}
+	out := []cache.InformerSynced{s.Tenants.HasSynced, s.Namespaces.HasSynced, s.Networks.HasSynced,
+		s.LoadBalancers.HasSynced, s.FloatingIPs.HasSynced,
+		s.HostNamespaces.HasSynced, s.HostRoleBindings.HasSynced, s.HostServices.HasSynced, s.HostCUDNs.HasSynced, s.HostEgressIPs.HasSynced}
 	for _, inf := range s.HostMetalLB {
 		out = append(out, inf.HasSynced)
 	}

@@ -91,9 +91,15 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, ns *tenant.Name
 	return c.syncRoleBinding(ctx, marks, t, hostName)
 }
 
+// wantNamespaceLabels are the labels of the host namespace of ns: the
+// marks, the primary network by tenant name and by host name (which the
+// network's ClusterUserDefinedNetwork and EgressIP select by), and the
+// label that makes OVN-Kubernetes give the namespace a primary
+// user-defined network; all are set when the namespace is created.
 func wantNamespaceLabels(marks hostnames.Marks, ns *tenant.Namespace) map[string]string {
 	l := marks.Labels()
 	l[hostnames.NetworkLabel] = ns.Spec.Network
+	l[hostnames.HostNetworkLabel] = hostnames.ClusterUserDefinedNetwork(marks.TenantUID, ns.Spec.Network)
 	l[hostnames.PrimaryUDNLabel] = ""
 	return l
 }

@@ -96,5 +96,8 @@ func NATGatewayEgressIP(t *tenant.Tenant, n *tenant.Network, address string) *eg
 			EgressIPs:         []string{address},
 			NamespaceSelector: NamespaceSelector(t.Name, cudn),
 		},
+		// The EgressIP CRD has no status subresource and requires
+		// status.items: an empty list, which OVN-Kubernetes fills.
+		Status: egressipv1.EgressIPStatus{Items: []egressipv1.EgressIPStatusItem{}},
 	}
 }

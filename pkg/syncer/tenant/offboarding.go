@@ -115,6 +115,14 @@ func (c *Controller) deleteHostObjects(ctx context.Context, t *tenant.Tenant) ([
 			return c.src.Host.RbacV1().RoleBindings(ns).Delete(ctx, name, opts)
 		}},
 	}
+	kinds = append(kinds,
+		hostKind{"ClusterUserDefinedNetwork", c.src.HostCUDNs, func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
+			return c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks().Delete(ctx, name, opts)
+		}},
+		hostKind{"EgressIP", c.src.HostEgressIPs, func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
+			return c.src.HostEgressIP.K8sV1().EgressIPs().Delete(ctx, name, opts)
+		}},
+	)
 	for _, gvr := range controller.MetalLBResources {
 		client := c.src.HostDynamic.Resource(gvr)
 		kinds = append(kinds, hostKind{gvr.Resource, c.src.HostMetalLB[gvr], func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {

@@ -9,6 +9,7 @@ import (
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -73,6 +74,19 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	}); err != nil {
 		return nil, err
 	}
+	// Of a Network's updates, only a change of its HostSynced condition
+	// (or of the generation it describes) matters to the Tenant.
+	if err := c.Watch(src.Networks, cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueLabelled,
+		UpdateFunc: func(old, obj interface{}) {
+			if networkSynced(old.(*tenant.Network)) != networkSynced(obj.(*tenant.Network)) {
+				c.enqueueLabelled(obj)
+			}
+		},
+		DeleteFunc: c.enqueueLabelled,
+	}); err != nil {
+		return nil, err
+	}
 	informers := []cache.SharedIndexInformer{src.HostNamespaces}
 	for _, gvr := range controller.MetalLBResources {
 		informers = append(informers, src.HostMetalLB[gvr])
@@ -104,6 +118,11 @@ func onlyUsageChanged(old, cur *tenant.Tenant) bool {
 	o, n := old.DeepCopy(), cur.DeepCopy()
 	o.Status.Usage, o.ResourceVersion, o.ManagedFields = n.Status.Usage, n.ResourceVersion, n.ManagedFields
 	return apiequality.Semantic.DeepEqual(o, n)
+}
+
+func networkSynced(n *tenant.Network) bool {
+	c := meta.FindStatusCondition(n.Status.Conditions, tenant.ConditionHostSynced)
+	return c != nil && c.Status == metav1.ConditionTrue && c.ObservedGeneration == n.Generation
 }
 
 func hostSynced(ns *tenant.Namespace) bool {

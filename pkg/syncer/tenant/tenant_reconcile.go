@@ -47,6 +47,7 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	}
 	hostNamespaces, pending := c.namespaces(t)
 	problems = append(problems, pending...)
+	problems = append(problems, c.networks(t)...)
 	metallbProblems, err := c.syncMetalLB(ctx, t, hostNamespaces)
 	if err != nil {
 		reason := controller.ReasonHostError
@@ -64,7 +65,7 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	}
 	// No counts in the message: it would change, and be written, with
 	// every Namespace the tenant creates.
-	return c.setStatus(ctx, t, true, controller.ReasonSynced, "the host namespaces, their RoleBindings and the MetalLB pool match")
+	return c.setStatus(ctx, t, true, controller.ReasonSynced, "the host namespaces, their RoleBindings, the networks and the MetalLB pool match")
 }
 
 // maxProblems bounds how many problems a condition message lists.
@@ -88,25 +89,38 @@ func hasFinalizer(t *tenant.Tenant) bool {
 	return false
 }
 
-// onboard gives a new Tenant its Namespace "default", then the offboarding
-// finalizer, which from then on marks the Tenant as onboarded: a tenant
-// that deletes its default Namespace does not get it back.
+// onboard gives a new Tenant its Network "default" (subnets from its
+// block, as the registry defaults them) and its Namespace "default"
+// attached to it, then the offboarding finalizer, which from then on marks
+// the Tenant as onboarded: a tenant that deletes its default Namespace or
+// Network does not get it back.
 func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
 	asTenant := tenancy.ActAsTenant(genericapirequest.WithUser(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), SyncerUser), t.Name, t.UID)
+	network := &tenant.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: tenant.DefaultNetwork},
+		Spec:       tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2},
+	}
 	ns := &tenant.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: tenant.DefaultNamespace},
-		Spec:       tenant.NamespaceSpec{Network: tenant.DefaultNamespace},
+		Spec:       tenant.NamespaceSpec{Network: tenant.DefaultNetwork},
 	}
-	_, err := c.src.Storage["namespaces"].Main.Create(asTenant, ns, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: "tenant-syncer"})
-	switch {
-	case err == nil:
-		klog.FromContext(ctx).Info("Onboarding tenant: created its default Namespace")
-	case apierrors.IsAlreadyExists(err):
-	case apierrors.IsForbidden(err):
-		// A quota of zero Namespaces: the tenant goes without.
-		klog.FromContext(ctx).Info("Onboarding tenant without a default Namespace", "reason", err.Error())
-	default:
-		return err
+	for _, d := range []struct {
+		resource string
+		obj      runtime.Object
+	}{{"networks", network}, {"namespaces", ns}} {
+		_, err := c.src.Storage[d.resource].Main.Create(asTenant, d.obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: "tenant-syncer"})
+		switch {
+		case err == nil:
+			klog.FromContext(ctx).Info("Onboarding tenant: created its default " + d.resource[:len(d.resource)-1])
+		case apierrors.IsAlreadyExists(err):
+		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsConflict(err):
+			// A quota of zero, a block with no room for the default
+			// network (or no default network for the Namespace): the
+			// tenant goes without.
+			klog.FromContext(ctx).Info("Onboarding tenant without its default "+d.resource[:len(d.resource)-1], "reason", err.Error())
+		default:
+			return err
+		}
 	}
 	return c.updateTenant(ctx, t, func(live *tenant.Tenant) bool {
 		if hasFinalizer(live) || live.DeletionTimestamp != nil {
@@ -166,6 +180,30 @@ func (c *Controller) namespaces(t *tenant.Tenant) ([]string, []string) {
 	sort.Strings(hostNamespaces)
 	sort.Strings(pending)
 	return hostNamespaces, pending
+}
+
+// networks returns what keeps the tenant's Networks from being synced
+// (their host networks exist and match, and their NAT gateways'
+// EgressIPs); whether OVN-Kubernetes has created them is the Networks' own
+// Ready.
+func (c *Controller) networks(t *tenant.Tenant) []string {
+	objs, err := c.src.Networks.GetIndexer().ByIndex(controller.ByTenant, t.Name)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var pending []string
+	for _, obj := range objs {
+		n := obj.(*tenant.Network)
+		if c := meta.FindStatusCondition(n.Status.Conditions, tenant.ConditionHostSynced); c == nil || c.Status != metav1.ConditionTrue || c.ObservedGeneration != n.Generation {
+			why := "not synced yet"
+			if c != nil && c.Status != metav1.ConditionTrue {
+				why = c.Reason + ": " + c.Message
+			}
+			pending = append(pending, fmt.Sprintf("Network %s: %s", n.Name, why))
+		}
+	}
+	sort.Strings(pending)
+	return pending
 }
 
 // setStatus records the Tenant's phase and HostSynced and Ready conditions.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -112,13 +113,24 @@ func populateTenant(ctx context.Context, s *framework.Stack, admin clientset.Int
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The Networks first, a /27 each of the block's first /24 (a /24 has
+	// room for one default /24 only), then the Namespaces, attached to
+	// net0: a Namespace names an existing Network.
+	block := netip.MustParsePrefix(tenantCIDR(name)).Addr().As4()
 	for j := 0; j < objectsPerTenant; j++ {
-		n := fmt.Sprintf("ns%d", j)
-		if _, err := c.TenantV1alpha1().Namespaces().Create(ctx, &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		subnet := netip.PrefixFrom(netip.AddrFrom4([4]byte{block[0], block[1], block[2], byte(32 * j)}), 27)
+		net := &tenantv1alpha1.Network{
+			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("net%d", j)},
+			Spec:       tenantv1alpha1.NetworkSpec{Subnets: []string{subnet.String()}},
+		}
+		if _, err := c.TenantV1alpha1().Networks().Create(ctx, net, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			return err
 		}
-		net := &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("net%d", j)}}
-		if _, err := c.TenantV1alpha1().Networks().Create(ctx, net, metav1.CreateOptions{}); ignoreExists(err) != nil {
+	}
+	for j := 0; j < objectsPerTenant; j++ {
+		n := fmt.Sprintf("ns%d", j)
+		ns := &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}, Spec: tenantv1alpha1.NamespaceSpec{Network: "net0"}}
+		if _, err := c.TenantV1alpha1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			return err
 		}
 		core := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{

@@ -63,7 +63,24 @@ func (s *Stack) WaitTenantVisible(ctx context.Context, user, name string) error 
 	return nil
 }
 
-// EnsureNamespace creates the tenant Namespace name as user, unless it exists.
+// EnsureNetwork creates the tenant Network name as user (Layer2, subnets
+// defaulted from the tenant's block), unless it exists. The syncer makes
+// every tenant's Network "default" when it onboards it; a stack without
+// the syncer, or a caller that cannot wait for it, makes it here.
+func (s *Stack) EnsureNetwork(ctx context.Context, user, name string) error {
+	c, err := s.TenantClient(user)
+	if err != nil {
+		return err
+	}
+	n := &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tenantv1alpha1.NetworkSpec{Topology: tenantv1alpha1.NetworkTopologyLayer2}}
+	if _, err := c.TenantV1alpha1().Networks().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating network %s as %s: %w", name, user, err)
+	}
+	return nil
+}
+
+// EnsureNamespace creates the tenant Namespace name as user, unless it
+// exists; its Network "default" must exist (EnsureNetwork).
 func (s *Stack) EnsureNamespace(ctx context.Context, user, name string) error {
 	c, err := s.TenantClient(user)
 	if err != nil {
@@ -89,7 +106,8 @@ func DemoPools(ctx context.Context, s *Stack) error {
 
 // DemoTenants creates the demo pools (DemoPools) and the tenants of the
 // demo and of most tests: acme (alice, block 10.42.0.0/16) and globex (bob,
-// block 10.43.0.0/16), each with a Namespace "dev".
+// block 10.43.0.0/16), each with a Network "default" (if the syncer has
+// not made it yet) and a Namespace "dev" on it.
 func DemoTenants(ctx context.Context, s *Stack) error {
 	if err := DemoPools(ctx, s); err != nil {
 		return err
@@ -99,6 +117,9 @@ func DemoTenants(ctx context.Context, s *Stack) error {
 		{"globex", "10.43.0.0/16", "bob"},
 	} {
 		if err := s.EnsureTenant(ctx, t.name, t.cidr, t.user); err != nil {
+			return err
+		}
+		if err := s.EnsureNetwork(ctx, t.user, "default"); err != nil {
 			return err
 		}
 		if err := s.EnsureNamespace(ctx, t.user, "dev"); err != nil {

@@ -97,6 +97,24 @@ func clientFor(t *testing.T, cfg *rest.Config) clientset.Interface {
 	return cs
 }
 
+// ensureDefaultNetwork creates the Network "default" of m's tenant unless
+// it exists: the Namespaces of the tests name it (a Namespace must name an
+// existing Network), and onboarding creates it only a moment after the
+// Tenant. It retries while m is not yet resolved to its tenant.
+func ensureDefaultNetwork(ctx context.Context, t *testing.T, m clientset.Interface) {
+	t.Helper()
+	var last error
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		_, last = m.TenantV1alpha1().Networks().Create(ctx, &tenantv1alpha1.Network{
+			ObjectMeta: metav1.ObjectMeta{Name: "default"},
+			Spec:       tenantv1alpha1.NetworkSpec{Topology: tenantv1alpha1.NetworkTopologyLayer2},
+		}, metav1.CreateOptions{})
+		return last == nil || apierrors.IsAlreadyExists(last), nil
+	}); err != nil {
+		t.Fatalf("creating network default: %v (last error: %v)", err, last)
+	}
+}
+
 // admin is the provider admin's client, through the aggregator.
 func admin(t *testing.T) clientset.Interface {
 	t.Helper()
@@ -1039,6 +1057,7 @@ func TestChanges(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the member never saw tenant %s: %v", name, err)
 	}
+	ensureDefaultNetwork(ctx, t, m)
 	if _, err := m.TenantV1alpha1().Namespaces().Create(ctx, &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "web"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating Namespace web as a member: %v", err)
 	}
@@ -1284,10 +1303,11 @@ func TestDelete(t *testing.T) {
 	// While a FloatingIP uses one of its addresses it cannot go, and keeps
 	// everything. (Once the syncer has onboarded it, its Namespaces do not
 	// block: the syncer deletes them itself when the delete is accepted.)
+	m := member(t, name)
+	ensureDefaultNetwork(ctx, t, m) // which onboarding's Namespace "default" names
 	if err := framework.Current().WaitTenantReady(ctx, name, time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	m := member(t, name)
 	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err := m.TenantV1alpha1().Namespaces().Create(ctx, &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}}, metav1.CreateOptions{})
 		return err == nil || apierrors.IsAlreadyExists(err), nil

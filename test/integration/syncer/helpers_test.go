@@ -224,13 +224,20 @@ type tenantSpec struct {
 	publicIPs int32
 	// namespaces is the quota of Namespaces; 0 keeps the default.
 	namespaces int32
+	// prefixLength is the size of the tenant's block; 0 means /24.
+	prefixLength int32
+	// loadBalancers and floatingIPs are quotas; 0 keeps the default.
+	loadBalancers, floatingIPs int32
 }
 
-// tenantObject is the Tenant of spec: a /24 block out of the demo
-// TenantNetworks pool, and spec.publicIPs addresses out of the demo
-// PublicIPs pool.
+// tenantObject is the Tenant of spec: a /24 block (or of
+// spec.prefixLength) out of the demo TenantNetworks pool, and
+// spec.publicIPs addresses out of the demo PublicIPs pool.
 func tenantObject(spec tenantSpec) *tenantv1alpha1.Tenant {
 	prefix := int32(24)
+	if spec.prefixLength > 0 {
+		prefix = spec.prefixLength
+	}
 	tn := &tenantv1alpha1.Tenant{
 		TypeMeta:   metav1.TypeMeta{APIVersion: tenantv1alpha1.SchemeGroupVersion.String(), Kind: "Tenant"},
 		ObjectMeta: metav1.ObjectMeta{Name: spec.name},
@@ -244,6 +251,14 @@ func tenantObject(spec tenantSpec) *tenantv1alpha1.Tenant {
 	if spec.namespaces > 0 {
 		n := spec.namespaces
 		tn.Spec.Quota.Namespaces = &n
+	}
+	if spec.loadBalancers > 0 {
+		n := spec.loadBalancers
+		tn.Spec.Quota.LoadBalancers = &n
+	}
+	if spec.floatingIPs > 0 {
+		n := spec.floatingIPs
+		tn.Spec.Quota.FloatingIPs = &n
 	}
 	return tn
 }

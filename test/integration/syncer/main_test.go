@@ -37,6 +37,10 @@ const (
 	offboardUser = "olga"  // TestOffboarding
 	networkUser  = "nina"  // TestNetworks
 	celUser      = "vera"  // network_cel_test.go: Networks against the host's CUDN CRD
+	lbUser       = "lena"  // TestLoadBalancers
+	fipUser      = "finn"  // TestFloatingIPs
+	isoUserA     = "ines"  // TestPublicIPIsolation, tenant A
+	isoUserB     = "ivan"  // TestPublicIPIsolation, tenant B
 )
 
 func TestMain(m *testing.M) {
@@ -51,6 +55,7 @@ func TestMain(m *testing.M) {
 		ExtraUsers: []framework.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
 			{Name: networkUser}, {Name: celUser},
+			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB},
 		},
 		Setup: framework.DemoPools,
 	}))

@@ -27,12 +27,19 @@ func ValidateFloatingIP(obj *tenant.FloatingIP) field.ErrorList {
 }
 
 // ValidateFloatingIPUpdate checks an update of a FloatingIP. The address is
-// immutable once set, so that a tenant's address never moves under its
-// clients; the target and ports may change.
+// immutable once set or held (status.address), so that a tenant's address
+// never moves under its clients; the target and ports may change.
 func ValidateFloatingIPUpdate(newObj, oldObj *tenant.FloatingIP) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, metadataPath)
 	allErrs = append(allErrs, validateFloatingIPSpec(&newObj.Spec, specPath)...)
-	allErrs = append(allErrs, validateImmutableOnceSet(newObj.Spec.Address, oldObj.Spec.Address, specPath.Child("address"))...)
+	addressPath := specPath.Child("address")
+	switch held := oldObj.Status.Address; {
+	case oldObj.Spec.Address != "":
+		allErrs = append(allErrs, validateImmutableOnceSet(newObj.Spec.Address, oldObj.Spec.Address, addressPath)...)
+	case held != "" && newObj.Spec.Address != "" && newObj.Spec.Address != held:
+		allErrs = append(allErrs, field.Invalid(addressPath, newObj.Spec.Address,
+			fmt.Sprintf("%s: the FloatingIP holds %s", apimachineryvalidation.FieldImmutableErrorMsg, held)))
+	}
 	return allErrs
 }
 

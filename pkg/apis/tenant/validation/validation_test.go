@@ -534,7 +534,9 @@ func TestValidateNetworkUpdate(t *testing.T) {
 		{name: "NAT gateway changes", new: func(o *tenant.Network) { o.Spec.NATGateway = nil }},
 		{name: "subnets set for the first time", old: func(o *tenant.Network) { o.Spec.Subnets = nil },
 			new: func(o *tenant.Network) { o.Spec.Subnets = []string{"10.42.7.0/24"} }},
-		{name: "topology changes", new: func(o *tenant.Network) { o.Spec.Topology, o.Spec.Subnets = tenant.NetworkTopologyLayer2, o.Spec.Subnets[:1] },
+		{name: "topology changes", new: func(o *tenant.Network) {
+			o.Spec.Topology, o.Spec.Subnets = tenant.NetworkTopologyLayer2, o.Spec.Subnets[:1]
+		},
 			want: []wantErr{invalid("spec.topology"), invalid("spec.subnets")}},
 		{name: "subnets change", new: func(o *tenant.Network) { o.Spec.Subnets = append(o.Spec.Subnets, "10.42.2.0/24") }, want: []wantErr{invalid("spec.subnets")}},
 		{name: "subnets removed", new: func(o *tenant.Network) { o.Spec.Subnets = nil }, want: []wantErr{invalid("spec.subnets")}},
@@ -611,6 +613,11 @@ func TestValidateFloatingIPUpdate(t *testing.T) {
 			new: func(o *tenant.FloatingIP) { o.Spec.Address = "203.0.113.12" }},
 		{name: "address changes", new: func(o *tenant.FloatingIP) { o.Spec.Address = "203.0.113.12" }, want: []wantErr{invalid("spec.address")}},
 		{name: "address removed", new: func(o *tenant.FloatingIP) { o.Spec.Address = "" }, want: []wantErr{invalid("spec.address")}},
+		{name: "held address asked for", old: func(o *tenant.FloatingIP) { o.Spec.Address, o.Status.Address = "", "203.0.113.11" },
+			new: func(o *tenant.FloatingIP) { o.Spec.Address = "203.0.113.11" }},
+		{name: "held address still omitted", old: func(o *tenant.FloatingIP) { o.Spec.Address, o.Status.Address = "", "203.0.113.11" }},
+		{name: "another address than the held one", old: func(o *tenant.FloatingIP) { o.Spec.Address, o.Status.Address = "", "203.0.113.11" },
+			new: func(o *tenant.FloatingIP) { o.Spec.Address = "203.0.113.12" }, want: []wantErr{invalid("spec.address")}},
 		{name: "namespace changes", new: func(o *tenant.FloatingIP) { o.Namespace = "prod" }, want: []wantErr{invalid("metadata.namespace")}},
 	})
 	runUpdateCases(t, validFloatingIP, ValidateFloatingIPStatusUpdate, []updateCase[tenant.FloatingIP]{

@@ -57,6 +57,7 @@ func (r *GuardedREST) Create(ctx context.Context, obj runtime.Object, createVali
 	if err != nil {
 		return nil, err
 	}
+	ctx = WithStatusAssignment(ctx)
 	if r.Quota == nil {
 		return r.Store.Create(ctx, obj, createValidation, options)
 	}
@@ -197,12 +198,41 @@ func (r *GuardedREST) Update(ctx context.Context, name string, objInfo rest.Upda
 	if err != nil {
 		return nil, false, err
 	}
-	if r.AroundUpdate == nil {
-		return r.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
+	ctx = WithStatusAssignment(ctx)
+	// An update may create (server-side apply of a new object): that
+	// create is charged to the quota as Create charges it, once, and the
+	// unit given back if nothing was created.
+	charged := false
+	var t string
+	if r.Quota != nil && forceAllowCreate {
+		t, _ = tenancy.TenantFrom(ctx)
+		dryRun := options != nil && len(options.DryRun) > 0
+		validate := createValidation
+		createValidation = func(ctx context.Context, obj runtime.Object) error {
+			if validate != nil {
+				if err := validate(ctx, obj); err != nil {
+					return err
+				}
+			}
+			if charged {
+				return nil
+			}
+			if err := r.Quota.Reserve(ctx, t, r.QuotaResource, dryRun); err != nil {
+				return err
+			}
+			charged = !dryRun
+			return nil
+		}
 	}
-	ctx, done := r.AroundUpdate(ctx)
+	done := func(runtime.Object, error) {}
+	if r.AroundUpdate != nil {
+		ctx, done = r.AroundUpdate(ctx)
+	}
 	out, created, err := r.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
 	done(out, err)
+	if charged && (err != nil || !created) {
+		r.Quota.Release(context.WithoutCancel(ctx), t, r.QuotaResource)
+	}
 	return out, created, err
 }
 

@@ -146,6 +146,19 @@ func releaseOnDelete(store *genericregistry.Store, quota QuotaTracker, resource 
 	}
 }
 
+// ChainAfterDelete returns an AfterDelete hook that calls first, then
+// then (either may be nil).
+func ChainAfterDelete(first, then genericregistry.AfterDeleteFunc) genericregistry.AfterDeleteFunc {
+	return func(obj runtime.Object, options *metav1.DeleteOptions) {
+		if first != nil {
+			first(obj, options)
+		}
+		if then != nil {
+			then(obj, options)
+		}
+	}
+}
+
 func attrs[T Object, S any, St any](r Resource[T, S, St]) storage.AttrFunc {
 	return func(obj runtime.Object) (labels.Set, fields.Set, error) {
 		o, ok := obj.(T)

@@ -36,9 +36,12 @@ type Kind[T Object, S any, St any] struct {
 	// Validate, ValidateUpdate and ValidateStatusUpdate are the kind's
 	// functions from pkg/apis/tenant/validation.
 	// ServerOwnedStatus, if set, copies from src into dst the status fields
-	// only the server itself sets (a Tenant's addresses, set by IPAM in the
-	// store's BeginCreate/BeginUpdate hooks): create and update keep what
-	// those hooks wrote, status writes keep the stored values.
+	// only the server itself sets (a Tenant's addresses, a Network's
+	// subnets and NAT gateway address, set by IPAM in the store's
+	// BeginCreate/BeginUpdate hooks): create and update keep what those
+	// hooks recorded with AssignStatus, and otherwise nothing (create) or
+	// the stored values (update); status writes keep the stored values.
+	// What a request writes into these fields never counts.
 	ServerOwnedStatus func(dst, src T)
 	// KeepAssigned, if set, copies into a new object what the server or the
 	// user assigned once and an update left unset (an address, subnets), so
@@ -79,15 +82,14 @@ func (s Strategy[T, S, St]) NamespaceScoped() bool { return s.Kind.Namespaced }
 // owned kinds, labels the object with the caller's tenant.
 func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Object) {
 	o := obj.(T)
-	var set St
-	if s.Kind.ServerOwnedStatus != nil {
-		set = *s.Kind.Status(o)
-	}
 	var zero St
 	*s.Kind.Status(o) = zero
 	if s.Kind.ServerOwnedStatus != nil {
-		from := o.DeepCopyObject().(T)
-		*s.Kind.Status(from) = set
+		// Only what the store's hooks assigned: see AssignStatus.
+		from := o
+		if assigned, ok := assignedStatus(ctx, obj); ok {
+			from = assigned.(T)
+		}
 		s.Kind.ServerOwnedStatus(o, from)
 	}
 	if s.Kind.InitialStatus != nil {
@@ -116,13 +118,13 @@ func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Ob
 // PrepareForUpdate keeps the stored status and bumps generation when the spec changed.
 func (s Strategy[T, S, St]) PrepareForUpdate(ctx context.Context, obj, old runtime.Object) {
 	n, o := obj.(T), old.(T)
-	var written T
-	if s.Kind.ServerOwnedStatus != nil {
-		written = n.DeepCopyObject().(T)
-	}
 	*s.Kind.Status(n) = *s.Kind.Status(o)
 	if s.Kind.ServerOwnedStatus != nil {
-		s.Kind.ServerOwnedStatus(n, written)
+		// What the store's hooks assigned (see AssignStatus), else the
+		// stored values, which the line above kept.
+		if assigned, ok := assignedStatus(ctx, obj); ok {
+			s.Kind.ServerOwnedStatus(n, assigned.(T))
+		}
 	}
 	if s.Kind.KeepAssigned != nil {
 		s.Kind.KeepAssigned(n, o)

@@ -380,6 +380,9 @@ func TestStatusStrategy(t *testing.T) {
 	old := validNetwork(map[string]string{tenancy.TenantLabel: "acme", "app": "web"})
 	old.Annotations = map[string]string{"note": "keep"}
 	old.Generation = 4
+	// The subnets and NAT address are the registry's (IPAM assigns them
+	// when the spec is written): the stored ones.
+	old.Status.Subnets, old.Status.NATGatewayIP = networkStatus().Subnets, networkStatus().NATGatewayIP
 
 	obj := old.DeepCopy()
 	obj.Status = networkStatus()
@@ -405,6 +408,15 @@ func TestStatusStrategy(t *testing.T) {
 		t.Errorf("generation = %d, want 4: a status write changes no spec", obj.Generation)
 	}
 	expectErrorsAt(t, networkStatusStrategy.ValidateUpdate(ctx, obj, old))
+
+	// A status write cannot change what IPAM assigned.
+	moved := old.DeepCopy()
+	moved.Status = networkStatus()
+	moved.Status.Subnets, moved.Status.NATGatewayIP = []string{"10.9.0.0/24"}, "198.51.100.9"
+	networkStatusStrategy.PrepareForUpdate(ctx, moved, old)
+	if !apiequality.Semantic.DeepEqual(moved.Status, networkStatus()) {
+		t.Errorf("status = %+v, want the written one with the stored subnets and NAT address", moved.Status)
+	}
 
 	// The status strategy validates status, not spec.
 	bad := obj.DeepCopy()

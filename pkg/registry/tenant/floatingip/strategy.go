@@ -15,6 +15,10 @@ var Kind = base.Kind[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingI
 	Status:      func(o *tenant.FloatingIP) *tenant.FloatingIPStatus { return &o.Status },
 	Namespaced:  true,
 	TenantOwned: true,
+	// The registry's IPAM (see NewIPAM) sets it: it is what it claimed.
+	ServerOwnedStatus: func(dst, src *tenant.FloatingIP) {
+		dst.Status.Address = src.Status.Address
+	},
 	KeepAssigned: func(n, o *tenant.FloatingIP) {
 		if n.Spec.Address == "" {
 			n.Spec.Address = o.Spec.Address

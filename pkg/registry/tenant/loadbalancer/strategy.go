@@ -15,6 +15,8 @@ var Kind = base.Kind[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadB
 	Status:      func(o *tenant.LoadBalancer) *tenant.LoadBalancerStatus { return &o.Status },
 	Namespaced:  true,
 	TenantOwned: true,
+	// spec.address is defaulted by the registry's IPAM (see NewIPAM), and
+	// kept by an update that omits it.
 	KeepAssigned: func(n, o *tenant.LoadBalancer) {
 		if n.Spec.Address == "" {
 			n.Spec.Address = o.Spec.Address

@@ -2,6 +2,8 @@
 package network
 
 import (
+	"slices"
+
 	"k8s.io/apimachinery/pkg/fields"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -15,6 +17,11 @@ var Kind = base.Kind[*tenant.Network, tenant.NetworkSpec, tenant.NetworkStatus]{
 	Status:      func(o *tenant.Network) *tenant.NetworkStatus { return &o.Status },
 	Namespaced:  false,
 	TenantOwned: true,
+	// The registry's IPAM (see IPAM) sets these: they are what it claimed.
+	ServerOwnedStatus: func(dst, src *tenant.Network) {
+		dst.Status.Subnets = slices.Clone(src.Status.Subnets)
+		dst.Status.NATGatewayIP = src.Status.NATGatewayIP
+	},
 	KeepAssigned: func(n, o *tenant.Network) {
 		if len(n.Spec.Subnets) == 0 {
 			n.Spec.Subnets = o.Spec.Subnets

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,6 +14,8 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -39,6 +42,10 @@ type Addresses struct {
 	// Users are the storages of the kinds that use a tenant's public IPs
 	// (FloatingIPs, LoadBalancers, Networks' NAT gateways), by resource.
 	Users map[string]*genericregistry.Store
+	// Local, when set, is the tenant-local keyspace (base.LocalSpace): its
+	// claims of a tenant's public IPs count as uses, and a deleted Tenant's
+	// claims there are released with the rest.
+	Local *ipam.Allocator
 }
 
 func clusterCtx(ctx context.Context) context.Context {
@@ -99,6 +106,10 @@ func (a *Addresses) BeginCreate(ctx context.Context, obj runtime.Object, options
 		msg += fmt.Sprintf("; %d public IPs from pool %s", len(ips), ipPool)
 	}
 	setAllocated(t, msg)
+	if err := base.AssignStatus(ctx, t); err != nil {
+		a.releaseAll(ctx, t)
+		return nil, err
+	}
 	return func(ctx context.Context, success bool) {
 		if !success {
 			a.releaseAll(context.WithoutCancel(ctx), t)
@@ -244,10 +255,60 @@ func (a *Addresses) releaseAll(ctx context.Context, t *tenant.Tenant) {
 }
 
 // updateRecord collects, over the attempts of one update, the public IPs
-// the attempts allocated and those they meant to drop.
+// the attempts allocated and those they meant to drop, and the holds on the
+// latter in the tenant-local keyspace.
 type updateRecord struct {
 	tenant         *tenant.Tenant
 	added, dropped []string
+	// holds are the public IPs held, for the update, in the tenant-local
+	// keyspace by holder (see hold).
+	holds  []string
+	holder ipam.Owner
+}
+
+// hold claims ip in the tenant-local keyspace for the update of t that rec
+// records, and returns "" then; or, if something holds it already (a NAT
+// gateway claimed it since the update looked), who. Held, an address the
+// update drops cannot be taken by a NAT gateway (or, later, a FloatingIP
+// or LoadBalancer) before the Tenant no longer has it; AroundUpdate
+// releases the holds once the update is over, and the sweeper those a
+// crash left.
+func (a *Addresses) hold(ctx context.Context, rec *updateRecord, t *tenant.Tenant, ip string) (string, error) {
+	addr, err := netip.ParseAddr(ip)
+	if a.Local == nil || err != nil {
+		return "", nil
+	}
+	if rec.holder.TenantUID == "" {
+		// Unique to the update: two updates of the Tenant never share a hold.
+		rec.holder = ipam.Owner{Tenant: t.Name, TenantUID: string(t.UID),
+			Purpose: base.LocalPurpose(base.LocalUsePublicIPRelease, types.UID(string(t.UID)+"/"+string(uuid.NewUUID()))),
+			Ref:     "tenants " + t.Name}
+	}
+	pool := ipam.Pool{Name: "public IPs of tenant " + t.Name, CIDRs: []netip.Prefix{netip.PrefixFrom(addr, 32)}}
+	err = a.Local.ClaimAddress(ctx, pool, addr, rec.holder)
+	var taken *ipam.TakenError
+	switch {
+	case err == nil:
+		if !slices.Contains(rec.holds, ip) {
+			rec.holds = append(rec.holds, ip)
+		}
+		return "", nil
+	case errors.As(err, &taken):
+		return base.HolderOf(taken), nil
+	default:
+		return "", err
+	}
+}
+
+// releaseHolds gives back the holds of the update rec records.
+func (a *Addresses) releaseHolds(ctx context.Context, rec *updateRecord) {
+	for _, ip := range rec.holds {
+		if addr, err := netip.ParseAddr(ip); err == nil {
+			if err := a.Local.Release(ctx, netip.PrefixFrom(addr, 32), rec.holder); err != nil {
+				klog.FromContext(ctx).Error(err, "Releasing a hold on a public IP; the sweeper will", "tenant", rec.holder.Tenant, "address", ip)
+			}
+		}
+	}
 }
 
 type updateRecordKey struct{}
@@ -267,6 +328,8 @@ func (a *Addresses) AroundUpdate(ctx context.Context) (context.Context, func(run
 		if rec.tenant == nil {
 			return
 		}
+		// Stored or not, the dropped addresses need no hold any more.
+		defer a.releaseHolds(context.WithoutCancel(ctx), rec)
 		if err != nil {
 			if apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
 				a.release(context.WithoutCancel(ctx), rec.tenant, rec.added)
@@ -297,7 +360,8 @@ func (a *Addresses) AroundUpdate(ctx context.Context) (context.Context, func(run
 // stored), and is refused (409, listing the users) while too few are unused.
 func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 	n, o := obj.(*tenant.Tenant), old.(*tenant.Tenant)
-	// Only IPAM writes these; whatever the request carried is replaced.
+	// Only IPAM writes these; whatever the request carried is replaced (and
+	// the strategy keeps only what this hook assigns with AssignStatus).
 	n.Status.Network, n.Status.PublicIPs = o.Status.Network, o.Status.PublicIPs
 	if c := meta.FindStatusCondition(o.Status.Conditions, ConditionAddressesAllocated); c != nil {
 		meta.SetStatusCondition(&n.Status.Conditions, *c)
@@ -324,15 +388,28 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 		rec.added = append(rec.added, added...)
 		n.Status.PublicIPs = append(append([]string(nil), o.Status.PublicIPs...), added...)
 		setAllocated(n, fmt.Sprintf("block %s; %d public IPs (%d more from pool %s)", o.Status.Network.CIDR, want, len(added), pool))
+		if err := base.AssignStatus(ctx, n); err != nil {
+			a.release(context.WithoutCancel(ctx), o, added)
+			return nil, err
+		}
 		return nothing, nil
 	default:
-		used, err := a.inUse(ctx, o.Name)
+		used, err := a.inUse(ctx, o)
 		if err != nil {
 			return nil, err
 		}
 		var keep, drop []string
 		for i := len(o.Status.PublicIPs) - 1; i >= 0; i-- {
 			ip := o.Status.PublicIPs[i]
+			if _, busy := used[ip]; !busy && len(drop) < have-want && !dryRun {
+				holder, err := a.hold(ctx, rec, o, ip)
+				if err != nil {
+					return nil, err
+				}
+				if holder != "" {
+					used[ip], busy = holder, true
+				}
+			}
 			if _, busy := used[ip]; !busy && len(drop) < have-want {
 				drop = append(drop, ip)
 			} else {
@@ -351,10 +428,13 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 				have, want, len(drop), strings.Join(users, ", ")))
 		}
 		n.Status.PublicIPs = keep
+		setAllocated(n, fmt.Sprintf("block %s; %d public IPs", o.Status.Network.CIDR, want))
+		if err := base.AssignStatus(ctx, n); err != nil {
+			return nil, err
+		}
 		if !dryRun {
 			rec.dropped = append(rec.dropped, drop...)
 		}
-		setAllocated(n, fmt.Sprintf("block %s; %d public IPs", o.Status.Network.CIDR, want))
 		return nothing, nil
 	}
 }
@@ -371,10 +451,23 @@ func (a *Addresses) release(ctx context.Context, t *tenant.Tenant, ips []string)
 	}
 }
 
-// inUse returns the public IPs of tenant that its objects use, and by whom.
-func (a *Addresses) inUse(ctx context.Context, tenantName string) (map[string]string, error) {
+// inUse returns the public IPs of t that its objects use, and by whom: what
+// the objects name, and what is claimed for them in the tenant-local
+// keyspace (a claim is made before its object is stored).
+func (a *Addresses) inUse(ctx context.Context, t *tenant.Tenant) (map[string]string, error) {
 	used := map[string]string{}
-	scoped := tenancy.WithTenant(clusterCtx(ctx), tenantName)
+	if a.Local != nil {
+		claims, err := a.Local.ListOwner(ctx, string(t.UID))
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range claims {
+			if c.Block.Bits() == 32 {
+				used[c.Block.Addr().String()] = c.Owner.Ref
+			}
+		}
+	}
+	scoped := tenancy.WithTenant(clusterCtx(ctx), t.Name)
 	for resource, store := range a.Users {
 		list, err := store.List(scoped, &metainternalversion.ListOptions{})
 		if err != nil {
@@ -386,7 +479,7 @@ func (a *Addresses) inUse(ctx context.Context, tenantName string) (map[string]st
 				return err
 			}
 			ref := resource + " " + name
-			for _, ip := range addressesOf(item) {
+			for _, ip := range base.PublicAddressesOf(item) {
 				used[ip] = ref
 			}
 			return nil
@@ -398,30 +491,19 @@ func (a *Addresses) inUse(ctx context.Context, tenantName string) (map[string]st
 	return used, nil
 }
 
-// addressesOf returns the public IPs an object names.
-func addressesOf(obj runtime.Object) []string {
-	switch o := obj.(type) {
-	case *tenant.FloatingIP:
-		return []string{o.Spec.Address, o.Status.Address}
-	case *tenant.LoadBalancer:
-		return []string{o.Spec.Address, o.Status.Address}
-	case *tenant.Network:
-		var out []string
-		if o.Spec.NATGateway != nil {
-			out = append(out, o.Spec.NATGateway.Address)
-		}
-		return append(out, o.Status.NATGatewayIP)
-	}
-	return nil
-}
-
-// AfterDelete gives back everything a deleted Tenant held.
+// AfterDelete gives back everything a deleted Tenant held: its block and
+// public IPs, and its objects' claims on them in the tenant-local keyspace.
 func (a *Addresses) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
 	if options != nil && len(options.DryRun) > 0 {
 		return
 	}
 	if t, ok := obj.(*tenant.Tenant); ok {
 		a.releaseAll(context.Background(), t)
+		if a.Local != nil {
+			if _, err := a.Local.ReleaseOwner(context.Background(), string(t.UID)); err != nil {
+				klog.Background().Error(err, "Releasing a tenant's local claims; the sweeper will", "tenant", t.Name)
+			}
+		}
 	}
 }
 

@@ -171,11 +171,19 @@ func (s *server) updateTenant(t *testing.T, name string, status bool, change fun
 	}
 }
 
+// createDefaultNetwork gives u's tenant its Network "default", as
+// onboarding does: the Namespaces of the tests name it.
+func (s *server) createDefaultNetwork(t *testing.T, u user.Info) {
+	t.Helper()
+	s.create(t, u, "networks", "", &tenant.Network{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2}})
+}
+
 // fill gives acme a Namespace dev, a Network net and a FloatingIP dev/web.
 func (s *server) fill(t *testing.T) {
 	t.Helper()
-	s.create(t, alice, "namespaces", "", &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: tenant.NamespaceSpec{Network: "net"}})
+	// The Network first: a Namespace names an existing one.
 	s.create(t, alice, "networks", "", &tenant.Network{ObjectMeta: metav1.ObjectMeta{Name: "net"}, Spec: tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2}})
+	s.create(t, alice, "namespaces", "", &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: tenant.NamespaceSpec{Network: "net"}})
 	s.create(t, alice, "floatingips", "dev", &tenant.FloatingIP{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec:       tenant.FloatingIPSpec{Ports: []tenant.FloatingIPPort{{Port: 443, Protocol: tenant.ProtocolTCP}}},
@@ -359,6 +367,8 @@ func TestOffboardingReportVisibility(t *testing.T) {
 // namespace runs pods is not deleted (409 listing them) until they are gone.
 func TestNamespaceDeletionWaitsForPods(t *testing.T) {
 	s := setup(t)
+	s.createDefaultNetwork(t, alice)
+	s.createDefaultNetwork(t, bob)
 	s.create(t, alice, "namespaces", "", &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: tenant.NamespaceSpec{Network: "default"}})
 	s.create(t, bob, "namespaces", "", &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: tenant.NamespaceSpec{Network: "default"}})
 	s.host.set(s.hostNamespace(t, "acme", "dev"), "web", "db")
@@ -394,6 +404,7 @@ func TestOffboardingManyNamespaces(t *testing.T) {
 	s.updateTenant(t, "acme", false, func(tn *tenant.Tenant) {
 		tn.Finalizers = append(tn.Finalizers, tenant.FinalizerOffboarding)
 	})
+	s.createDefaultNetwork(t, alice)
 	var want []string
 	for i := 0; i < 10; i++ { // the default quota
 		ns := fmt.Sprintf("ns-%02d", i)

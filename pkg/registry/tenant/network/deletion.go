@@ -1,0 +1,66 @@
+package network
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+)
+
+// Deletion refuses to delete a Network that tenant Namespaces are attached
+// to (spec.network): their host namespaces would lose their primary
+// network, and spec.network is immutable, so the Namespaces go first.
+//
+// A Namespace created while its Network is being deleted can still end up
+// attached to a Network that no longer exists: the Namespace's create finds
+// the Network (see namespace.Attachment) just before the delete, which
+// found no Namespace just before the create, removes it. Closing that race
+// would take a write to the Network by every Namespace create; instead, the
+// Namespace waits (HostSynced=False) until a Network of that name exists
+// again, and deleting it is never blocked.
+type Deletion struct {
+	// Namespaces is the storage of tenant Namespaces.
+	Namespaces *genericregistry.Store
+}
+
+// BeforeDelete answers 409 listing the Namespaces attached to Network name
+// (cause Field "namespaces <name>").
+func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preconditions, error) {
+	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
+	list, err := d.Namespaces.List(ctx, &metainternalversion.ListOptions{
+		FieldSelector: fields.OneTermEqualSelector("spec.network", name),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var causes []metav1.StatusCause
+	err = meta.EachListItem(list, func(item runtime.Object) error {
+		ns, ok := item.(*tenant.Namespace)
+		if !ok || ns.Spec.Network != name {
+			return nil
+		}
+		causes = append(causes, metav1.StatusCause{
+			Type:    base.CauseTypeAttached,
+			Field:   "namespaces " + ns.Name,
+			Message: fmt.Sprintf("namespaces %s is attached to network %s", ns.Name, name),
+		})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(causes) > 0 {
+		return nil, base.DeleteConflict(tenant.Resource(Resource), name,
+			fmt.Sprintf("network %s is the network of %d namespace(s); delete them first", name, len(causes)), causes)
+	}
+	return nil, nil
+}

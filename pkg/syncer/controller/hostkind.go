@@ -1,0 +1,173 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+)
+
+// HostObject is a typed host object.
+type HostObject interface {
+	metav1.Object
+	runtime.Object
+}
+
+// HostKind is how a controller reads and writes the host objects of one
+// kind that realise its tenant objects: through the informer (objects
+// with the tenant label) and a typed client.
+type HostKind[T HostObject] struct {
+	// Kind names the kind in messages.
+	Kind     string
+	Informer cache.SharedIndexInformer
+	Create   func(ctx context.Context, obj T) (T, error)
+	Get      func(ctx context.Context, namespace, name string) (T, error)
+	Update   func(ctx context.Context, obj T) (T, error)
+	Delete   func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error
+	// Matches says whether have is as want, marks aside.
+	Matches func(have, want T) bool
+	// Repair returns a copy of have changed to match want (marks are applied after).
+	Repair func(have, want T) T
+}
+
+// Ensured is what Ensure found: the object is ours and matches (Synced,
+// Obj), or why not (Reason and Message, for a condition).
+type Ensured[T HostObject] struct {
+	Synced          bool
+	Reason, Message string
+	Obj             T
+}
+
+func ref(namespace, name string) string {
+	if namespace == "" {
+		return name
+	}
+	return namespace + "/" + name
+}
+
+// Ensure makes the host object want (carrying marks) exist and match. A
+// host object of that name that the syncer made for a former tenant object
+// of the same name (same tenant, kind label and name, another owner UID) is
+// deleted, and want made once it is gone; any other object of that name is
+// someone else's and left alone (ReasonHostNameTaken).
+func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) (Ensured[T], error) {
+	var none Ensured[T]
+	key := ref(want.GetNamespace(), want.GetName())
+	var have T
+	if obj, exists, err := k.Informer.GetStore().GetByKey(key); err != nil {
+		return none, err
+	} else if exists {
+		have = obj.(T)
+	} else {
+		created, err := k.Create(ctx, want)
+		switch {
+		case err == nil:
+			klog.FromContext(ctx).V(2).Info("Created host object", "kind", k.Kind, "object", key)
+			return Ensured[T]{Synced: true, Obj: created}, nil
+		case !apierrors.IsAlreadyExists(err):
+			return none, err
+		}
+		// Someone else's (it carries no tenant label, so the informer
+		// does not have it), or ours not cached yet.
+		if have, err = k.Get(ctx, want.GetNamespace(), want.GetName()); err != nil {
+			return none, err
+		}
+	}
+	if !hostnames.OwnedBy(have, marks.OwnerUID) {
+		found, ours := hostnames.MarksOf(have, marks.KindLabel)
+		if !ours || found.Tenant != marks.Tenant || found.TenantUID != marks.TenantUID || found.Name != marks.Name {
+			return Ensured[T]{Reason: ReasonHostNameTaken, Message: fmt.Sprintf(
+				"%s %s exists and was not made for this object; it is left untouched: the provider must remove or rename it", k.Kind, key)}, nil
+		}
+		if have.GetDeletionTimestamp() == nil {
+			if err := k.remove(ctx, have); err != nil {
+				return none, err
+			}
+			klog.FromContext(ctx).Info("Deleted host object of a former object of the same name", "kind", k.Kind, "object", key, "ownerUID", found.OwnerUID)
+		}
+		return Ensured[T]{Reason: ReasonWaiting, Message: fmt.Sprintf(
+			"%s %s of a former object of the same name is being deleted; this one's is made once it is gone", k.Kind, key)}, nil
+	}
+	if have.GetDeletionTimestamp() != nil {
+		return Ensured[T]{Reason: ReasonWaiting, Message: fmt.Sprintf("%s %s is being deleted; it is made again once it is gone", k.Kind, key)}, nil
+	}
+	if !k.Matches(have, want) || !marks.On(have) {
+		repaired := k.Repair(have, want)
+		marks.Apply(repaired)
+		updated, err := k.Update(ctx, repaired)
+		if err != nil {
+			return none, err
+		}
+		klog.FromContext(ctx).Info("Repaired host object", "kind", k.Kind, "object", key)
+		have = updated
+	}
+	return Ensured[T]{Synced: true, Obj: have}, nil
+}
+
+// Remove deletes the host object namespace/name if it carries owner's
+// marks (owned by owner, or, with owner "", made for a tenant object named
+// as marks says) and is not already going.
+func (k HostKind[T]) Remove(ctx context.Context, namespace, name string, marks hostnames.Marks) (bool, error) {
+	obj, exists, err := k.Informer.GetStore().GetByKey(ref(namespace, name))
+	if err != nil || !exists {
+		return false, err
+	}
+	have := obj.(T)
+	if have.GetDeletionTimestamp() != nil {
+		return false, nil
+	}
+	if marks.OwnerUID != "" && !hostnames.OwnedBy(have, marks.OwnerUID) {
+		return false, nil
+	}
+	found, ours := hostnames.MarksOf(have, marks.KindLabel)
+	if !ours || found.Tenant != marks.Tenant || found.TenantUID != marks.TenantUID || found.Name != marks.Name {
+		return false, nil
+	}
+	return true, k.remove(ctx, have)
+}
+
+func (k HostKind[T]) remove(ctx context.Context, have T) error {
+	uid := have.GetUID()
+	err := k.Delete(ctx, have.GetNamespace(), have.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone, or replaced by another object: not ours to delete
+	}
+	return err
+}
+
+// Cached returns the host object namespace/name from the informer.
+func (k HostKind[T]) Cached(namespace, name string) (T, bool) {
+	var none T
+	obj, exists, err := k.Informer.GetStore().GetByKey(ref(namespace, name))
+	if err != nil || !exists {
+		return none, false
+	}
+	return obj.(T), true
+}
+
+// HostNamespaceNotReady says why the host namespace hostNS of tenant
+// Namespace ns of t cannot hold host objects yet, or "" when it can.
+func (src *Sources) HostNamespaceNotReady(t *tenant.Tenant, ns, hostNS string) string {
+	obj, exists, err := src.Namespaces.GetStore().GetByKey(ObjectKey(t.Name, "", ns))
+	if err != nil || !exists {
+		return fmt.Sprintf("tenant Namespace %s does not exist", ns)
+	}
+	tns := obj.(*tenant.Namespace)
+	h, exists, err := src.HostNamespaces.GetStore().GetByKey(hostNS)
+	if err != nil || !exists {
+		return fmt.Sprintf("host namespace %s does not exist yet", hostNS)
+	}
+	host := h.(*corev1.Namespace)
+	if !hostnames.OwnedBy(host, tns.UID) || host.DeletionTimestamp != nil {
+		return fmt.Sprintf("host namespace %s is not Namespace %s's yet", hostNS, ns)
+	}
+	return ""
+}

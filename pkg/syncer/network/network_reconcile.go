@@ -1,0 +1,474 @@
+package network
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	egressipv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1"
+	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+const (
+	// takenRecheck is how often a Network whose host name is taken by
+	// someone else's object looks again (that object carries none of our
+	// labels, so no event tells when it goes).
+	takenRecheck = 10 * time.Second
+	// fieldManager is the syncer's name in the host objects' managed fields.
+	fieldManager = "tenant-syncer"
+)
+
+// Reasons of the Network's conditions besides the syncer's common ones.
+const (
+	// ReasonNetworkPending: OVN-Kubernetes has not reported on the host network yet.
+	ReasonNetworkPending = "NetworkPending"
+	// ReasonNetworkNotCreated: the Network is synced, but OVN-Kubernetes
+	// reports that the network is not (yet) created.
+	ReasonNetworkNotCreated = "NetworkNotCreated"
+)
+
+// outcome is what a reconcile found, for the status.
+type outcome struct {
+	synced  bool
+	reason  string
+	message string
+	// cudn is the host network as last seen, when it is ours.
+	cudn *udnv1.ClusterUserDefinedNetwork
+}
+
+func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
+	logger := klog.FromContext(ctx).WithValues("tenant", key.Tenant, "network", key.Name)
+	ctx = klog.NewContext(ctx, logger)
+	obj, exists, err := c.src.Tenants.GetStore().GetByKey(key.Tenant)
+	if err != nil || !exists {
+		return err // no Tenant: the periodic check removes what is left
+	}
+	t := obj.(*tenant.Tenant)
+	if t.DeletionTimestamp != nil {
+		return nil // offboarding removes everything of the tenant
+	}
+	obj, exists, err = c.src.Networks.GetStore().GetByKey(controller.ObjectKey(key.Tenant, "", key.Name))
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return c.removeHostObjects(ctx, t, key.Name)
+	}
+	n := obj.(*tenant.Network)
+
+	var out outcome
+	if err := c.src.Health.Err(); err != nil {
+		out = outcome{reason: controller.ReasonHostUnreachable, message: err.Error()}
+	} else {
+		out, err = c.sync(ctx, t, n)
+		if err != nil {
+			out = outcome{reason: controller.ReasonHostError, message: err.Error()}
+			if controller.Unreachable(err) {
+				out.reason = controller.ReasonHostUnreachable
+			}
+		}
+	}
+	if serr := c.setStatus(ctx, t, n, out); serr != nil {
+		return serr
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case !out.synced && out.reason == controller.ReasonHostNameTaken:
+		return controller.Requeue(takenRecheck, "%s", out.message)
+	case !out.synced && out.reason == controller.ReasonWaiting:
+		return controller.Requeue(time.Second, "%s", out.message)
+	}
+	return nil
+}
+
+// sync makes the host network, and the NAT gateway's EgressIP, match n.
+func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
+	if len(n.Spec.Subnets) == 0 {
+		return outcome{reason: controller.ReasonWaiting, message: "the network has no subnets yet"}, nil
+	}
+	out, err := c.syncCUDN(ctx, t, n)
+	if err != nil || !out.synced {
+		return out, err
+	}
+	gw, err := c.syncNATGateway(ctx, t, n)
+	if err != nil {
+		return outcome{}, err
+	}
+	gw.cudn = out.cudn
+	return gw, nil
+}
+
+func (c *Controller) syncCUDN(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
+	want := ClusterUserDefinedNetwork(t, n)
+	client := c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks()
+	var have *udnv1.ClusterUserDefinedNetwork
+	if obj, exists, err := c.src.HostCUDNs.GetStore().GetByKey(want.Name); err != nil {
+		return outcome{}, err
+	} else if exists {
+		have = obj.(*udnv1.ClusterUserDefinedNetwork)
+	} else {
+		created, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager})
+		switch {
+		case err == nil:
+			klog.FromContext(ctx).V(2).Info("Created host network", "clusterUserDefinedNetwork", want.Name)
+			return outcome{synced: true, cudn: created}, nil
+		case !apierrors.IsAlreadyExists(err):
+			return outcome{}, err
+		}
+		// Someone else's network (it carries no tenant label, so the
+		// informer does not have it), or ours not cached yet.
+		if have, err = client.Get(ctx, want.Name, metav1.GetOptions{}); err != nil {
+			return outcome{}, err
+		}
+	}
+
+	marks := Marks(t, n)
+	if !hostnames.OwnedBy(have, n.UID) {
+		return c.foreignCUDN(ctx, marks, have)
+	}
+	if have.DeletionTimestamp != nil {
+		return outcome{reason: controller.ReasonWaiting, message: fmt.Sprintf(
+			"ClusterUserDefinedNetwork %s is being deleted; it is created again once it is gone", have.Name)}, nil
+	}
+	if !apiequality.Semantic.DeepEqual(have.Spec.Network, want.Spec.Network) {
+		// The network spec of a ClusterUserDefinedNetwork is immutable:
+		// an edited one is replaced.
+		if err := deleteCUDN(ctx, c.src, have); err != nil {
+			return outcome{}, err
+		}
+		klog.FromContext(ctx).Info("Replacing host network whose spec was changed on the host", "clusterUserDefinedNetwork", have.Name)
+		return outcome{reason: controller.ReasonWaiting, message: fmt.Sprintf(
+			"ClusterUserDefinedNetwork %s was changed on the host and is being replaced", have.Name)}, nil
+	}
+	if !apiequality.Semantic.DeepEqual(have.Spec.NamespaceSelector, want.Spec.NamespaceSelector) || !marks.On(have) {
+		repaired := have.DeepCopy()
+		repaired.Spec.NamespaceSelector = want.Spec.NamespaceSelector
+		marks.Apply(repaired)
+		updated, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: fieldManager})
+		if err != nil {
+			return outcome{}, err
+		}
+		klog.FromContext(ctx).Info("Repaired host network", "clusterUserDefinedNetwork", have.Name)
+		have = updated
+	}
+	return outcome{synced: true, cudn: have}, nil
+}
+
+// foreignCUDN handles a host network with the would-be name that is not
+// this Network's. One the syncer made for an earlier Network of the same
+// name (of this tenant) belongs to an object that no longer exists: it is
+// deleted, and the new one made when it is gone. Anything else is someone
+// else's and left alone: the name is taken.
+func (c *Controller) foreignCUDN(ctx context.Context, marks hostnames.Marks, have *udnv1.ClusterUserDefinedNetwork) (outcome, error) {
+	found, ours := hostnames.MarksOf(have, hostnames.NetworkLabel)
+	if !ours || found.Tenant != marks.Tenant || found.TenantUID != marks.TenantUID || found.Name != marks.Name {
+		return outcome{reason: controller.ReasonHostNameTaken, message: fmt.Sprintf(
+			"ClusterUserDefinedNetwork %s exists and was not made for this Network; it is left untouched: "+
+				"the provider must remove or rename it", have.Name)}, nil
+	}
+	if have.DeletionTimestamp == nil {
+		if err := deleteCUDN(ctx, c.src, have); err != nil {
+			return outcome{}, err
+		}
+		klog.FromContext(ctx).Info("Deleted host network of a former Network", "clusterUserDefinedNetwork", have.Name, "ownerUID", found.OwnerUID)
+	}
+	return outcome{reason: controller.ReasonWaiting, message: fmt.Sprintf(
+		"ClusterUserDefinedNetwork %s of a former Network %s is being deleted; this one is created once it is gone", have.Name, marks.Name)}, nil
+}
+
+// syncNATGateway makes the EgressIP of n's NAT gateway exist exactly while
+// the gateway is enabled and has its address.
+func (c *Controller) syncNATGateway(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
+	cudn := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
+	name := hostnames.NATGatewayEgressIP(cudn)
+	client := c.src.HostEgressIP.K8sV1().EgressIPs()
+	var have *egressipv1.EgressIP
+	if obj, exists, err := c.src.HostEgressIPs.GetStore().GetByKey(name); err != nil {
+		return outcome{}, err
+	} else if exists {
+		have = obj.(*egressipv1.EgressIP)
+	}
+	enabled := n.Spec.NATGateway != nil && n.Spec.NATGateway.Enabled
+	if !enabled {
+		if have != nil && hostnames.OwnedBy(have, n.UID) && have.DeletionTimestamp == nil {
+			if err := deleteEgressIP(ctx, c.src, have); err != nil {
+				return outcome{}, err
+			}
+			klog.FromContext(ctx).Info("Deleted the NAT gateway's EgressIP", "egressIP", name)
+		}
+		return outcome{synced: true}, nil
+	}
+	if n.Status.NATGatewayIP == "" {
+		return outcome{reason: controller.ReasonWaiting, message: "the NAT gateway has no address yet"}, nil
+	}
+	want := NATGatewayEgressIP(t, n, n.Status.NATGatewayIP)
+	if have == nil {
+		_, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager})
+		switch {
+		case err == nil:
+			klog.FromContext(ctx).V(2).Info("Created the NAT gateway's EgressIP", "egressIP", name, "address", n.Status.NATGatewayIP)
+			return outcome{synced: true}, nil
+		case !apierrors.IsAlreadyExists(err):
+			return outcome{}, err
+		}
+		if have, err = client.Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return outcome{}, err
+		}
+	}
+	if !hostnames.OwnedBy(have, n.UID) {
+		found, ours := hostnames.MarksOf(have, hostnames.NetworkLabel)
+		if ours && found.TenantUID == t.UID && found.Name == n.Name {
+			// Left by a former Network of the same name.
+			if have.DeletionTimestamp == nil {
+				if err := deleteEgressIP(ctx, c.src, have); err != nil {
+					return outcome{}, err
+				}
+			}
+			return outcome{reason: controller.ReasonWaiting, message: "EgressIP " + name + " of a former Network is being deleted"}, nil
+		}
+		return outcome{reason: controller.ReasonHostNameTaken, message: fmt.Sprintf(
+			"EgressIP %s exists and was not made for this Network; it is left untouched", name)}, nil
+	}
+	if have.DeletionTimestamp != nil {
+		return outcome{reason: controller.ReasonWaiting, message: "EgressIP " + name + " is being deleted; it is created again once it is gone"}, nil
+	}
+	marks := Marks(t, n)
+	if !apiequality.Semantic.DeepEqual(have.Spec, want.Spec) || !marks.On(have) {
+		repaired := have.DeepCopy()
+		repaired.Spec = want.Spec
+		marks.Apply(repaired)
+		if _, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
+			return outcome{}, err
+		}
+		klog.FromContext(ctx).Info("Updated the NAT gateway's EgressIP", "egressIP", name, "address", n.Status.NATGatewayIP)
+	}
+	return outcome{synced: true}, nil
+}
+
+func deleteCUDN(ctx context.Context, src *controller.Sources, have *udnv1.ClusterUserDefinedNetwork) error {
+	uid := have.UID
+	err := src.HostUDN.K8sV1().ClusterUserDefinedNetworks().Delete(ctx, have.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil // gone, or replaced by another object: not ours to delete
+	}
+	return err
+}
+
+func deleteEgressIP(ctx context.Context, src *controller.Sources, have *egressipv1.EgressIP) error {
+	uid := have.UID
+	err := src.HostEgressIP.K8sV1().EgressIPs().Delete(ctx, have.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+		return nil
+	}
+	return err
+}
+
+// removeHostObjects deletes the host network and EgressIP of a tenant
+// Network that no longer exists, if the syncer made them for a Network of
+// that name of this Tenant, and the Network is not in storage either.
+func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, name string) error {
+	cudnName := hostnames.ClusterUserDefinedNetwork(t.UID, name)
+	var owners []types.UID
+	var cudn *udnv1.ClusterUserDefinedNetwork
+	var egress *egressipv1.EgressIP
+	if obj, exists, err := c.src.HostCUDNs.GetStore().GetByKey(cudnName); err != nil {
+		return err
+	} else if exists {
+		cudn = obj.(*udnv1.ClusterUserDefinedNetwork)
+	}
+	if obj, exists, err := c.src.HostEgressIPs.GetStore().GetByKey(hostnames.NATGatewayEgressIP(cudnName)); err != nil {
+		return err
+	} else if exists {
+		egress = obj.(*egressipv1.EgressIP)
+	}
+	mine := func(m metav1.Object) bool {
+		found, ours := hostnames.MarksOf(m, hostnames.NetworkLabel)
+		if ours && found.Tenant == t.Name && found.TenantUID == t.UID && found.Name == name && m.GetDeletionTimestamp() == nil {
+			owners = append(owners, found.OwnerUID)
+			return true
+		}
+		return false
+	}
+	deleteCUDNToo, deleteEgressToo := cudn != nil && mine(cudn), egress != nil && mine(egress)
+	if !deleteCUDNToo && !deleteEgressToo {
+		return nil
+	}
+	// The informer may lag behind a Network just created again: only a
+	// Network that is not in storage either is gone.
+	live, err := c.getNetwork(ctx, t.Name, name)
+	if err != nil {
+		return err
+	}
+	for _, uid := range owners {
+		if live != nil && live.UID == uid {
+			return nil
+		}
+	}
+	if deleteEgressToo {
+		if err := deleteEgressIP(ctx, c.src, egress); err != nil {
+			return err
+		}
+		klog.FromContext(ctx).Info("Deleted the NAT gateway's EgressIP of a deleted Network", "egressIP", egress.Name)
+	}
+	if deleteCUDNToo {
+		if err := deleteCUDN(ctx, c.src, cudn); err != nil {
+			return err
+		}
+		klog.FromContext(ctx).Info("Deleted host network of a deleted Network", "clusterUserDefinedNetwork", cudn.Name)
+	}
+	return nil
+}
+
+func (c *Controller) getNetwork(ctx context.Context, t, name string) (*tenant.Network, error) {
+	obj, err := c.src.Storage["networks"].Store.Get(tenancy.WithTenant(ctx, t), name, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return obj.(*tenant.Network), nil
+}
+
+// attached lists, sorted, the tenant's Namespaces whose primary network is n.
+func (c *Controller) attached(t string, n string) []string {
+	objs, err := c.src.Namespaces.GetIndexer().ByIndex(controller.ByTenant, t)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, obj := range objs {
+		if ns := obj.(*tenant.Namespace); ns.Spec.Network == n {
+			out = append(out, ns.Name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// setStatus records out in the Network's status: the host network's name,
+// the subnets in effect, the attached Namespaces, HostSynced, the
+// conditions OVN-Kubernetes reports on the host network, and Ready (synced,
+// and the network created).
+func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.Network, out outcome) error {
+	reason, message := out.reason, out.message
+	hostName := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
+	if out.synced {
+		reason, message = controller.ReasonSynced, "ClusterUserDefinedNetwork "+hostName+" matches"
+		if n.Spec.NATGateway != nil && n.Spec.NATGateway.Enabled {
+			message += "; EgressIP " + hostnames.NATGatewayEgressIP(hostName) + " gives the NAT gateway " + n.Status.NATGatewayIP
+		}
+	}
+	namespaces := c.attached(t.Name, n.Name)
+	mutate := func(obj runtime.Object) bool {
+		live := obj.(*tenant.Network)
+		if live.UID != n.UID {
+			return false
+		}
+		s := &live.Status
+		gen := live.Generation
+		changed := s.HostNetwork != hostName || !apiequality.Semantic.DeepEqual(s.Namespaces, namespaces) ||
+			!apiequality.Semantic.DeepEqual(s.Subnets, live.Spec.Subnets) || s.ObservedGeneration != gen
+		s.HostNetwork, s.Namespaces, s.ObservedGeneration = hostName, namespaces, gen
+		s.Subnets = append([]string(nil), live.Spec.Subnets...)
+		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.synced, reason, message) || changed
+		if out.cudn != nil {
+			changed = mirrorConditions(&s.Conditions, gen, out.cudn) || changed
+		} else if out.synced || meta.FindStatusCondition(s.Conditions, tenant.ConditionNetworkCreated) == nil {
+			changed = meta.SetStatusCondition(&s.Conditions, metav1.Condition{
+				Type: tenant.ConditionNetworkCreated, Status: metav1.ConditionUnknown, Reason: ReasonNetworkPending,
+				Message: "the host network is not synced", ObservedGeneration: gen,
+			}) || changed
+		}
+		ready, readyReason, readyMessage := out.synced, reason, message
+		if created := meta.FindStatusCondition(s.Conditions, tenant.ConditionNetworkCreated); out.synced && (created == nil || created.Status != metav1.ConditionTrue) {
+			ready, readyReason = false, ReasonNetworkNotCreated
+			readyMessage = "OVN-Kubernetes has not reported ClusterUserDefinedNetwork " + hostName + " created"
+			if created != nil && created.Message != "" {
+				readyMessage += ": " + created.Message
+			}
+		}
+		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
+		return changed
+	}
+	// Most reconciles find everything as it was: the cached copy tells,
+	// without a read of the storage.
+	if !mutate(n.DeepCopy()) {
+		return nil
+	}
+	return controller.UpdateStatus(ctx, c.src.Storage["networks"].StatusStore, t.Name, "", n.Name, mutate)
+}
+
+// maxMessage bounds a mirrored condition's message (metav1.Condition allows 32768).
+const maxMessage = 32768
+
+// mirrored is the Network's copy of a host network condition, made valid
+// for the Network's status: the host's status is not the tenant's to
+// break. A condition whose type or status cannot be carried over is
+// dropped; a reason that does not validate becomes "Reported".
+func mirrored(hc metav1.Condition, gen int64) (metav1.Condition, bool) {
+	c := metav1.Condition{Type: hc.Type, Status: hc.Status, Reason: hc.Reason, Message: hc.Message, ObservedGeneration: gen}
+	if len(c.Message) > maxMessage {
+		c.Message = c.Message[:maxMessage]
+	}
+	valid := func(c metav1.Condition) bool {
+		c.LastTransitionTime = metav1.Now() // SetStatusCondition sets it
+		return len(metav1validation.ValidateConditions([]metav1.Condition{c}, field.NewPath("conditions"))) == 0
+	}
+	if !valid(c) {
+		c.Reason = "Reported"
+		if !valid(c) {
+			return metav1.Condition{}, false
+		}
+	}
+	return c, true
+}
+
+// ownConditions are the Network's conditions the syncer sets itself; the
+// host network's conditions of these types are not mirrored.
+var ownConditions = map[string]bool{tenant.ConditionHostSynced: true, tenant.ConditionReady: true}
+
+// mirrorConditions copies the conditions OVN-Kubernetes reports on the
+// host network (NetworkCreated, and whatever else it reports) onto the
+// Network, with their status, reason and message. Until it has reported
+// NetworkCreated, that condition is Unknown.
+func mirrorConditions(conditions *[]metav1.Condition, gen int64, cudn *udnv1.ClusterUserDefinedNetwork) bool {
+	changed := false
+	reported := false
+	for _, hc := range cudn.Status.Conditions {
+		if ownConditions[hc.Type] {
+			continue
+		}
+		reported = reported || hc.Type == tenant.ConditionNetworkCreated
+		c, ok := mirrored(hc, gen)
+		if !ok {
+			continue
+		}
+		changed = meta.SetStatusCondition(conditions, c) || changed
+	}
+	if !reported {
+		changed = meta.SetStatusCondition(conditions, metav1.Condition{
+			Type: tenant.ConditionNetworkCreated, Status: metav1.ConditionUnknown, Reason: ReasonNetworkPending,
+			Message: "OVN-Kubernetes has not reported on ClusterUserDefinedNetwork " + cudn.Name + " yet", ObservedGeneration: gen,
+		}) || changed
+	}
+	return changed
+}
