@@ -62,6 +62,8 @@ type Allocator struct {
 	// lostRaces counts claims that failed because another allocator took
 	// the block first.
 	lostRaces atomic.Int64
+	// strict keeps strict first fit even while claims lose races.
+	strict bool
 }
 
 // Option configures an Allocator.
@@ -78,6 +80,13 @@ func WithLogger(l klog.Logger) Option { return func(a *Allocator) { a.logger = l
 // a --max-txn-ops other than the default 128. Values below 33 are raised to
 // 33, the size of a single-address claim.
 func WithMaxTxnOps(n int) Option { return func(a *Allocator) { a.maxOps = max(n, minTxnOps) } }
+
+// WithStrictFirstFit keeps the allocator at strict first fit: the lowest
+// free block, even while its claims lose races (it then tries the next
+// lowest, as the lost race taught it). For a space where "the lowest free
+// block" is a promise made to users and races are rare, such as the
+// addresses inside one tenant's block.
+func WithStrictFirstFit() Option { return func(a *Allocator) { a.strict = true } }
 
 // New returns an allocator that keeps its keys under prefix in the etcd of
 // client. Close it to stop its watch.
@@ -261,8 +270,10 @@ func (a *Allocator) allocate(ctx context.Context, pool Pool, bits, n int, owner 
 				a.lostRaces.Add(1)
 				a.hint.observeKVs(out.rev, out.conflicts)
 				a.hint.unpick(ph, picks)
-				spread = min(max(4*spread, minSpread), maxSpread)
-				a.spread.Store(int64(spread))
+				if !a.strict {
+					spread = min(max(4*spread, minSpread), maxSpread)
+					a.spread.Store(int64(spread))
+				}
 				lost = true
 				break
 			}

@@ -256,5 +256,5 @@ func (o *Options) newAllocators() (allocator, poolSpace, localSpace *ipam.Alloca
 		return nil, nil, nil, fmt.Errorf("etcd client for IPAM: %w", err)
 	}
 	prefix := strings.TrimSuffix(o.RecommendedOptions.Etcd.StorageConfig.Prefix, "/")
-	return ipam.New(client, prefix+"/ipam"), ipam.New(client, prefix+"/ipam-pools"), ipam.New(client, prefix+"/ipam-local"), nil
+	return ipam.New(client, prefix+"/ipam"), ipam.New(client, prefix+"/ipam-pools"), ipam.New(client, prefix+"/ipam-local", ipam.WithStrictFirstFit()), nil
 }
