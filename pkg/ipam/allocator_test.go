@@ -464,3 +464,34 @@ func TestSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictFirstFit checks that an allocator made WithStrictFirstFit
+// keeps taking the lowest free block after its claims lost races (where
+// a default allocator widens its aim, TestStaleHintNeverDuplicates).
+func TestStrictFirstFit(t *testing.T) {
+	url := startEtcd(t)
+	ctx := context.Background()
+	prefix := freshPrefix()
+	pool := ipam.Pool{Name: "p", CIDRs: []netip.Prefix{mustPrefix("10.1.0.0/24")}}
+	a := newAllocator(t, url, prefix, ipam.WithStrictFirstFit())
+	b := newAllocator(t, url, prefix)
+	if _, err := a.AllocateBlock(ctx, pool, 30, acme); err != nil {
+		t.Fatal(err)
+	}
+	ipam.FreezeHint(a)
+	if _, err := b.AllocateAddresses(ctx, pool, 100, globex); err != nil { // .4 to .103
+		t.Fatal(err)
+	}
+	for _, want := range []string{"10.1.0.112/28", "10.1.0.128/28", "10.1.0.144/28"} {
+		blk, err := a.AllocateBlock(ctx, pool, 28, acme)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if blk.String() != want {
+			t.Errorf("strict first fit allocated %s, want the lowest free /28 %s", blk, want)
+		}
+	}
+	if ipam.LostRaces(a) == 0 {
+		t.Error("a's stale hint cost no lost race; the test does not test what it says")
+	}
+}
