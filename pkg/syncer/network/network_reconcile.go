@@ -30,8 +30,6 @@ const (
 	// someone else's object looks again (that object carries none of our
 	// labels, so no event tells when it goes).
 	takenRecheck = 10 * time.Second
-	// fieldManager is the syncer's name in the host objects' managed fields.
-	fieldManager = "tenant-syncer"
 )
 
 // Reasons of the Network's conditions besides the syncer's common ones.
@@ -125,7 +123,7 @@ func (c *Controller) syncCUDN(ctx context.Context, t *tenant.Tenant, n *tenant.N
 	} else if exists {
 		have = obj.(*udnv1.ClusterUserDefinedNetwork)
 	} else {
-		created, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager})
+		created, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		switch {
 		case err == nil:
 			klog.FromContext(ctx).V(2).Info("Created host network", "clusterUserDefinedNetwork", want.Name)
@@ -162,7 +160,7 @@ func (c *Controller) syncCUDN(ctx context.Context, t *tenant.Tenant, n *tenant.N
 		repaired := have.DeepCopy()
 		repaired.Spec.NamespaceSelector = want.Spec.NamespaceSelector
 		marks.Apply(repaired)
-		updated, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: fieldManager})
+		updated, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: controller.FieldManager})
 		if err != nil {
 			return outcome{}, err
 		}
@@ -197,70 +195,23 @@ func (c *Controller) foreignCUDN(ctx context.Context, marks hostnames.Marks, hav
 // syncNATGateway makes the EgressIP of n's NAT gateway exist exactly while
 // the gateway is enabled and has its address.
 func (c *Controller) syncNATGateway(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
-	cudn := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
-	name := hostnames.NATGatewayEgressIP(cudn)
-	client := c.src.HostEgressIP.K8sV1().EgressIPs()
-	var have *egressipv1.EgressIP
-	if obj, exists, err := c.src.HostEgressIPs.GetStore().GetByKey(name); err != nil {
-		return outcome{}, err
-	} else if exists {
-		have = obj.(*egressipv1.EgressIP)
-	}
-	enabled := n.Spec.NATGateway != nil && n.Spec.NATGateway.Enabled
-	if !enabled {
-		if have != nil && hostnames.OwnedBy(have, n.UID) && have.DeletionTimestamp == nil {
-			if err := deleteEgressIP(ctx, c.src, have); err != nil {
-				return outcome{}, err
-			}
+	egressIPs := c.src.EgressIPs()
+	name := hostnames.NATGatewayEgressIP(hostnames.ClusterUserDefinedNetwork(t.UID, n.Name))
+	if n.Spec.NATGateway == nil || !n.Spec.NATGateway.Enabled {
+		removed, err := egressIPs.Remove(ctx, "", name, Marks(t, n))
+		if removed {
 			klog.FromContext(ctx).Info("Deleted the NAT gateway's EgressIP", "egressIP", name)
 		}
-		return outcome{synced: true}, nil
+		return outcome{synced: err == nil}, err
 	}
 	if n.Status.NATGatewayIP == "" {
 		return outcome{reason: controller.ReasonWaiting, message: "the NAT gateway has no address yet"}, nil
 	}
-	want := NATGatewayEgressIP(t, n, n.Status.NATGatewayIP)
-	if have == nil {
-		_, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: fieldManager})
-		switch {
-		case err == nil:
-			klog.FromContext(ctx).V(2).Info("Created the NAT gateway's EgressIP", "egressIP", name, "address", n.Status.NATGatewayIP)
-			return outcome{synced: true}, nil
-		case !apierrors.IsAlreadyExists(err):
-			return outcome{}, err
-		}
-		if have, err = client.Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return outcome{}, err
-		}
+	got, err := egressIPs.Ensure(ctx, NATGatewayEgressIP(t, n, n.Status.NATGatewayIP), Marks(t, n))
+	if err != nil {
+		return outcome{}, err
 	}
-	if !hostnames.OwnedBy(have, n.UID) {
-		found, ours := hostnames.MarksOf(have, hostnames.NetworkLabel)
-		if ours && found.TenantUID == t.UID && found.Name == n.Name {
-			// Left by a former Network of the same name.
-			if have.DeletionTimestamp == nil {
-				if err := deleteEgressIP(ctx, c.src, have); err != nil {
-					return outcome{}, err
-				}
-			}
-			return outcome{reason: controller.ReasonWaiting, message: "EgressIP " + name + " of a former Network is being deleted"}, nil
-		}
-		return outcome{reason: controller.ReasonHostNameTaken, message: fmt.Sprintf(
-			"EgressIP %s exists and was not made for this Network; it is left untouched", name)}, nil
-	}
-	if have.DeletionTimestamp != nil {
-		return outcome{reason: controller.ReasonWaiting, message: "EgressIP " + name + " is being deleted; it is created again once it is gone"}, nil
-	}
-	marks := Marks(t, n)
-	if !apiequality.Semantic.DeepEqual(have.Spec, want.Spec) || !marks.On(have) {
-		repaired := have.DeepCopy()
-		repaired.Spec = want.Spec
-		marks.Apply(repaired)
-		if _, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: fieldManager}); err != nil {
-			return outcome{}, err
-		}
-		klog.FromContext(ctx).Info("Updated the NAT gateway's EgressIP", "egressIP", name, "address", n.Status.NATGatewayIP)
-	}
-	return outcome{synced: true}, nil
+	return outcome{synced: got.Synced, reason: got.Reason, message: got.Message}, nil
 }
 
 func deleteCUDN(ctx context.Context, src *controller.Sources, have *udnv1.ClusterUserDefinedNetwork) error {
@@ -268,15 +219,6 @@ func deleteCUDN(ctx context.Context, src *controller.Sources, have *udnv1.Cluste
 	err := src.HostUDN.K8sV1().ClusterUserDefinedNetworks().Delete(ctx, have.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone, or replaced by another object: not ours to delete
-	}
-	return err
-}
-
-func deleteEgressIP(ctx context.Context, src *controller.Sources, have *egressipv1.EgressIP) error {
-	uid := have.UID
-	err := src.HostEgressIP.K8sV1().EgressIPs().Delete(ctx, have.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
 	}
 	return err
 }
@@ -323,7 +265,8 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, na
 		}
 	}
 	if deleteEgressToo {
-		if err := deleteEgressIP(ctx, c.src, egress); err != nil {
+		found, _ := hostnames.MarksOf(egress, hostnames.NetworkLabel)
+		if _, err := c.src.EgressIPs().Remove(ctx, "", egress.Name, found); err != nil {
 			return err
 		}
 		klog.FromContext(ctx).Info("Deleted the NAT gateway's EgressIP of a deleted Network", "egressIP", egress.Name)
