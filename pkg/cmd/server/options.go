@@ -28,6 +28,7 @@ import (
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	cliflag "k8s.io/component-base/cli/flag"
 	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/klog/v2"
@@ -194,10 +195,15 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Deletes of Tenants and tenant Namespaces ask the host for pods.
+	// Deletes of Tenants and tenant Namespaces ask the host for pods, two
+	// reads per host namespace: at client-go's default 5 requests/s a
+	// burst of deletes waits on the client's own rate limiter until the
+	// requests time out, so these reads get the syncer's host limits.
 	var hostPods base.HostPods
 	if serverConfig.ClientConfig != nil {
-		host, err := kubernetes.NewForConfig(serverConfig.ClientConfig)
+		cfg := rest.CopyConfig(serverConfig.ClientConfig)
+		cfg.QPS, cfg.Burst = o.Syncer.HostQPS, o.Syncer.HostBurst
+		host, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return nil, err
 		}

@@ -55,8 +55,8 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.CheckPeriod, "syncer-check-period", c.CheckPeriod, "How often orphaned host objects are removed and every object checked for drift.")
 	fs.StringVar(&c.MetalLBNamespace, "metallb-namespace", c.MetalLBNamespace, "Namespace of MetalLB's pools and advertisements.")
 	fs.StringVar(&o.advertise, "metallb-advertisement", o.advertise, "How MetalLB announces tenants' public IPs: L2 or BGP.")
-	fs.Float32Var(&o.HostQPS, "syncer-host-qps", o.HostQPS, "Requests per second the syncer may send to the host.")
-	fs.IntVar(&o.HostBurst, "syncer-host-burst", o.HostBurst, "Burst of requests the syncer may send to the host.")
+	fs.Float32Var(&o.HostQPS, "syncer-host-qps", o.HostQPS, "Requests per second the syncer, and the registry's reads of host pods on deletes, may send to the host.")
+	fs.IntVar(&o.HostBurst, "syncer-host-burst", o.HostBurst, "Burst of requests the syncer, and the registry's reads of host pods on deletes, may send to the host.")
 }
 
 // Validate checks the options.
