@@ -682,6 +682,10 @@ func TestIsolationSameNames(t *testing.T) {
 // did not exist, and alice's object is untouched.
 func TestIsolationEveryVerb(t *testing.T) {
 	isoDemoTenants(t)
+	// Alice's (and bob's own) FloatingIP and LoadBalancer each hold one of
+	// their tenant's public IPs.
+	ensurePublicIPs(testContext(t), t, "acme", 2)
+	ensurePublicIPs(testContext(t), t, "globex", 2)
 	for _, k := range isoTenantKinds() {
 		t.Run(k.kind, func(t *testing.T) {
 			ctx := testContext(t)
@@ -692,6 +696,10 @@ func TestIsolationEveryVerb(t *testing.T) {
 			bobRes := isoBob.resource(t, k, ns)
 			isoCreate(ctx, t, isoAlice, k, ns, name, labels)
 			foreign := isoForeign{}
+			// The syncer writes the object's status (and, for a
+			// LoadBalancer, MetalLB's address) after the create: wait until
+			// it has, so that only bob could change it from here on.
+			isoSettled(ctx, t, aliceRes, name)
 
 			var mine *unstructured.Unstructured
 			reread := func() {
@@ -2307,4 +2315,35 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 	// The former owner is nobody's member now.
 	_, err = old.resource(t, isoKind(t, "Tenant"), "").Get(ctx, tenant, metav1.GetOptions{})
 	isoWantErr(t, "the former owner get of the tenant of its former tenant's name", err, 404)
+}
+
+// isoSettled waits until the syncer has written the status of tenant
+// object name (HostSynced True for its generation) and its
+// resourceVersion has then stayed the same for a second and a half.
+func isoSettled(ctx context.Context, t *testing.T, res dynamic.ResourceInterface, name string) {
+	t.Helper()
+	lastRV, since := "", time.Now()
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		obj, err := res.Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(obj.Object, "status", "conditions")
+		synced := false
+		for _, c := range conds {
+			m, _ := c.(map[string]interface{})
+			gen, _, _ := unstructured.NestedInt64(m, "observedGeneration")
+			if m["type"] == "HostSynced" && m["status"] == "True" && gen == obj.GetGeneration() {
+				synced = true
+			}
+		}
+		if !synced || obj.GetResourceVersion() != lastRV {
+			lastRV, since = obj.GetResourceVersion(), time.Now()
+			return false, nil
+		}
+		return time.Since(since) >= 1500*time.Millisecond, nil
+	})
+	if err != nil {
+		t.Fatalf("%s never settled (HostSynced, then no write for 1.5 s): %v", name, err)
+	}
 }
