@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -13,6 +14,7 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/client-go/tools/cache"
 
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -133,4 +135,12 @@ func CacheNamespace(t, ns string) string {
 // ObjectKey is the key of the syncer's cached copy of a tenant object.
 func ObjectKey(t, ns, name string) string {
 	return CacheNamespace(t, ns) + "/" + name
+}
+
+// CachedKey is the queue key of the cached copy of a namespaced tenant
+// object: its tenant is its tenant.io/tenant label, its metadata.namespace
+// is CacheNamespace(tenant, namespace).
+func CachedKey(labels map[string]string, cacheNamespace, name string) queue.Key {
+	t := labels[tenancy.TenantLabel]
+	return queue.Key{Tenant: t, Namespace: strings.TrimPrefix(cacheNamespace, t+"/"), Name: name}
 }

@@ -93,19 +93,8 @@ func (c *Controller) EnqueueAll() {
 
 func (c *Controller) enqueue(obj interface{}) {
 	if fip, ok := controller.Unwrap(obj).(*tenant.FloatingIP); ok {
-		c.Queue.Add(keyOf(fip.Labels, fip.Namespace, fip.Name))
+		c.Queue.Add(controller.CachedKey(fip.Labels, fip.Namespace, fip.Name))
 	}
-}
-
-// keyOf is the queue key of a cached tenant object: its cache namespace is
-// "<tenant>/<namespace>", its tenant label the tenant.
-func keyOf(labels map[string]string, cacheNamespace, name string) queue.Key {
-	t := labels[hostnames.TenantLabel]
-	ns := cacheNamespace
-	if len(ns) > len(t) && ns[:len(t)+1] == t+"/" {
-		ns = ns[len(t)+1:]
-	}
-	return queue.Key{Tenant: t, Namespace: ns, Name: name}
 }
 
 func (c *Controller) enqueueNamespace(ns *tenant.Namespace) {
@@ -122,7 +111,7 @@ func (c *Controller) enqueueTenant(t, ns string) {
 	}
 	for _, obj := range objs {
 		fip := obj.(*tenant.FloatingIP)
-		if k := keyOf(fip.Labels, fip.Namespace, fip.Name); ns == "" || k.Namespace == ns {
+		if k := controller.CachedKey(fip.Labels, fip.Namespace, fip.Name); ns == "" || k.Namespace == ns {
 			c.Queue.Add(k)
 		}
 	}

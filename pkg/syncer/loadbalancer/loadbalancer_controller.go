@@ -87,19 +87,8 @@ func (c *Controller) EnqueueAll() {
 
 func (c *Controller) enqueue(obj interface{}) {
 	if lb, ok := controller.Unwrap(obj).(*tenant.LoadBalancer); ok {
-		c.Queue.Add(keyOf(lb.Labels, lb.Namespace, lb.Name))
+		c.Queue.Add(controller.CachedKey(lb.Labels, lb.Namespace, lb.Name))
 	}
-}
-
-// keyOf is the queue key of a cached tenant object: its cache namespace is
-// "<tenant>/<namespace>", its tenant label the tenant.
-func keyOf(labels map[string]string, cacheNamespace, name string) queue.Key {
-	t := labels[hostnames.TenantLabel]
-	ns := cacheNamespace
-	if len(ns) > len(t) && ns[:len(t)+1] == t+"/" {
-		ns = ns[len(t)+1:]
-	}
-	return queue.Key{Tenant: t, Namespace: ns, Name: name}
 }
 
 func (c *Controller) enqueueNamespace(ns *tenant.Namespace) {
@@ -116,7 +105,7 @@ func (c *Controller) enqueueTenant(t, ns string) {
 	}
 	for _, obj := range objs {
 		lb := obj.(*tenant.LoadBalancer)
-		if k := keyOf(lb.Labels, lb.Namespace, lb.Name); ns == "" || k.Namespace == ns {
+		if k := controller.CachedKey(lb.Labels, lb.Namespace, lb.Name); ns == "" || k.Namespace == ns {
 			c.Queue.Add(k)
 		}
 	}
