@@ -7,6 +7,10 @@
 #     types (the project ships no CRD manifests in that module), so the CEL
 #     rules (x-kubernetes-validations) of the types are enforced by the host.
 #   - MetalLB and FRR-k8s: copied from each module's config/crd/bases.
+#   - NetworkAttachmentDefinition (Multus): copied from the
+#     network-attachment-definition-client module's artifacts/networks-crd.yaml.
+#     OVN-Kubernetes renders every user-defined network into one in each
+#     namespace it selects; tenants must not write them (the guard policies).
 #
 # One file per CRD, named <group>_<plural>.yaml, each starting with a comment
 # that names its source.
@@ -21,6 +25,7 @@ OUT_DIR=${1:-${ROOT}/artifacts/host-crds}
 OVN_MODULE=github.com/ovn-kubernetes/ovn-kubernetes/go-controller
 METALLB_MODULE=go.universe.tf/metallb
 FRRK8S_MODULE=github.com/metallb/frr-k8s
+NAD_MODULE=github.com/k8snetworkplumbingwg/network-attachment-definition-client
 
 # The go-controller API packages whose kinds the syncer manages.
 OVN_PACKAGES=(
@@ -41,7 +46,7 @@ WORK_DIR=$(mktemp -d)
 trap 'rm -rf "${WORK_DIR}"' EXIT
 
 cd "${CRDS_DIR}"
-go mod download "${OVN_MODULE}" "${METALLB_MODULE}" "${FRRK8S_MODULE}" sigs.k8s.io/controller-tools
+go mod download "${OVN_MODULE}" "${METALLB_MODULE}" "${FRRK8S_MODULE}" "${NAD_MODULE}" sigs.k8s.io/controller-tools
 
 module_dir() { go list -m -f '{{.Dir}}' "$1"; }
 module_ref() { go list -m -f '{{.Path}}@{{.Version}}' "$1"; }
@@ -82,6 +87,11 @@ for module in "${METALLB_MODULE}" "${FRRK8S_MODULE}"; do
     emit "${f}" "$(module_ref "${module}") config/crd/bases/$(basename "${f}")"
   done
 done
+
+# The module names its CRD file networks-crd.yaml: give it the name emit checks.
+mkdir -p "${WORK_DIR}/nad"
+cp "$(module_dir "${NAD_MODULE}")/artifacts/networks-crd.yaml" "${WORK_DIR}/nad/k8s.cni.cncf.io_network-attachment-definitions.yaml"
+emit "${WORK_DIR}/nad/k8s.cni.cncf.io_network-attachment-definitions.yaml" "$(module_ref "${NAD_MODULE}") artifacts/networks-crd.yaml"
 
 mkdir -p "${OUT_DIR}"
 rm -f "${OUT_DIR}"/*.yaml

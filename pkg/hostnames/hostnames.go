@@ -59,6 +59,19 @@ const (
 	// user-defined network; it is only honoured when set at creation.
 	PrimaryUDNLabel = "k8s.ovn.org/primary-user-defined-network"
 
+	// PodSecurityEnforceLabel, PodSecurityAuditLabel and
+	// PodSecurityWarnLabel set the Pod Security Standard level that the
+	// host's Pod Security admission enforces, audits and warns about in a
+	// namespace; the syncer sets all three on every host namespace to the
+	// tenant's level.
+	PodSecurityEnforceLabel = "pod-security.kubernetes.io/enforce"
+	PodSecurityAuditLabel   = "pod-security.kubernetes.io/audit"
+	PodSecurityWarnLabel    = "pod-security.kubernetes.io/warn"
+	// OpenShiftPodSecurityLabelSync set to "false" keeps OpenShift's
+	// pod security label synchroniser from rewriting the Pod Security labels
+	// of a namespace from the SCCs its service accounts may use.
+	OpenShiftPodSecurityLabelSync = "security.openshift.io/scc.podSecurityLabelSync"
+
 	// PodLabel is the label the syncer puts on the Pod a FloatingIP
 	// targets, with the pod's own name as value: a Service and an
 	// EgressIP can select a pod by label only.

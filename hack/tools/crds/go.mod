@@ -3,6 +3,7 @@ module tenant.io/tenant-apiserver/hack/tools/crds
 go 1.26.0
 
 require (
+	github.com/k8snetworkplumbingwg/network-attachment-definition-client v1.7.7
 	github.com/metallb/frr-k8s v0.0.20
 	github.com/ovn-kubernetes/ovn-kubernetes/go-controller v0.0.0-20260707145430-b93b6a72bc15
 	go.universe.tf/metallb v0.15.2

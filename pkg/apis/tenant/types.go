@@ -70,7 +70,28 @@ type TenantSpec struct {
 	PublicIPs TenantPublicIPs
 	// quota limits how many objects of each kind the tenant may own.
 	Quota TenantQuota
+	// podSecurity is the Pod Security Standard that the host enforces on the
+	// pods of every host namespace of the tenant.
+	PodSecurity TenantPodSecurity
 }
+
+// TenantPodSecurity is the Pod Security Standard of a tenant's host namespaces.
+type TenantPodSecurity struct {
+	// level is "restricted" (the default) or "baseline"; never "privileged".
+	Level PodSecurityLevel
+}
+
+// PodSecurityLevel is a Pod Security Standard level, as the host's Pod
+// Security admission names it.
+type PodSecurityLevel string
+
+// The Pod Security Standard levels a tenant may get, and the one it may not.
+const (
+	PodSecurityLevelRestricted PodSecurityLevel = "restricted"
+	PodSecurityLevelBaseline   PodSecurityLevel = "baseline"
+	// PodSecurityLevelPrivileged is named only to refuse it.
+	PodSecurityLevelPrivileged PodSecurityLevel = "privileged"
+)
 
 // TenantMembers lists the users and groups of a tenant.
 type TenantMembers struct {

@@ -88,6 +88,8 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &tenantv1alpha1.TenantNetworkApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("TenantNetworkStatus"):
 		return &tenantv1alpha1.TenantNetworkStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("TenantPodSecurity"):
+		return &tenantv1alpha1.TenantPodSecurityApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("TenantPublicIPs"):
 		return &tenantv1alpha1.TenantPublicIPsApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("TenantQuota"):

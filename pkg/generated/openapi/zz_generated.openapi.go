@@ -127,6 +127,7 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.TenantMembers{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_TenantMembers(ref),
 		v1alpha1.TenantNetwork{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_TenantNetwork(ref),
 		v1alpha1.TenantNetworkStatus{}.OpenAPIModelName():   schema_pkg_apis_tenant_v1alpha1_TenantNetworkStatus(ref),
+		v1alpha1.TenantPodSecurity{}.OpenAPIModelName():     schema_pkg_apis_tenant_v1alpha1_TenantPodSecurity(ref),
 		v1alpha1.TenantPublicIPs{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_TenantPublicIPs(ref),
 		v1alpha1.TenantQuota{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_TenantQuota(ref),
 		v1alpha1.TenantSpec{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_TenantSpec(ref),
@@ -4711,6 +4712,26 @@ func schema_pkg_apis_tenant_v1alpha1_TenantNetworkStatus(ref common.ReferenceCal
 	}
 }
 
+func schema_pkg_apis_tenant_v1alpha1_TenantPodSecurity(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "TenantPodSecurity is the Pod Security Standard of a tenant's host namespaces.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"level": {
+						SchemaProps: spec.SchemaProps{
+							Description: "level is the Pod Security Standard that the host enforces, audits and warns about in every host namespace of the tenant: \"restricted\" (the default) or \"baseline\". A tenant's pods never run \"privileged\": that is root on the node.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_tenant_v1alpha1_TenantPublicIPs(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4814,12 +4835,19 @@ func schema_pkg_apis_tenant_v1alpha1_TenantSpec(ref common.ReferenceCallback) co
 							Ref:         ref(v1alpha1.TenantQuota{}.OpenAPIModelName()),
 						},
 					},
+					"podSecurity": {
+						SchemaProps: spec.SchemaProps{
+							Description: "podSecurity is the Pod Security Standard that the host enforces on the pods of every host namespace of the tenant.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.TenantPodSecurity{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"network"},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.TenantMembers{}.OpenAPIModelName(), v1alpha1.TenantNetwork{}.OpenAPIModelName(), v1alpha1.TenantPublicIPs{}.OpenAPIModelName(), v1alpha1.TenantQuota{}.OpenAPIModelName()},
+			v1alpha1.TenantMembers{}.OpenAPIModelName(), v1alpha1.TenantNetwork{}.OpenAPIModelName(), v1alpha1.TenantPodSecurity{}.OpenAPIModelName(), v1alpha1.TenantPublicIPs{}.OpenAPIModelName(), v1alpha1.TenantQuota{}.OpenAPIModelName()},
 	}
 }
 

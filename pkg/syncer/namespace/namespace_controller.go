@@ -46,8 +46,9 @@ func New(src *controller.Sources) (*Controller, error) {
 	}); err != nil {
 		return nil, err
 	}
-	// A Tenant's members are the subjects of its RoleBindings; a Tenant
-	// being deleted hands its namespaces over to offboarding. Nothing else
+	// A Tenant's members are the subjects of its RoleBindings, its Pod
+	// Security level is on every host namespace; a Tenant being deleted
+	// hands its namespaces over to offboarding. Nothing else
 	// of a Tenant matters here: most of its updates (quota usage on every
 	// create, its conditions) would otherwise re-queue every Namespace of
 	// the tenant, and a tenant's new Namespace would wait behind them.
@@ -55,7 +56,7 @@ func New(src *controller.Sources) (*Controller, error) {
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*tenant.Tenant), obj.(*tenant.Tenant)
 			if o.UID != n.UID || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) ||
-				!reflect.DeepEqual(o.Spec.Members, n.Spec.Members) {
+				!reflect.DeepEqual(o.Spec.Members, n.Spec.Members) || o.Spec.PodSecurity != n.Spec.PodSecurity {
 				c.enqueueTenant(obj)
 			}
 		},

@@ -84,28 +84,45 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 // sync makes the host namespace and its RoleBinding match ns.
 func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, ns *tenant.Namespace, hostName string) (outcome, error) {
 	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: hostnames.NamespaceLabel, Name: ns.Name, OwnerUID: ns.UID}
-	out, err := c.syncNamespace(ctx, marks, ns, hostName)
+	out, err := c.syncNamespace(ctx, marks, t, ns, hostName)
 	if err != nil || !out.synced {
 		return out, err
 	}
 	return c.syncRoleBinding(ctx, marks, t, hostName)
 }
 
-// wantNamespaceLabels are the labels of the host namespace of ns: the
-// marks, the primary network by tenant name and by host name (which the
-// network's ClusterUserDefinedNetwork and EgressIP select by), and the
-// label that makes OVN-Kubernetes give the namespace a primary
-// user-defined network; all are set when the namespace is created.
-func wantNamespaceLabels(marks hostnames.Marks, ns *tenant.Namespace) map[string]string {
+// wantNamespaceLabels are the labels of the host namespace of ns in
+// tenant t: the marks, the primary network by tenant name and by host name
+// (which the network's ClusterUserDefinedNetwork and EgressIP select by),
+// the label that makes OVN-Kubernetes give the namespace a primary
+// user-defined network, and the tenant's Pod Security level; all are set
+// when the namespace is created, and the level follows the Tenant.
+func wantNamespaceLabels(marks hostnames.Marks, t *tenant.Tenant, ns *tenant.Namespace) map[string]string {
 	l := marks.Labels()
 	l[hostnames.NetworkLabel] = ns.Spec.Network
 	l[hostnames.HostNetworkLabel] = hostnames.ClusterUserDefinedNetwork(marks.TenantUID, ns.Spec.Network)
 	l[hostnames.PrimaryUDNLabel] = ""
+	level := string(PodSecurityLevel(t))
+	l[hostnames.PodSecurityEnforceLabel] = level
+	l[hostnames.PodSecurityAuditLabel] = level
+	l[hostnames.PodSecurityWarnLabel] = level
+	l[hostnames.OpenShiftPodSecurityLabelSync] = "false"
 	return l
 }
 
-func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, ns *tenant.Namespace, hostName string) (outcome, error) {
-	wantLabels := wantNamespaceLabels(marks, ns)
+// PodSecurityLevel is the Pod Security Standard level of t's host
+// namespaces: its spec's, and restricted for anything else, so that no
+// value (an object stored before the field existed, or one that validation
+// would refuse) ever lowers it.
+func PodSecurityLevel(t *tenant.Tenant) tenant.PodSecurityLevel {
+	if t.Spec.PodSecurity.Level == tenant.PodSecurityLevelBaseline {
+		return tenant.PodSecurityLevelBaseline
+	}
+	return tenant.PodSecurityLevelRestricted
+}
+
+func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, t *tenant.Tenant, ns *tenant.Namespace, hostName string) (outcome, error) {
+	wantLabels := wantNamespaceLabels(marks, t, ns)
 	var host *corev1.Namespace
 	if obj, exists, err := c.src.HostNamespaces.GetStore().GetByKey(hostName); err != nil {
 		return outcome{}, err

@@ -12,14 +12,19 @@ import (
 // the stack runs: what makes host Namespaces finish terminating, garbage
 // collects owned objects, gives every namespace its default
 // ServiceAccount, and fills the aggregated ClusterRoles (admin, edit, view)
-// that tenant members are bound to in their host namespaces. No node, IPAM,
-// route or workload controller runs: there are no nodes.
+// that tenant members are bound to in their host namespaces, and makes the
+// pods of Deployments (under the admission a tenant's own pods get: the guard
+// policies must hold for pods a controller makes from a tenant's template).
+// No node, IPAM or route controller runs: there are no nodes, and the pods
+// stay Pending.
 var ControllerManagerControllers = []string{
 	"namespace-controller",
 	"garbage-collector-controller",
 	"serviceaccount-controller",
 	"serviceaccount-token-controller",
 	"clusterrole-aggregation-controller",
+	"deployment-controller",
+	"replicaset-controller",
 }
 
 // startControllerManager runs kube-controller-manager against the host as

@@ -397,11 +397,19 @@ func networkOf(ns *tenantv1alpha1.Namespace) string {
 // syncer must make of tenant Namespace ns of tenant tn.
 func hostNamespaceProblems(hn *corev1.Namespace, tn *tenantv1alpha1.Tenant, ns *tenantv1alpha1.Namespace) []string {
 	var p []string
+	level := string(tn.Spec.PodSecurity.Level)
+	if level == "" {
+		level = string(tenantv1alpha1.PodSecurityLevelRestricted)
+	}
 	want := map[string]string{
-		hostnames.TenantLabel:     tn.Name,
-		hostnames.NamespaceLabel:  ns.Name,
-		hostnames.NetworkLabel:    networkOf(ns),
-		hostnames.PrimaryUDNLabel: "",
+		hostnames.TenantLabel:                   tn.Name,
+		hostnames.NamespaceLabel:                ns.Name,
+		hostnames.NetworkLabel:                  networkOf(ns),
+		hostnames.PrimaryUDNLabel:               "",
+		hostnames.PodSecurityEnforceLabel:       level,
+		hostnames.PodSecurityAuditLabel:         level,
+		hostnames.PodSecurityWarnLabel:          level,
+		hostnames.OpenShiftPodSecurityLabelSync: "false",
 	}
 	for k, v := range want {
 		if got, ok := hn.Labels[k]; !ok || got != v {
@@ -731,4 +739,29 @@ func poolFree(ctx context.Context, t *testing.T, admin clientset.Interface) map[
 		return done, strings.Join(state, "; ")
 	})
 	return free
+}
+
+// restrictedPod is a pod that the Pod Security Standard "restricted" admits,
+// which every host namespace of a tenant enforces by default. Nothing runs
+// it: no kubelet is part of the stack, so it stays Pending.
+func restrictedPod(ns, name string) *corev1.Pod {
+	no, yes := false, true
+	return &corev1.Pod{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: corev1.PodSpec{
+			SecurityContext: &corev1.PodSecurityContext{
+				RunAsNonRoot:   &yes,
+				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+			},
+			Containers: []corev1.Container{{
+				Name:  "app",
+				Image: "registry.invalid/app:1",
+				SecurityContext: &corev1.SecurityContext{
+					AllowPrivilegeEscalation: &no,
+					Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+				},
+			}},
+		},
+	}
 }

@@ -41,6 +41,14 @@ const (
 	fipUser      = "finn"  // TestFloatingIPs
 	isoUserA     = "ines"  // TestPublicIPIsolation, tenant A
 	isoUserB     = "ivan"  // TestPublicIPIsolation, tenant B
+
+	backDoorUser       = "bob" // TestHostBackDoors: the attacking tenant's member
+	overGrantedUser    = "rex" // TestHostBackDoors: a member of it with more host RBAC than the product gives
+	backDoorVictimUser = "tom" // TestHostBackDoors: the victim tenant's member
+	podSecurityUser    = "pat" // TestPodSecurityLevels
+	mtbUser            = "mel" // TestMultiTenancyBenchmark: the tenant member performing the checks
+	mtbOverGrantedUser = "moe" // TestMultiTenancyBenchmark: its over-granted co-member
+	mtbVictimUser      = "max" // TestMultiTenancyBenchmark: the other tenant's member
 )
 
 func TestMain(m *testing.M) {
@@ -56,6 +64,8 @@ func TestMain(m *testing.M) {
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
 			{Name: networkUser}, {Name: celUser},
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB},
+			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
+			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},
 		},
 		Setup: framework.DemoPools,
 	}))

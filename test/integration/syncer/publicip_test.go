@@ -302,11 +302,13 @@ func TestFloatingIPs(t *testing.T) {
 	}
 
 	// A pod (no kubelet runs here: it stays Pending, which is enough).
-	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: hostNS}, Spec: corev1.PodSpec{
-		Containers: []corev1.Container{{Name: "web", Image: "registry.invalid/web:1"}}}}
-	if _, err := host.CoreV1().Pods(hostNS).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	pod := restrictedPod(hostNS, "web")
+	eventually(ctx, t, syncTimeout, "pod web created in "+hostNS, func(ctx context.Context) (bool, string) {
+		// Until kube-controller-manager made the namespace's default
+		// ServiceAccount, admission refuses pods.
+		_, err := host.CoreV1().Pods(hostNS).Create(ctx, pod, metav1.CreateOptions{})
+		return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
+	})
 	t.Cleanup(func() {
 		_ = host.CoreV1().Pods(hostNS).Delete(context.Background(), "web", metav1.DeleteOptions{GracePeriodSeconds: new(int64)})
 	})

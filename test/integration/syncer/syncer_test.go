@@ -685,10 +685,7 @@ func TestOffboarding(t *testing.T) {
 
 	// A pod on the host (nothing schedules it: it stays Pending) and a
 	// FloatingIP.
-	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: devHost},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "x"}}},
-	}
+	pod := restrictedPod(devHost, "web")
 	eventually(ctx, t, syncTimeout, "pod web created in "+devHost, func(ctx context.Context) (bool, string) {
 		// Until kube-controller-manager made the namespace's default
 		// ServiceAccount, admission refuses pods.

@@ -38,6 +38,14 @@ func SetDefaults_TenantQuota(obj *TenantQuota) {
 	defaultInt32(&obj.LoadBalancers, DefaultQuotaLoadBalancers)
 }
 
+// SetDefaults_TenantPodSecurity makes restricted the Pod Security Standard
+// of a tenant that names none.
+func SetDefaults_TenantPodSecurity(obj *TenantPodSecurity) {
+	if obj.Level == "" {
+		obj.Level = PodSecurityLevelRestricted
+	}
+}
+
 // SetDefaults_NamespaceSpec attaches a Namespace to the tenant's default Network.
 func SetDefaults_NamespaceSpec(obj *NamespaceSpec) {
 	if obj.Network == "" {

@@ -67,7 +67,37 @@ type TenantSpec struct {
 	// quota limits how many objects of each kind the tenant may own.
 	// +optional
 	Quota TenantQuota `json:"quota,omitempty"`
+	// podSecurity is the Pod Security Standard that the host enforces on the
+	// pods of every host namespace of the tenant.
+	// +optional
+	PodSecurity TenantPodSecurity `json:"podSecurity,omitempty"`
 }
+
+// TenantPodSecurity is the Pod Security Standard of a tenant's host namespaces.
+type TenantPodSecurity struct {
+	// level is the Pod Security Standard that the host enforces, audits and
+	// warns about in every host namespace of the tenant: "restricted" (the
+	// default) or "baseline". A tenant's pods never run "privileged": that is
+	// root on the node.
+	// +optional
+	Level PodSecurityLevel `json:"level,omitempty"`
+}
+
+// PodSecurityLevel is a Pod Security Standard level, as the host's Pod
+// Security admission names it.
+type PodSecurityLevel string
+
+// The Pod Security Standard levels a tenant may get.
+const (
+	// PodSecurityLevelRestricted is the hardened standard: non-root, no
+	// privilege escalation, all capabilities dropped but NET_BIND_SERVICE,
+	// a RuntimeDefault or Localhost seccomp profile.
+	PodSecurityLevelRestricted PodSecurityLevel = "restricted"
+	// PodSecurityLevelBaseline stops the known privilege escalations (host
+	// namespaces, host paths and ports, privileged containers, added
+	// capabilities beyond the default set) but lets containers run as root.
+	PodSecurityLevelBaseline PodSecurityLevel = "baseline"
+)
 
 // TenantMembers lists the users and groups of a tenant.
 type TenantMembers struct {

@@ -96,6 +96,7 @@ func SetObjectDefaults_NetworkList(in *NetworkList) {
 
 func SetObjectDefaults_Tenant(in *Tenant) {
 	SetDefaults_TenantQuota(&in.Spec.Quota)
+	SetDefaults_TenantPodSecurity(&in.Spec.PodSecurity)
 }
 
 func SetObjectDefaults_TenantList(in *TenantList) {

@@ -207,6 +207,11 @@ func (in TenantNetworkStatus) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in TenantPodSecurity) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.TenantPodSecurity"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in TenantPublicIPs) OpenAPIModelName() string {
 	return "io.tenant.v1alpha1.TenantPublicIPs"
 }

@@ -102,7 +102,18 @@ func validateTenantSpec(spec *tenant.TenantSpec, fldPath *field.Path) field.Erro
 	allErrs = append(allErrs, validateTenantNetwork(&spec.Network, fldPath.Child("network"))...)
 	allErrs = append(allErrs, validateInt64Range(int64(spec.PublicIPs.Count), 0, MaxPublicIPs, fldPath.Child("publicIPs", "count"))...)
 	allErrs = append(allErrs, validateTenantQuota(&spec.Quota, fldPath.Child("quota"))...)
+	allErrs = append(allErrs, validatePodSecurityLevel(spec.PodSecurity.Level, fldPath.Child("podSecurity", "level"))...)
 	return allErrs
+}
+
+var supportedPodSecurityLevels = []tenant.PodSecurityLevel{tenant.PodSecurityLevelRestricted, tenant.PodSecurityLevelBaseline}
+
+func validatePodSecurityLevel(level tenant.PodSecurityLevel, fldPath *field.Path) field.ErrorList {
+	if level == tenant.PodSecurityLevelPrivileged {
+		return field.ErrorList{field.Invalid(fldPath, level,
+			`a tenant's pods never run privileged (that is root on the node): use "restricted" or "baseline"`)}
+	}
+	return validateEnum(level, supportedPodSecurityLevels, true, fldPath)
 }
 
 // anonymousUser is the user name of unauthenticated requests.

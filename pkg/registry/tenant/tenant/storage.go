@@ -38,5 +38,6 @@ var columns = []base.Column[*tenant.Tenant]{
 		return base.OrNone(o.Spec.Network.CIDR)
 	}},
 	{Name: "Public IPs", Type: "integer", Description: "Number of public IPv4 addresses asked for.", Cell: func(o *tenant.Tenant) interface{} { return int64(o.Spec.PublicIPs.Count) }},
+	{Name: "Pod Security", Type: "string", Priority: 1, Description: "Pod Security Standard enforced in the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return base.OrNone(string(o.Spec.PodSecurity.Level)) }},
 	{Name: "Namespace Prefix", Type: "string", Priority: 1, Description: "Prefix of the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return base.OrNone(o.Status.NamespacePrefix) }},
 }

@@ -35,6 +35,9 @@ type TenantSpecApplyConfiguration struct {
 	PublicIPs *TenantPublicIPsApplyConfiguration `json:"publicIPs,omitempty"`
 	// quota limits how many objects of each kind the tenant may own.
 	Quota *TenantQuotaApplyConfiguration `json:"quota,omitempty"`
+	// podSecurity is the Pod Security Standard that the host enforces on the
+	// pods of every host namespace of the tenant.
+	PodSecurity *TenantPodSecurityApplyConfiguration `json:"podSecurity,omitempty"`
 }
 
 // TenantSpecApplyConfiguration constructs a declarative configuration of the TenantSpec type for use with
@@ -80,5 +83,13 @@ func (b *TenantSpecApplyConfiguration) WithPublicIPs(value *TenantPublicIPsApply
 // If called multiple times, the Quota field is set to the value of the last call.
 func (b *TenantSpecApplyConfiguration) WithQuota(value *TenantQuotaApplyConfiguration) *TenantSpecApplyConfiguration {
 	b.Quota = value
+	return b
+}
+
+// WithPodSecurity sets the PodSecurity field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodSecurity field is set to the value of the last call.
+func (b *TenantSpecApplyConfiguration) WithPodSecurity(value *TenantPodSecurityApplyConfiguration) *TenantSpecApplyConfiguration {
+	b.PodSecurity = value
 	return b
 }
