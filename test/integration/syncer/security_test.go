@@ -204,6 +204,14 @@ func TestHostBackDoors(t *testing.T) {
 		refused(ctx, t, bob, ra, msgRBAC)
 		refused(ctx, t, rex, ra, "routeadvertisements.k8s.ovn.org "+msgNetworkingKind)
 	})
+	t.Run("ClusterUserDefinedNetwork", func(t *testing.T) {
+		cudn := object("k8s.ovn.org/v1", "ClusterUserDefinedNetwork", "", "steal-"+randomHex(t, 3), map[string]interface{}{"spec": map[string]interface{}{
+			"namespaceSelector": map[string]interface{}{"matchLabels": map[string]string{hostnames.TenantLabel: env.victim.Name}},
+			"network": map[string]interface{}{"topology": "Layer2", "layer2": map[string]interface{}{
+				"role": "Primary", "subnets": []string{"10.100.0.0/16"}}}}})
+		refused(ctx, t, bob, cudn, msgRBAC)
+		refused(ctx, t, rex, cudn, "clusteruserdefinednetworks.k8s.ovn.org "+msgNetworkingKind)
+	})
 	t.Run("IPAddressPool", func(t *testing.T) {
 		pool := object("metallb.io/v1beta1", "IPAddressPool", "metallb-system", "steal-"+randomHex(t, 3), map[string]interface{}{
 			"spec": map[string]interface{}{"addresses": []string{victimIP + "/32"}}})
@@ -218,6 +226,17 @@ func TestHostBackDoors(t *testing.T) {
 			refusedCommand(ctx, t, bob, args, msgRBAC)
 			refusedCommand(ctx, t, rex, args, msgNamespaceLabel)
 		}
+	})
+	t.Run("NamespaceTenantLabels", func(t *testing.T) {
+		// Moving a namespace to another tenant or off its network.
+		for _, label := range []string{hostnames.TenantLabel + "=" + env.victim.Name, hostnames.TenantLabel + "-",
+			hostnames.PrimaryUDNLabel + "-", "tenant.io/extra=1"} {
+			args := []string{"label", "namespace", own, "--overwrite", label}
+			refusedCommand(ctx, t, bob, args, msgRBAC)
+			refusedCommand(ctx, t, rex, args, msgNamespaceLabel)
+		}
+		// Labels of its own are not the policy's business.
+		kubectl(ctx, t, rex, "label", "namespace", own, "team=web")
 	})
 	t.Run("NamespaceOutsideTheTenantModel", func(t *testing.T) {
 		ns := object("v1", "Namespace", "", env.victim.Status.NamespacePrefix+"-mine", map[string]interface{}{})

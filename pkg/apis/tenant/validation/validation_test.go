@@ -165,6 +165,10 @@ func TestValidateTenant(t *testing.T) {
 		{name: "prefixLength too small", mutate: func(o *tenant.Tenant) { o.Spec.Network = tenant.TenantNetwork{PrefixLength: ptr[int32](31)} }, want: []wantErr{invalid("spec.network.prefixLength")}},
 		{name: "prefixLength too large", mutate: func(o *tenant.Tenant) { o.Spec.Network = tenant.TenantNetwork{PrefixLength: ptr[int32](7)} }, want: []wantErr{invalid("spec.network.prefixLength")}},
 		{name: "publicIPs count too high", mutate: func(o *tenant.Tenant) { o.Spec.PublicIPs.Count = 257 }, want: []wantErr{invalid("spec.publicIPs.count")}},
+		{name: "pod security baseline", mutate: func(o *tenant.Tenant) { o.Spec.PodSecurity.Level = tenant.PodSecurityLevelBaseline }},
+		{name: "pod security restricted", mutate: func(o *tenant.Tenant) { o.Spec.PodSecurity.Level = tenant.PodSecurityLevelRestricted }},
+		{name: "pod security privileged", mutate: func(o *tenant.Tenant) { o.Spec.PodSecurity.Level = tenant.PodSecurityLevelPrivileged }, want: []wantErr{invalid("spec.podSecurity.level")}},
+		{name: "pod security unknown", mutate: func(o *tenant.Tenant) { o.Spec.PodSecurity.Level = "Restricted" }, want: []wantErr{notSupported("spec.podSecurity.level")}},
 		{name: "publicIPs count negative", mutate: func(o *tenant.Tenant) { o.Spec.PublicIPs.Count = -1 }, want: []wantErr{invalid("spec.publicIPs.count")}},
 		{name: "quota negative and too high", mutate: func(o *tenant.Tenant) {
 			o.Spec.Quota.Namespaces = ptr[int32](-1)
