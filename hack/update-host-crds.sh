@@ -7,6 +7,9 @@
 #     types (the project ships no CRD manifests in that module), so the CEL
 #     rules (x-kubernetes-validations) of the types are enforced by the host.
 #   - MetalLB and FRR-k8s: copied from each module's config/crd/bases.
+#   - KubeVirt VirtualMachine and VirtualMachineInstance: generated with
+#     controller-gen from the kubevirt.io/api types (floats allowed: KubeVirt's
+#     types have some), without KubeVirt's subresources and printer columns.
 #   - NetworkAttachmentDefinition (Multus): copied from the
 #     network-attachment-definition-client module's artifacts/networks-crd.yaml.
 #     OVN-Kubernetes renders every user-defined network into one in each
@@ -26,6 +29,9 @@ OVN_MODULE=github.com/ovn-kubernetes/ovn-kubernetes/go-controller
 METALLB_MODULE=go.universe.tf/metallb
 FRRK8S_MODULE=github.com/metallb/frr-k8s
 NAD_MODULE=github.com/k8snetworkplumbingwg/network-attachment-definition-client
+KUBEVIRT_MODULE=kubevirt.io/api
+# The KubeVirt kinds tenants run VMs with; the package has others (KubeVirt, migrations, presets...).
+KUBEVIRT_CRDS=(kubevirt.io_virtualmachines kubevirt.io_virtualmachineinstances)
 
 # The go-controller API packages whose kinds the syncer manages.
 OVN_PACKAGES=(
@@ -46,7 +52,7 @@ WORK_DIR=$(mktemp -d)
 trap 'rm -rf "${WORK_DIR}"' EXIT
 
 cd "${CRDS_DIR}"
-go mod download "${OVN_MODULE}" "${METALLB_MODULE}" "${FRRK8S_MODULE}" "${NAD_MODULE}" sigs.k8s.io/controller-tools
+go mod download "${OVN_MODULE}" "${METALLB_MODULE}" "${FRRK8S_MODULE}" "${NAD_MODULE}" "${KUBEVIRT_MODULE}" sigs.k8s.io/controller-tools
 
 module_dir() { go list -m -f '{{.Dir}}' "$1"; }
 module_ref() { go list -m -f '{{.Path}}@{{.Version}}' "$1"; }
@@ -86,6 +92,12 @@ for module in "${METALLB_MODULE}" "${FRRK8S_MODULE}"; do
   for f in "${dir}"/config/crd/bases/*.yaml; do
     emit "${f}" "$(module_ref "${module}") config/crd/bases/$(basename "${f}")"
   done
+done
+
+mkdir -p "${WORK_DIR}/kubevirt"
+"${CONTROLLER_GEN}" crd:crdVersions=v1,allowDangerousTypes=true "paths=${KUBEVIRT_MODULE}/core/v1" "output:crd:dir=${WORK_DIR}/kubevirt"
+for crd in "${KUBEVIRT_CRDS[@]}"; do
+  emit "${WORK_DIR}/kubevirt/${crd}.yaml" "$(module_ref "${KUBEVIRT_MODULE}") core/v1 with controller-gen $(module_ref sigs.k8s.io/controller-tools | cut -d@ -f2)"
 done
 
 # The module names its CRD file networks-crd.yaml: give it the name emit checks.

@@ -17,5 +17,6 @@ import (
 	_ "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
 	_ "go.universe.tf/metallb/api/v1beta1"
 	_ "go.universe.tf/metallb/api/v1beta2"
+	_ "kubevirt.io/api/core/v1"
 	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
 )

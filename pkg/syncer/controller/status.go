@@ -42,7 +42,7 @@ func UpdateStatus(ctx context.Context, statusStore *genericregistry.Store, t, ns
 			return old, nil
 		}
 		return obj, nil
-	}), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{FieldManager: "tenant-syncer"})
+	}), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{FieldManager: FieldManager})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

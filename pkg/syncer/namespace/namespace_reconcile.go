@@ -130,7 +130,7 @@ func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, t
 		host = obj.(*corev1.Namespace)
 	} else {
 		created := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostName, Labels: wantLabels, Annotations: marks.Annotations()}}
-		_, err := c.src.Host.CoreV1().Namespaces().Create(ctx, created, metav1.CreateOptions{FieldManager: "tenant-syncer"})
+		_, err := c.src.Host.CoreV1().Namespaces().Create(ctx, created, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		switch {
 		case err == nil:
 			klog.FromContext(ctx).V(2).Info("Created host namespace", "hostNamespace", hostName)
@@ -158,7 +158,7 @@ func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, t
 		for k, v := range wantLabels {
 			repaired.Labels[k] = v
 		}
-		if _, err := c.src.Host.CoreV1().Namespaces().Update(ctx, repaired, metav1.UpdateOptions{FieldManager: "tenant-syncer"}); err != nil {
+		if _, err := c.src.Host.CoreV1().Namespaces().Update(ctx, repaired, metav1.UpdateOptions{FieldManager: controller.FieldManager}); err != nil {
 			return outcome{}, err
 		}
 		klog.FromContext(ctx).Info("Repaired host namespace labels", "hostNamespace", hostName)
@@ -259,7 +259,7 @@ func (c *Controller) syncRoleBinding(ctx context.Context, marks hostnames.Marks,
 		return outcome{}, err
 	}
 	if !exists {
-		_, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: "tenant-syncer"})
+		_, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		if err == nil {
 			return outcome{active: true, synced: true}, nil
 		}
@@ -287,7 +287,7 @@ func (c *Controller) syncRoleBinding(ctx context.Context, marks hostnames.Marks,
 		repaired := have.DeepCopy()
 		repaired.Subjects = want.Subjects
 		marks.Apply(repaired)
-		if _, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: "tenant-syncer"}); err != nil {
+		if _, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: controller.FieldManager}); err != nil {
 			return outcome{}, err
 		}
 		klog.FromContext(ctx).V(2).Info("Updated members RoleBinding", "hostNamespace", hostName)

@@ -103,7 +103,7 @@ func (c *Controller) ensureMetalLB(ctx context.Context, o metallbObject, name st
 		u.SetName(name)
 		u.SetNamespace(ns)
 		marks.Apply(u)
-		_, err := client.Create(ctx, u, metav1.CreateOptions{FieldManager: "tenant-syncer"})
+		_, err := client.Create(ctx, u, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		if err == nil {
 			klog.FromContext(ctx).V(2).Info("Created MetalLB object", "kind", o.kind, "name", name)
 			return "", nil
@@ -128,7 +128,7 @@ func (c *Controller) ensureMetalLB(ctx context.Context, o metallbObject, name st
 	repaired := have.DeepCopy()
 	repaired.Object["spec"] = spec
 	marks.Apply(repaired)
-	if _, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: "tenant-syncer"}); err != nil {
+	if _, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: controller.FieldManager}); err != nil {
 		return "", err
 	}
 	klog.FromContext(ctx).Info("Repaired MetalLB object", "kind", o.kind, "name", name)

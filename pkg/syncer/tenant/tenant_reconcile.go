@@ -108,7 +108,7 @@ func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
 		resource string
 		obj      runtime.Object
 	}{{"networks", network}, {"namespaces", ns}} {
-		_, err := c.src.Storage[d.resource].Main.Create(asTenant, d.obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: "tenant-syncer"})
+		_, err := c.src.Storage[d.resource].Main.Create(asTenant, d.obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: controller.FieldManager})
 		switch {
 		case err == nil:
 			klog.FromContext(ctx).Info("Onboarding tenant: created its default " + d.resource[:len(d.resource)-1])
@@ -144,7 +144,7 @@ func (c *Controller) updateTenant(ctx context.Context, t *tenant.Tenant, mutate 
 			return old, nil
 		}
 		return live, nil
-	}), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{FieldManager: "tenant-syncer"})
+	}), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{FieldManager: controller.FieldManager})
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

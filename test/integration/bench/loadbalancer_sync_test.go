@@ -39,7 +39,7 @@ import (
 )
 
 // lbSizes are the sizes of BenchmarkLoadBalancerSync. The defaults are the
-// figures of issue 7; BENCH_LB_* environment variables override them for a
+// figures in docs/performance.md; BENCH_LB_* environment variables override them for a
 // quicker run (e.g. BENCH_LB_TENANTS=2 BENCH_LB_PER_TENANT=3).
 type lbSizes struct {
 	tenants   int // BENCH_LB_TENANTS: Tenants, each with its public IPs
@@ -130,7 +130,7 @@ func lbIPKey(t, ns, name string) string  { return "lbip/" + t + "/" + ns + "/" +
 func dirSvcKey(name string) string       { return "dirsvc/" + name }
 func dirIPKey(name string) string        { return "dirip/" + name }
 
-// BenchmarkLoadBalancerSync measures issue 7's LoadBalancer sync on a
+// BenchmarkLoadBalancerSync measures the LoadBalancer sync on a
 // stack of its own, in one run: 10 Tenants with 11 public IPs each are
 // created and Ready; a host namespace and a MetalLB pool of the tenants'
 // shape are made for the Services created directly. Then, side by side:
@@ -480,7 +480,7 @@ func (r *lbRun) oneByOne(ctx context.Context) {
 	})
 }
 
-// burst is issue 7's measurement: every LoadBalancer and direct Service
+// burst is the measurement the sync goal is about: every LoadBalancer and direct Service
 // at once, r.lz.workers creates in flight per side.
 func (r *lbRun) burst(ctx context.Context) {
 	r.sideBySide(ctx, step{

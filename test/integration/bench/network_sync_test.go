@@ -28,7 +28,7 @@ import (
 )
 
 // netSizes are the sizes of BenchmarkNetworkSync. The defaults are the
-// figures of issue 6; BENCH_NET_* environment variables override them for
+// figures in docs/performance.md; BENCH_NET_* environment variables override them for
 // a quicker run (e.g. BENCH_NET_TENANTS=5 BENCH_NET_PER_TENANT=4).
 type netSizes struct {
 	tenants   int // BENCH_NET_TENANTS: Tenants, each a /16 block
@@ -85,7 +85,7 @@ const netDirectPrefix = "bd"
 // cudnKey keys the host ClusterUserDefinedNetwork name, whoever made it.
 func cudnKey(name string) string { return "cudn/" + name }
 
-// BenchmarkNetworkSync measures issue 6's Network sync on a stack of its
+// BenchmarkNetworkSync measures the Network sync on a stack of its
 // own, in one run: 50 Tenants (a /16 block each) are created and Ready,
 // then, side by side, 500 tenant Networks (10 per tenant, each tenant's
 // member creating its own through the aggregator, 20 at a time) are timed

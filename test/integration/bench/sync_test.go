@@ -30,7 +30,7 @@ import (
 // it only turns a stuck syncer into a failure instead of a hang.
 const syncTimeout = 10 * time.Minute
 
-// BenchmarkSync measures the syncer of issue 5 on a stack of its own
+// BenchmarkSync measures the syncer's Namespace sync on a stack of its own
 // (tenant-apiserver flags from BENCH_SYNC_TENANT_APISERVER_ARGS), in four
 // steps of one run:
 //
@@ -52,7 +52,7 @@ const syncTimeout = 10 * time.Minute
 //     after the other; each Namespace is timed to its host namespace.
 //
 // The restart comes before the fairness step so that it resyncs exactly
-// 100 x 100 Namespaces. The sizes are those of issue 5; see syncSizes for
+// 100 x 100 Namespaces. The sizes are those of docs/performance.md; see syncSizes for
 // the BENCH_SYNC_* variables that shrink them.
 func BenchmarkSync(b *testing.B) {
 	if b.N > 1 {

@@ -57,14 +57,16 @@ func onboardSecurityEnv(ctx context.Context, t *testing.T, attacker, overGranted
 
 // tooMuchRBAC is host RBAC that no tenant member gets from the product: write
 // access to the networking kinds and to namespaces. overGranted holds it in
-// the security tests so that what refuses it is the guard policies.
+// the security tests so that what refuses it is the guard policies. It also
+// gives the VM rights that KubeVirt's aggregated roles give every namespace
+// admin on a cluster running KubeVirt (the test host has its CRDs only).
 const tooMuchRBAC = `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
   name: %[1]s
 rules:
-- apiGroups: ["k8s.ovn.org", "metallb.io", "frrk8s.metallb.io", "k8s.cni.cncf.io"]
+- apiGroups: ["k8s.ovn.org", "metallb.io", "frrk8s.metallb.io", "k8s.cni.cncf.io", "kubevirt.io"]
   resources: ["*"]
   verbs: ["*"]
 - apiGroups: [""]
@@ -171,4 +173,35 @@ func object(apiVersion, kind, ns, name string, fields map[string]interface{}) ma
 		obj[k] = v
 	}
 	return obj
+}
+
+// virtualMachineInstanceSpec is the spec of a KubeVirt VMI attached to the
+// networks named (multus "<namespace>/<name>", or none).
+func virtualMachineInstanceSpec(multusNetworks ...string) map[string]interface{} {
+	spec := map[string]interface{}{
+		"domain": map[string]interface{}{
+			"devices":   map[string]interface{}{},
+			"resources": map[string]interface{}{"requests": map[string]interface{}{"memory": "64Mi"}},
+		},
+	}
+	var networks []interface{}
+	for i, n := range multusNetworks {
+		networks = append(networks, map[string]interface{}{"name": fmt.Sprintf("net%d", i), "multus": map[string]interface{}{"networkName": n}})
+	}
+	if networks != nil {
+		spec["networks"] = networks
+	}
+	return spec
+}
+
+// virtualMachine is a stopped KubeVirt VM in ns whose template carries
+// annotations and the multus networks named.
+func virtualMachine(ns, name string, annotations map[string]string, multusNetworks ...string) map[string]interface{} {
+	template := map[string]interface{}{"spec": virtualMachineInstanceSpec(multusNetworks...)}
+	if annotations != nil {
+		template["metadata"] = map[string]interface{}{"annotations": annotations}
+	}
+	return object("kubevirt.io/v1", "VirtualMachine", ns, name, map[string]interface{}{
+		"spec": map[string]interface{}{"runStrategy": "Halted", "template": template},
+	})
 }

@@ -31,6 +31,7 @@ const (
 	msgNetworks       = "k8s.v1.cni.cncf.io/networks may select networks of the pod's own namespace only"
 	msgNetworksJSON   = "must be plain ASCII without escapes, and name networks without a namespace prefix"
 	msgNAD            = "NetworkAttachmentDefinitions in tenant namespaces are rendered by OVN-Kubernetes"
+	msgVMNetworks     = "a VM's multus networks may be networks of its own namespace only"
 	msgNetworkingKind = "are managed by the provider and tenant-apiserver"
 	msgNamespaceLabel = "are set by tenant-apiserver only"
 	// msgRBAC is what host RBAC says when a user may not use a resource at all.
@@ -162,6 +163,27 @@ func TestHostBackDoors(t *testing.T) {
 		if err != nil || len(pods.Items) != 0 {
 			t.Fatalf("pods of Deployment sneaky: %d (%v), want none", len(pods.Items), err)
 		}
+	})
+
+	// KubeVirt VMs: a VM's launcher pod is made by KubeVirt's controllers
+	// (exempt, as they annotate it), from the VM or VMI the tenant writes:
+	// those are checked. rex has the VM rights KubeVirt's aggregated roles
+	// give a namespace admin.
+	t.Run("VirtualMachineNetworkOfOtherNamespace", func(t *testing.T) {
+		refused(ctx, t, rex, virtualMachine(own, "vm-multus", nil, "mine", foreign+"/tenant-net"), msgVMNetworks)
+		refused(ctx, t, rex, virtualMachine(own, "vm-annotated", map[string]string{networks: foreign + "/tenant-net"}), msgNetworks, foreign)
+		refused(ctx, t, rex, object("kubevirt.io/v1", "VirtualMachineInstance", own, "vmi-multus", map[string]interface{}{
+			"spec": virtualMachineInstanceSpec(foreign + "/tenant-net")}), msgVMNetworks)
+	})
+	t.Run("VirtualMachineComponentAnnotations", func(t *testing.T) {
+		refused(ctx, t, rex, virtualMachine(own, "vm-ipamclaim", map[string]string{"k8s.ovn.org/primary-udn-ipamclaim": "other"}), msgPodAnnot)
+		vmi := object("kubevirt.io/v1", "VirtualMachineInstance", own, "vmi-default-net", map[string]interface{}{"spec": virtualMachineInstanceSpec()})
+		vmi["metadata"].(map[string]interface{})["annotations"] = map[string]string{"v1.multus-cni.io/default-network": foreign + "/tenant-net"}
+		refused(ctx, t, rex, vmi, msgPodAnnot)
+	})
+	t.Run("VirtualMachineOnOwnNetworks", func(t *testing.T) {
+		admitted(ctx, t, rex, virtualMachine(own, "vm-own", nil, own+"/tenant-net", "tenant-net"))
+		admitted(ctx, t, rex, virtualMachine(own, "vm-own-annotated", map[string]string{networks: own + "/tenant-net"}))
 	})
 
 	// Networking objects: RBAC refuses a tenant; the guard policies refuse
