@@ -112,7 +112,7 @@ func (c completedConfig) New() (*Server, error) {
 		membership = tenancy.NewMembership()
 		resolver = membership
 	}
-	watches := base.NewWatchRegistry(resolver)
+	watches := tenancy.NewWatchRegistry(resolver)
 	deps := base.Deps{
 		Resolver:   resolver,
 		Authorizer: c.GenericConfig.Authorization.Authorizer,
@@ -256,7 +256,7 @@ func reclaimAll(reclaims ...func(context.Context) (int, error)) func(context.Con
 // startMembership keeps membership current from the server's own Tenants,
 // read through its loopback client, and ends the watches of callers whose
 // tenant changed. The server is not ready before the index is filled.
-func (s *Server) startMembership(loopback *restclient.Config, membership *tenancy.Membership, watches *base.WatchRegistry) error {
+func (s *Server) startMembership(loopback *restclient.Config, membership *tenancy.Membership, watches *tenancy.WatchRegistry) error {
 	client, err := clientset.NewForConfig(loopback)
 	if err != nil {
 		return err

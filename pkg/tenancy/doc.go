@@ -1,5 +1,7 @@
-// Package tenancy decides which tenant a request acts as and how the objects
-// of a tenant are laid out in storage.
+// Package tenancy decides which tenant a request acts as, what it may read
+// and write (the guards of tenant-owned and provider resources), how the
+// objects of a tenant are laid out in storage, and ends the watches of a
+// caller whose tenant changed.
 //
 // Tenant-scoped objects (Namespaces, Networks) and tenant-namespaced objects
 // (FloatingIPs, LoadBalancers) are stored under a key range of their own per

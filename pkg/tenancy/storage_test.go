@@ -117,7 +117,7 @@ func TestPartition(t *testing.T) {
 	}
 }
 
-// noNamespaces is a base.NamespaceGetter for storage that is never read.
+// noNamespaces is a tenancy.NamespaceGetter for storage that is never read.
 type noNamespaces struct{}
 
 func (noNamespaces) Get(_ context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {

@@ -20,8 +20,8 @@ import (
 // the caller may see and write.
 type GuardedREST struct {
 	*genericregistry.Store
-	Guard   Guard
-	Watches *WatchRegistry
+	Guard   tenancy.Guard
+	Watches *tenancy.WatchRegistry
 	Names
 	// Quota, when set, charges creates to the tenant's quota of QuotaResource.
 	Quota         QuotaTracker
@@ -94,7 +94,7 @@ func (r *GuardedREST) Get(ctx context.Context, name string, options *metav1.GetO
 	return guardedGet(ctx, r.Store, r.Guard, name, options)
 }
 
-func guardedGet(ctx context.Context, store *genericregistry.Store, guard Guard, name string, options *metav1.GetOptions) (runtime.Object, error) {
+func guardedGet(ctx context.Context, store *genericregistry.Store, guard tenancy.Guard, name string, options *metav1.GetOptions) (runtime.Object, error) {
 	ctx, err := guard.Read(ctx, name)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func (r *GuardedREST) Watch(ctx context.Context, options *metainternalversion.Li
 		w = watch.Filter(w, visibilityFilter(visible))
 	}
 	if r.Watches != nil {
-		return r.Watches.Track(ctx, w)
+		return r.Watches.Track(ctx, w), nil
 	}
 	return w, nil
 }
@@ -313,7 +313,7 @@ func (r *GuardedREST) DeleteCollection(ctx context.Context, deleteValidation res
 // StatusREST serves the status subresource of a kind through the kind's Guard.
 type StatusREST struct {
 	store *genericregistry.Store
-	guard Guard
+	guard tenancy.Guard
 }
 
 // NewStatusREST returns the status subresource of store: a copy of it that
@@ -321,7 +321,7 @@ type StatusREST struct {
 func NewStatusREST(store *genericregistry.Store, statusStrategy interface {
 	rest.RESTUpdateStrategy
 	rest.ResetFieldsStrategy
-}, guard Guard) *StatusREST {
+}, guard tenancy.Guard) *StatusREST {
 	s := *store
 	s.CreateStrategy = nil
 	s.DeleteStrategy = nil
@@ -368,4 +368,19 @@ func (r *StatusREST) GetResetFields() map[fieldpath.APIVersion]*fieldpath.Set {
 // ConvertToTable implements rest.TableConvertor.
 func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, tableOptions runtime.Object) (*metav1.Table, error) {
 	return r.store.ConvertToTable(ctx, object, tableOptions)
+}
+
+// filterList drops the items of list that visible refuses.
+func filterList(list runtime.Object, visible func(runtime.Object) bool) error {
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	kept := items[:0]
+	for _, item := range items {
+		if visible(item) {
+			kept = append(kept, item)
+		}
+	}
+	return meta.SetList(list, kept)
 }

@@ -48,9 +48,9 @@ type Deps struct {
 	// Authorizer is the server's (the host's, by delegation).
 	Authorizer authorizer.Authorizer
 	// Watches tracks open watches, to end them when membership changes.
-	Watches *WatchRegistry
+	Watches *tenancy.WatchRegistry
 	// Namespaces reads tenant Namespaces; namespaced kinds need it.
-	Namespaces NamespaceGetter
+	Namespaces tenancy.NamespaceGetter
 	// Quota counts tenant-owned objects against their tenant's quota; nil: no quota.
 	Quota QuotaTracker
 	// HostPods reads the pods of host namespaces, which block the delete
@@ -99,10 +99,10 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 		TableConvertor: r.Table,
 	}
 	options := &generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: attrs(r)}
-	var guard Guard
+	var guard tenancy.Guard
 	if r.Kind.TenantOwned {
 		tenancy.Partition(store, options, r.Kind.Namespaced)
-		tg := &TenantGuard{Resolver: deps.Resolver, Resource: gr}
+		tg := &tenancy.TenantGuard{Resolver: deps.Resolver, Resource: gr}
 		if r.Kind.Namespaced {
 			if deps.Namespaces == nil {
 				return nil, fmt.Errorf("storage of %s needs the tenant Namespaces", gr)
@@ -114,7 +114,7 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 			releaseOnDelete(store, deps.Quota, r.QuotaResource)
 		}
 	} else {
-		guard = &ProviderGuard{Resolver: deps.Resolver, Authorizer: deps.Authorizer, Resource: gr,
+		guard = &tenancy.ProviderGuard{Resolver: deps.Resolver, Authorizer: deps.Authorizer, Resource: gr,
 			VisibleToTenant: r.VisibleToTenant, NamedByTenant: r.NamedByTenant}
 	}
 	if err := store.CompleteWithOptions(options); err != nil {

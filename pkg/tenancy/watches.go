@@ -1,4 +1,4 @@
-package base
+package tenancy
 
 import (
 	"context"
@@ -8,7 +8,6 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
-	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // WatchRegistry tracks the open watches of every caller, with the tenant
@@ -16,14 +15,14 @@ import (
 // no longer match: a removed member stops receiving its former tenant's
 // events at once, not when its connection times out.
 type WatchRegistry struct {
-	resolver tenancy.Resolver
+	resolver Resolver
 
 	mu      sync.Mutex
 	watches map[*trackedWatch]struct{}
 }
 
 // NewWatchRegistry returns a registry that re-resolves callers with resolver.
-func NewWatchRegistry(resolver tenancy.Resolver) *WatchRegistry {
+func NewWatchRegistry(resolver Resolver) *WatchRegistry {
 	return &WatchRegistry{resolver: resolver, watches: map[*trackedWatch]struct{}{}}
 }
 
@@ -46,17 +45,17 @@ func (w *trackedWatch) Stop() {
 }
 
 // Track registers w, opened in ctx, and returns the watch to serve.
-func (r *WatchRegistry) Track(ctx context.Context, w watch.Interface) (watch.Interface, error) {
+func (r *WatchRegistry) Track(ctx context.Context, w watch.Interface) watch.Interface {
 	u, ok := genericapirequest.UserFrom(ctx)
 	if !ok {
-		return w, nil
+		return w
 	}
-	t, _ := tenancy.TenantFrom(ctx)
+	t, _ := TenantFrom(ctx)
 	tw := &trackedWatch{Interface: w, user: u, tenant: t, reg: r}
 	r.mu.Lock()
 	r.watches[tw] = struct{}{}
 	r.mu.Unlock()
-	return tw, nil
+	return tw
 }
 
 // Revalidate ends every watch whose caller no longer resolves to the tenant
@@ -65,7 +64,7 @@ func (r *WatchRegistry) Revalidate() {
 	r.mu.Lock()
 	var stale []*trackedWatch
 	for w := range r.watches {
-		if t, err := tenancy.TenantOf(r.resolver, w.user); err != nil || t != w.tenant {
+		if t, err := TenantOf(r.resolver, w.user); err != nil || t != w.tenant {
 			stale = append(stale, w)
 		}
 	}
@@ -73,11 +72,4 @@ func (r *WatchRegistry) Revalidate() {
 	for _, w := range stale {
 		w.Stop()
 	}
-}
-
-// Len is the number of open watches.
-func (r *WatchRegistry) Len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.watches)
 }

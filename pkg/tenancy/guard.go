@@ -1,4 +1,4 @@
-package base
+package tenancy
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -19,7 +18,6 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // Guard decides, for one resource, which caller may read and write what.
@@ -58,7 +56,7 @@ func callerOf(ctx context.Context) (user.Info, error) {
 // whatever the verb. A caller of no tenant reads an empty view and may not
 // write; a caller of several tenants may do neither.
 type TenantGuard struct {
-	Resolver tenancy.Resolver
+	Resolver Resolver
 	Resource schema.GroupResource
 	// Namespaces, for namespaced kinds, reads the caller's tenant Namespaces:
 	// a request in a virtual namespace the tenant does not have is answered
@@ -85,7 +83,7 @@ func (g *TenantGuard) scopeFor(ctx context.Context, name string, write, emptyVie
 	if err != nil {
 		return nil, err
 	}
-	t, uid, err := tenancy.CallerTenant(ctx, g.Resolver, u)
+	t, uid, err := CallerTenant(ctx, g.Resolver, u)
 	if err != nil {
 		return nil, apierrors.NewForbidden(g.Resource, name, err)
 	}
@@ -93,7 +91,7 @@ func (g *TenantGuard) scopeFor(ctx context.Context, name string, write, emptyVie
 		return nil, apierrors.NewForbidden(g.Resource, name,
 			fmt.Errorf("user %q is not a member of any tenant", u.GetName()))
 	}
-	ctx = tenancy.WithTenantUID(tenancy.WithTenant(ctx, t), uid)
+	ctx = WithTenantUID(WithTenant(ctx, t), uid)
 	if g.Namespaces != nil && !(emptyView && t == "") {
 		if ns, ok := genericapirequest.NamespaceFrom(ctx); ok && ns != "" {
 			if err := g.namespaceExists(ctx, ns); err != nil {
@@ -140,11 +138,11 @@ func (g *TenantGuard) Remove(ctx context.Context, name string) (context.Context,
 // out a former tenant of the same name, whose objects a watch or list from
 // an old resourceVersion would otherwise replay.
 func (g *TenantGuard) Select(ctx context.Context, options *metainternalversion.ListOptions) *metainternalversion.ListOptions {
-	uid := tenancy.TenantUIDFrom(ctx)
+	uid := TenantUIDFrom(ctx)
 	if uid == "" {
 		return options
 	}
-	req, err := labels.NewRequirement(tenancy.TenantUIDLabel, selection.Equals, []string{string(uid)})
+	req, err := labels.NewRequirement(TenantUIDLabel, selection.Equals, []string{string(uid)})
 	if err != nil {
 		return options // a UID is always a valid label value
 	}
@@ -173,7 +171,7 @@ func (g *TenantGuard) Narrow(_ context.Context, options *metainternalversion.Lis
 // VisibleToTenant lets them: their own Tenant, the ProviderServices offered
 // to them. Other callers see nothing.
 type ProviderGuard struct {
-	Resolver   tenancy.Resolver
+	Resolver   Resolver
 	Authorizer authorizer.Authorizer
 	Resource   schema.GroupResource
 	// VisibleToTenant says whether tenant t may read obj; nil: nothing.
@@ -198,7 +196,7 @@ func (g *ProviderGuard) Read(ctx context.Context, name string) (context.Context,
 	if err != nil {
 		return nil, err
 	}
-	t, _, err := tenancy.CallerTenant(ctx, g.Resolver, u)
+	t, _, err := CallerTenant(ctx, g.Resolver, u)
 	if err != nil {
 		return nil, apierrors.NewForbidden(g.Resource, name, err)
 	}
@@ -209,7 +207,7 @@ func (g *ProviderGuard) Read(ctx context.Context, name string) (context.Context,
 			return nil, err
 		}
 	}
-	return context.WithValue(tenancy.WithTenant(ctx, t), viewerKey{}, v), nil
+	return context.WithValue(WithTenant(ctx, t), viewerKey{}, v), nil
 }
 
 // Write implements Guard.
@@ -218,7 +216,7 @@ func (g *ProviderGuard) Write(ctx context.Context, name string) (context.Context
 	if err != nil {
 		return nil, err
 	}
-	t, _, err := tenancy.CallerTenant(ctx, g.Resolver, u)
+	t, _, err := CallerTenant(ctx, g.Resolver, u)
 	if err != nil {
 		return nil, apierrors.NewForbidden(g.Resource, name, err)
 	}
@@ -293,19 +291,4 @@ func (g *ProviderGuard) isProviderAdmin(ctx context.Context, u user.Info) (bool,
 		return false, apierrors.NewInternalError(fmt.Errorf("authorizing %q: %w", u.GetName(), err))
 	}
 	return decision == authorizer.DecisionAllow, nil
-}
-
-// filterList drops the items of list that visible refuses.
-func filterList(list runtime.Object, visible func(runtime.Object) bool) error {
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return err
-	}
-	kept := items[:0]
-	for _, item := range items {
-		if visible(item) {
-			kept = append(kept, item)
-		}
-	}
-	return meta.SetList(list, kept)
 }
