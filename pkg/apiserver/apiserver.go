@@ -24,6 +24,7 @@ import (
 	ipamcontroller "tenant.io/tenant-apiserver/pkg/controllers/ipam"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	informers "tenant.io/tenant-apiserver/pkg/generated/informers/externalversions"
+	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/quota"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/addresspool"
@@ -62,7 +63,7 @@ type ExtraConfig struct {
 	// HostPods reads the pods of host namespaces: a tenant Namespace or
 	// Tenant is not deleted while pods run there. nil: pods are not
 	// checked (tests of storage alone).
-	HostPods base.HostPods
+	HostPods host.Pods
 	// Syncer, when set, runs the syncer on the leader replica.
 	Syncer *syncer.Config
 }
@@ -328,7 +329,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[strin
 // NewOffboarding decides, over the storage of every resource, whether a
 // Tenant may be deleted; DELETE tenants/<t> and GET tenants/<t>/offboarding
 // ask it the same question.
-func NewOffboarding(storage map[string]*base.Storage, hostPods base.HostPods) *tenantregistry.Offboarding {
+func NewOffboarding(storage map[string]*base.Storage, hostPods host.Pods) *tenantregistry.Offboarding {
 	return &tenantregistry.Offboarding{
 		Tenants:  storage["tenants"].Store,
 		Owned:    stores(storage, "namespaces", "networks", "floatingips", "loadbalancers"),

@@ -7,7 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-
 )
 
 // WatchRegistry tracks the open watches of every caller, with the tenant

@@ -37,8 +37,8 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
+	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
 // DefaultEtcdPathPrefix is where tenant.io objects live in etcd.
@@ -199,15 +199,15 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	// reads per host namespace: at client-go's default 5 requests/s a
 	// burst of deletes waits on the client's own rate limiter until the
 	// requests time out, so these reads get the syncer's host limits.
-	var hostPods base.HostPods
+	var hostPods host.Pods
 	if serverConfig.ClientConfig != nil {
 		cfg := rest.CopyConfig(serverConfig.ClientConfig)
 		cfg.QPS, cfg.Burst = o.Syncer.HostQPS, o.Syncer.HostBurst
-		host, err := kubernetes.NewForConfig(cfg)
+		client, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			return nil, err
 		}
-		hostPods = base.NewHostPods(host)
+		hostPods = host.NewPods(client)
 	}
 	return &apiserver.Config{
 		GenericConfig: serverConfig,

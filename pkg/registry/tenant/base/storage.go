@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -55,7 +56,7 @@ type Deps struct {
 	Quota QuotaTracker
 	// HostPods reads the pods of host namespaces, which block the delete
 	// of their tenant Namespace and Tenant; nil: pods are not checked.
-	HostPods HostPods
+	HostPods host.Pods
 }
 
 // QuotaTracker counts the objects of each tenant against its quota.

@@ -852,6 +852,8 @@ func TestStoredBeforeClaiming(t *testing.T) {
 	}
 
 	// Reclaim claims what is recorded: the old LoadBalancer's spec.address.
+	// It reads the watch cache as it is (a later pass sees what it missed).
+	registrytest.WaitCached(t, r.storage["loadbalancers"].Store, oldLB.UID)
 	n, err := r.ipam.LocalReclaim(ctx)
 	if err != nil || n != 1 {
 		t.Errorf("reclaim claimed %d (%v), want 1", n, err)

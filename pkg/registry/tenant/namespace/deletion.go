@@ -11,6 +11,7 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
@@ -29,7 +30,7 @@ type Deletion struct {
 	// checked.
 	Namespaces, Tenants *genericregistry.Store
 	// HostPods reads the pods of host namespaces; nil: pods are not checked.
-	HostPods base.HostPods
+	HostPods host.Pods
 }
 
 // BeforeDelete answers 409 listing what the Namespace still holds and the
@@ -87,7 +88,7 @@ func (d *Deletion) pods(ctx context.Context, name string) ([]metav1.StatusCause,
 	if t.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	names, err := base.PodsIn(ctx, d.HostPods, hostnames.Namespace(t.Name, t.UID, name), nsMeta.GetUID())
+	names, err := host.PodsIn(ctx, d.HostPods, hostnames.Namespace(t.Name, t.UID, name), nsMeta.GetUID())
 	if err != nil {
 		return nil, err
 	}

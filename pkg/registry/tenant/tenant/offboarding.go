@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
@@ -53,7 +54,7 @@ type Offboarding struct {
 	Owned map[string]*genericregistry.Store
 	// HostPods reads the pods of the tenant's host namespaces; nil: pods
 	// are not checked.
-	HostPods base.HostPods
+	HostPods host.Pods
 }
 
 // Blockers reads Tenant name and lists what keeps it from being deleted,
@@ -180,7 +181,7 @@ func (o *Offboarding) podsIn(ctx context.Context, t *tenant.Tenant, namespaces [
 	listCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workqueue.ParallelizeUntil(listCtx, hostListWorkers, len(namespaces), func(i int) {
-		names, err := base.PodsIn(listCtx, o.HostPods, hostnames.Namespace(t.Name, t.UID, namespaces[i]), uids[i])
+		names, err := host.PodsIn(listCtx, o.HostPods, hostnames.Namespace(t.Name, t.UID, namespaces[i]), uids[i])
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {

@@ -1,4 +1,4 @@
-package base_test
+package host_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
 func pod(ns, name string) *corev1.Pod {
@@ -30,37 +30,39 @@ func hostNamespace(name, owner string) *corev1.Namespace {
 	return ns
 }
 
-// TestKubeHostPods lists the pods of one host namespace, sorted, and turns
+// TestKubePods lists the pods of one host namespace, sorted, and turns
 // a host failure into a 503.
-func TestKubeHostPods(t *testing.T) {
+func TestKubePods(t *testing.T) {
 	client := fake.NewClientset(hostNamespace("acme-1-dev", "uid-dev"), hostNamespace("acme-1-qa", ""),
 		pod("acme-1-dev", "web"), pod("acme-1-dev", "db"), pod("acme-1-qa", "other"))
-	pods := base.NewHostPods(client)
+	pods := host.NewPods(client)
 	ctx := context.Background()
 
-	got, err := base.PodsIn(ctx, pods, "acme-1-dev", "uid-dev")
+	got, err := host.PodsIn(ctx, pods, "acme-1-dev", "uid-dev")
 	if err != nil {
 		t.Fatal(err)
 	}
-	expectNames(t, "pods of acme-1-dev", got, "db", "web")
-	if got, err := base.PodsIn(ctx, pods, "missing", "uid-dev"); err != nil || len(got) != 0 {
+	if strings.Join(got, ",") != "db,web" {
+		t.Errorf("pods of acme-1-dev = %q, want [db web]", got)
+	}
+	if got, err := host.PodsIn(ctx, pods, "missing", "uid-dev"); err != nil || len(got) != 0 {
 		t.Errorf("pods of a missing namespace: %q, %v", got, err)
 	}
 	// Someone else's namespace under the would-be name, or one made for
 	// an earlier Namespace: its pods are not the tenant's.
 	for _, owner := range []string{"uid-qa", ""} {
-		if got, err := base.PodsIn(ctx, pods, "acme-1-qa", types.UID(owner)); err != nil || len(got) != 0 {
+		if got, err := host.PodsIn(ctx, pods, "acme-1-qa", types.UID(owner)); err != nil || len(got) != 0 {
 			t.Errorf("pods of a namespace not made for %q: %q, %v", owner, got, err)
 		}
 	}
-	if got, err := base.PodsIn(ctx, pods, "acme-1-dev", "uid-other"); err != nil || len(got) != 0 {
+	if got, err := host.PodsIn(ctx, pods, "acme-1-dev", "uid-other"); err != nil || len(got) != 0 {
 		t.Errorf("pods of a namespace made for another owner: %q, %v", got, err)
 	}
 
 	client.PrependReactor("list", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("connection refused")
 	})
-	_, err = base.PodsIn(ctx, pods, "acme-1-dev", "uid-dev")
+	_, err = host.PodsIn(ctx, pods, "acme-1-dev", "uid-dev")
 	if !apierrors.IsServiceUnavailable(err) ||
 		!strings.Contains(err.Error(), "cannot check the host for pods: listing pods in host namespace acme-1-dev: connection refused") {
 		t.Errorf("host failure: %v, want 503", err)

@@ -1,4 +1,7 @@
-package base
+// Package host reads what the tenant API needs to know of the host cluster
+// at request time (not through the syncer's informers): a consistent answer
+// for decisions such as refusing a delete while pods run.
+package host
 
 import (
 	"context"
@@ -14,10 +17,10 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
-// HostPods reads which pods run in a host namespace. Deletes that would
-// pull the network out from under running pods (a tenant Namespace, a
-// whole Tenant) ask it first.
-type HostPods interface {
+// Pods reads which pods run in a host namespace. Deletes that would pull
+// the network out from under running pods (a tenant Namespace, a whole
+// Tenant) ask it first.
+type Pods interface {
 	// Pods returns the names of the pods in hostNamespace; none when the
 	// namespace does not exist or was not made for owner (the tenant
 	// Namespace's UID): pods in someone else's namespace that happens to
@@ -25,22 +28,22 @@ type HostPods interface {
 	Pods(ctx context.Context, hostNamespace string, owner types.UID) ([]string, error)
 }
 
-// KubeHostPods is the HostPods of a host cluster, read through its client.
-type KubeHostPods struct {
+// KubePods is the Pods of a host cluster, read through its client.
+type KubePods struct {
 	// Client is the host's.
 	Client kubernetes.Interface
 }
 
-var _ HostPods = &KubeHostPods{}
+var _ Pods = &KubePods{}
 
-// NewHostPods returns the HostPods of the host client reaches.
-func NewHostPods(client kubernetes.Interface) *KubeHostPods {
-	return &KubeHostPods{Client: client}
+// NewPods returns the Pods of the host client reaches.
+func NewPods(client kubernetes.Interface) *KubePods {
+	return &KubePods{Client: client}
 }
 
-// Pods implements HostPods with a plain LIST: a consistent read, since a
+// Pods implements Pods with a plain LIST: a consistent read, since a
 // pod the cache has not seen yet must still block the delete.
-func (h *KubeHostPods) Pods(ctx context.Context, hostNamespace string, owner types.UID) ([]string, error) {
+func (h *KubePods) Pods(ctx context.Context, hostNamespace string, owner types.UID) ([]string, error) {
 	ns, err := h.Client.CoreV1().Namespaces().Get(ctx, hostNamespace, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
@@ -66,7 +69,7 @@ func (h *KubeHostPods) Pods(ctx context.Context, hostNamespace string, owner typ
 // PodsIn returns the names of the pods in hostNamespace, sorted. A failure to ask
 // the host is a 503: the delete that asked may succeed once the host
 // answers.
-func PodsIn(ctx context.Context, pods HostPods, hostNamespace string, owner types.UID) ([]string, error) {
+func PodsIn(ctx context.Context, pods Pods, hostNamespace string, owner types.UID) ([]string, error) {
 	names, err := pods.Pods(ctx, hostNamespace, owner)
 	if err != nil {
 		return nil, apierrors.NewServiceUnavailable("cannot check the host for pods: " + err.Error())
