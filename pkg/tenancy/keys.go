@@ -8,11 +8,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
 // TenantLabel is the label, set by the server on every tenant-owned object,
-// that names its tenant.
-const TenantLabel = "tenant.io/tenant"
+// that names its tenant: the label that names the tenant of a host object.
+const TenantLabel = hostnames.TenantLabel
 
 // TenantUIDLabel is the label, set by the server on every tenant-owned
 // object, that holds the UID of its tenant: tenant reads select on it, so a

@@ -21,6 +21,10 @@ import (
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
+// FieldManager is the syncer's name in the managed fields of the host
+// objects and tenant.io statuses it writes.
+const FieldManager = "tenant-syncer"
+
 // ReconcileFunc brings the host in line with one tenant object. An error
 // retries the key with backoff; a *RequeueError retries it after a delay
 // without counting as a failure.
