@@ -21,11 +21,11 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
-	ipamcontroller "tenant.io/tenant-apiserver/pkg/controllers/ipam"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	informers "tenant.io/tenant-apiserver/pkg/generated/informers/externalversions"
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/ipam/upkeep"
 	"tenant.io/tenant-apiserver/pkg/quota"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/addresspool"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
@@ -180,7 +180,7 @@ func (c completedConfig) New() (*Server, error) {
 // FloatingIPs and LoadBalancers their public IPs, from their tenant's
 // space, in the tenant-local keyspace. It returns the controller
 // of IPAM's periodic work (pool status, sweepers), for the caller to run.
-func InstallIPAM(storage map[string]*base.Storage, a, poolSpace, localSpace *ipam.Allocator, period, sweepMinAge time.Duration) *ipamcontroller.Controller {
+func InstallIPAM(storage map[string]*base.Storage, a, poolSpace, localSpace *ipam.Allocator, period, sweepMinAge time.Duration) *upkeep.Controller {
 	tenants, pools := storage["tenants"], storage["addresspools"]
 	addresses := &tenantregistry.Addresses{Allocator: a, Tenants: tenants.Store, Pools: pools.Store, Local: localSpace,
 		Users: stores(storage, "floatingips", "loadbalancers", "networks")}
@@ -196,7 +196,7 @@ func InstallIPAM(storage map[string]*base.Storage, a, poolSpace, localSpace *ipa
 	pools.Main.AroundUpdate = guard.AroundUpdate
 	pools.Main.BeforeDelete = guard.BeforeDelete
 
-	c := &ipamcontroller.Controller{
+	c := &upkeep.Controller{
 		Allocator: a, Pools: pools.Store, PoolStatus: pools.StatusStore,
 		Keep: addresses.Keep(), Period: period, SweepMinAge: sweepMinAge,
 	}

@@ -26,8 +26,8 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
-	ipamcontroller "tenant.io/tenant-apiserver/pkg/controllers/ipam"
 	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/ipam/upkeep"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
@@ -63,7 +63,7 @@ func (r *tenantResolver) TenantUID(name string) (types.UID, bool) {
 // replica is one tenant-apiserver's storage with IPAM, on a shared etcd.
 type replica struct {
 	storage map[string]*base.Storage
-	ipam    *ipamcontroller.Controller
+	ipam    *upkeep.Controller
 	local   *ipam.Allocator
 }
 

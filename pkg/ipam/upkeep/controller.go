@@ -1,9 +1,9 @@
-// Package ipam runs the periodic work of IPAM inside tenant-apiserver:
+// Package upkeep runs the periodic work of IPAM inside tenant-apiserver:
 // AddressPool status (capacity, allocated, free) and the sweepers that
 // reclaim allocations no live Tenant records, and tenant-local claims no
 // live object records (what a crash between allocating and storing, or
 // between storing and releasing, leaves behind).
-package ipam
+package upkeep
 
 import (
 	"context"
