@@ -68,14 +68,6 @@ func (m *Membership) TenantsOf(u user.Info) []string {
 	return dedupSorted(tenants)
 }
 
-// Exists says whether tenant t exists.
-func (m *Membership) Exists(t string) bool {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	_, ok := m.tenants[t]
-	return ok
-}
-
 // TenantUID implements UIDResolver.
 func (m *Membership) TenantUID(name string) (types.UID, bool) {
 	m.mu.RLock()

@@ -59,7 +59,7 @@ func TestMembership(t *testing.T) {
 		t.Errorf("after removing alice: %d notifications, alice in %v", notified, m.TenantsOf(alice))
 	}
 	m.Delete("globex")
-	if notified != 4 || len(m.TenantsOf(alice)) != 0 || m.Exists("globex") {
+	if _, exists := m.TenantUID("globex"); notified != 4 || len(m.TenantsOf(alice)) != 0 || exists {
 		t.Errorf("after deleting globex: %d notifications, alice in %v", notified, m.TenantsOf(alice))
 	}
 }
