@@ -3,11 +3,8 @@
 package apiserver
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,14 +45,10 @@ type ExtraConfig struct {
 	// QuotaRecountPeriod is how often quota usage is recounted from the
 	// stored objects; 0 turns the recount off.
 	QuotaRecountPeriod time.Duration
-	// Allocator hands out tenant blocks and public IPs; nil: Tenants are
-	// stored without addresses (tests of storage alone). PoolSpace holds
-	// the AddressPools' claims on their space (a keyspace of its own).
-	// LocalSpace holds the claims of tenant objects on their tenant's
-	// space (Networks' subnets and NAT addresses, FloatingIPs' and
-	// LoadBalancers' public IPs; see base.LocalSpace); nil: they are
-	// stored without them.
-	Allocator, PoolSpace, LocalSpace *ipam.Allocator
+	// IPAM are the keyspaces of address claims (see base.IPAM); without
+	// an allocator, objects are stored without addresses (tests of
+	// storage alone).
+	IPAM base.IPAM
 	// IPAMPeriod is how often AddressPool status is refreshed and leaked
 	// allocations swept; IPAMSweepMinAge how old an unrecorded allocation
 	// must be to be reclaimed.
@@ -77,8 +70,8 @@ type Config struct {
 // Server is a running tenant.io API server.
 type Server struct {
 	GenericAPIServer *genericapiserver.GenericAPIServer
-	// Storage of every resource, by resource name, for the server's own controllers.
-	Storage map[string]*base.Storage
+	// Storage of every resource, for the server's own controllers.
+	Storage *base.Storages
 }
 
 type completedConfig struct {
@@ -119,25 +112,28 @@ func (c completedConfig) New() (*Server, error) {
 		Authorizer: c.GenericConfig.Authorization.Authorizer,
 		Watches:    watches,
 		HostPods:   c.ExtraConfig.HostPods,
+		IPAM:       c.ExtraConfig.IPAM,
 	}
 	s.Storage, err = NewStorage(c.GenericConfig.RESTOptionsGetter, deps)
 	if err != nil {
 		return nil, err
 	}
-	if a := c.ExtraConfig.Allocator; a != nil {
-		ipamController := InstallIPAM(s.Storage, a, c.ExtraConfig.PoolSpace, c.ExtraConfig.LocalSpace, c.ExtraConfig.IPAMPeriod, c.ExtraConfig.IPAMSweepMinAge)
+	if deps.IPAM.Allocator != nil {
+		upkeep := NewIPAMUpkeep(s.Storage, deps.IPAM.Allocator, c.ExtraConfig.IPAMPeriod, c.ExtraConfig.IPAMSweepMinAge)
 		s.GenericAPIServer.AddPostStartHookOrDie("tenant-ipam", func(ctx genericapiserver.PostStartHookContext) error {
-			go ipamController.Run(ctx)
+			go upkeep.Run(ctx)
 			return nil
 		})
 	}
 
 	restStorage := map[string]rest.Storage{}
-	for resource, st := range s.Storage {
-		restStorage[resource] = st.Main
-		restStorage[resource+"/status"] = st.Status
+	for _, st := range s.Storage.List() {
+		restStorage[st.Resource] = st.Main
+		restStorage[st.Resource+"/status"] = st.Status
+		for sub, r := range st.Subresources {
+			restStorage[st.Resource+"/"+sub] = r
+		}
 	}
-	restStorage["tenants/offboarding"] = tenantregistry.NewOffboardingREST(s.Storage["tenants"].Main, NewOffboarding(s.Storage, deps.HostPods))
 	apiGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(tenant.GroupName, Scheme, metav1.ParameterCodec, Codecs)
 	apiGroupInfo.NegotiatedSerializer = jsonOnly{Codecs}
 	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = restStorage
@@ -146,11 +142,11 @@ func (c completedConfig) New() (*Server, error) {
 	}
 
 	if period := c.ExtraConfig.QuotaRecountPeriod; period > 0 {
-		recounter := quota.NewRecounter(s.Storage["tenants"].StatusStore, map[string]*genericregistry.Store{
-			quota.Namespaces:    s.Storage["namespaces"].Store,
-			quota.Networks:      s.Storage["networks"].Store,
-			quota.FloatingIPs:   s.Storage["floatingips"].Store,
-			quota.LoadBalancers: s.Storage["loadbalancers"].Store,
+		recounter := quota.NewRecounter(s.Storage.Tenants.StatusStore, map[string]*genericregistry.Store{
+			quota.Namespaces:    s.Storage.Namespaces.Store,
+			quota.Networks:      s.Storage.Networks.Store,
+			quota.FloatingIPs:   s.Storage.FloatingIPs.Store,
+			quota.LoadBalancers: s.Storage.LoadBalancers.Store,
 		})
 		recounter.Period = period
 		s.GenericAPIServer.AddPostStartHookOrDie("tenant-quota-recount", func(ctx genericapiserver.PostStartHookContext) error {
@@ -173,85 +169,19 @@ func (c completedConfig) New() (*Server, error) {
 	return s, nil
 }
 
-// InstallIPAM wires IPAM into the storage of every resource (as NewStorage
-// returns it): Tenants get their block and public IPs as they are created,
-// changed and deleted, AddressPools are guarded, and, when localSpace is
-// set, Networks get their subnets and NAT gateway addresses, and
-// FloatingIPs and LoadBalancers their public IPs, from their tenant's
-// space, in the tenant-local keyspace. It returns the controller
-// of IPAM's periodic work (pool status, sweepers), for the caller to run.
-func InstallIPAM(storage map[string]*base.Storage, a, poolSpace, localSpace *ipam.Allocator, period, sweepMinAge time.Duration) *upkeep.Controller {
-	tenants, pools := storage["tenants"], storage["addresspools"]
-	addresses := &tenantregistry.Addresses{Allocator: a, Tenants: tenants.Store, Pools: pools.Store, Local: localSpace,
-		Users: stores(storage, "floatingips", "loadbalancers", "networks")}
-	tenants.Store.BeginCreate = addresses.BeginCreate
-	tenants.Store.BeginUpdate = addresses.BeginUpdate
-	tenants.Store.AfterDelete = addresses.AfterDelete
-	tenants.Main.AroundUpdate = addresses.AroundUpdate
-
-	guard := &addresspool.Guard{Allocator: a, Space: poolSpace, Pools: pools.Store}
-	pools.Store.BeginCreate = guard.BeginCreate
-	pools.Store.BeginUpdate = guard.BeginUpdate
-	pools.Store.AfterDelete = guard.AfterDelete
-	pools.Main.AroundUpdate = guard.AroundUpdate
-	pools.Main.BeforeDelete = guard.BeforeDelete
-
+// NewIPAMUpkeep returns the controller of IPAM's periodic work over
+// storages: AddressPool status, the sweepers of every keyspace the
+// storages' objects record claims in, and the repair of claims they record
+// and nobody holds. The caller runs it.
+func NewIPAMUpkeep(storages *base.Storages, a *ipam.Allocator, period, sweepMinAge time.Duration) *upkeep.Controller {
 	c := &upkeep.Controller{
-		Allocator: a, Pools: pools.Store, PoolStatus: pools.StatusStore,
-		Keep: addresses.Keep(), Period: period, SweepMinAge: sweepMinAge,
+		Allocator: a, Pools: storages.AddressPools.Store, PoolStatus: storages.AddressPools.StatusStore,
+		Period: period, SweepMinAge: sweepMinAge,
 	}
-	if localSpace != nil {
-		c.Local = localSpace
-		c.LocalKeep, c.LocalReclaim = installLocalIPAM(storage, localSpace)
+	for _, st := range storages.List() {
+		c.Recorders = append(c.Recorders, st.Recorders...)
 	}
 	return c
-}
-
-// installLocalIPAM gives Networks their subnets and NAT gateway addresses,
-// and FloatingIPs and LoadBalancers their public IPs, from their tenant's
-// space, in the tenant-local keyspace, and returns the sweeper's rule for
-// that keyspace and its repair of unheld claims.
-func installLocalIPAM(storage map[string]*base.Storage, localSpace *ipam.Allocator) (func(ipam.Allocation) (bool, error), func(context.Context) (int, error)) {
-	space := &base.LocalSpace{Allocator: localSpace, Tenants: storage["tenants"].Store,
-		// They claim in the tenant-local keyspace, but those stored before
-		// they did hold no claim until the next Reclaim: what they name
-		// counts as taken too.
-		Users: stores(storage, floatingip.Resource, loadbalancer.Resource),
-	}
-	networks := storage["networks"]
-	networkIPAM := &network.IPAM{Space: space, Networks: networks.Store}
-	networks.Store.BeginCreate = networkIPAM.BeginCreate
-	networks.Store.BeginUpdate = networkIPAM.BeginUpdate
-	networks.Store.AfterDelete = base.ChainAfterDelete(networks.Store.AfterDelete, networkIPAM.AfterDelete)
-	networks.Main.AroundUpdate = networkIPAM.AroundUpdate
-	fips, lbs := storage[floatingip.Resource], storage[loadbalancer.Resource]
-	fipIPAM, lbIPAM := floatingip.NewIPAM(space, fips), loadbalancer.NewIPAM(space, lbs)
-	fipIPAM.Install(fips)
-	lbIPAM.Install(lbs)
-	keep := space.Keep(map[string]base.LocalKind{
-		network.Resource:      {Store: networks.Store, Records: network.Records},
-		floatingip.Resource:   {Store: fips.Store, Records: floatingip.Records},
-		loadbalancer.Resource: {Store: lbs.Store, Records: loadbalancer.Records},
-		// A Tenant's holds on the public IPs an update of it gives up are
-		// never recorded: the sweeper reclaims those a crash left.
-		"tenants": {Store: storage["tenants"].Store, Records: func(runtime.Object, string, netip.Prefix) bool { return false }},
-	})
-	return keep, reclaimAll(networkIPAM.Reclaim, fipIPAM.Reclaim, lbIPAM.Reclaim)
-}
-
-// reclaimAll runs each repair of unheld tenant-local claims, and adds up
-// what they claimed.
-func reclaimAll(reclaims ...func(context.Context) (int, error)) func(context.Context) (int, error) {
-	return func(ctx context.Context) (int, error) {
-		total := 0
-		var errs []error
-		for _, reclaim := range reclaims {
-			n, err := reclaim(ctx)
-			total += n
-			errs = append(errs, err)
-		}
-		return total, errors.Join(errs...)
-	}
 }
 
 // startMembership keeps membership current from the server's own Tenants,
@@ -280,68 +210,34 @@ func (s *Server) startMembership(loopback *restclient.Config, membership *tenanc
 	}))
 }
 
-// NewStorage builds the storage of every tenant.io resource, by resource name. Tenants come
-// first (quotas are charged on them), then Namespaces (namespaced kinds
-// live in them). Deletes of Tenants and Namespaces check deps.HostPods for
-// pods when it is set.
-func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (map[string]*base.Storage, error) {
+// NewStorage builds the storage of every tenant.io resource, each with
+// its own hooks (see base.Deps.Storages), in the order of base.Storages:
+// quotas are charged on Tenants, and namespaced kinds live in Namespaces.
+func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storages, error) {
+	out := &base.Storages{}
+	deps.Storages = out
 	type newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
-	out := map[string]*base.Storage{}
-	// In this order: each may need what the ones before it provide.
 	for _, r := range []struct {
-		resource string
-		new      newStorage
-		provides func(*base.Storage)
+		into **base.Storage
+		new  newStorage
 	}{
-		{"tenants", tenantregistry.NewStorage, func(st *base.Storage) { deps.Quota = quota.NewTracker(st.StatusStore) }},
-		{"addresspools", addresspool.NewStorage, nil},
-		{"providerservices", providerservice.NewStorage, nil},
-		{"vrfpeerings", vrfpeering.NewStorage, nil},
-		{"namespaces", namespace.NewStorage, func(st *base.Storage) { deps.Namespaces = st.Store }},
-		{"networks", network.NewStorage, nil},
-		{"floatingips", floatingip.NewStorage, nil},
-		{"loadbalancers", loadbalancer.NewStorage, nil},
+		{&out.Tenants, tenantregistry.NewStorage},
+		{&out.AddressPools, addresspool.NewStorage},
+		{&out.ProviderServices, providerservice.NewStorage},
+		{&out.VRFPeerings, vrfpeering.NewStorage},
+		{&out.Namespaces, namespace.NewStorage},
+		{&out.Networks, network.NewStorage},
+		{&out.FloatingIPs, floatingip.NewStorage},
+		{&out.LoadBalancers, loadbalancer.NewStorage},
 	} {
 		st, err := r.new(Scheme, optsGetter, deps)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.resource, err)
+			return nil, err
 		}
-		out[r.resource] = st
-		if r.provides != nil {
-			r.provides(st)
+		*r.into = st
+		if st == out.Tenants && deps.Quota == nil {
+			deps.Quota = quota.NewTracker(st.StatusStore)
 		}
 	}
-	out["tenants"].Main.BeforeDelete = NewOffboarding(out, deps.HostPods).BeforeDelete
-	deletion := &namespace.Deletion{
-		Contents:   stores(out, "floatingips", "loadbalancers"),
-		Namespaces: out["namespaces"].Store,
-		Tenants:    out["tenants"].Store,
-		HostPods:   deps.HostPods,
-	}
-	out["namespaces"].Main.BeforeDelete = deletion.BeforeDelete
-	// A Namespace names an existing Network; a Network is not deleted
-	// while Namespaces name it.
-	out["namespaces"].Store.BeginCreate = (&namespace.Attachment{Networks: out["networks"].Store}).BeginCreate
-	out["networks"].Main.BeforeDelete = (&network.Deletion{Namespaces: out["namespaces"].Store}).BeforeDelete
 	return out, nil
-}
-
-// NewOffboarding decides, over the storage of every resource, whether a
-// Tenant may be deleted; DELETE tenants/<t> and GET tenants/<t>/offboarding
-// ask it the same question.
-func NewOffboarding(storage map[string]*base.Storage, hostPods host.Pods) *tenantregistry.Offboarding {
-	return &tenantregistry.Offboarding{
-		Tenants:  storage["tenants"].Store,
-		Owned:    stores(storage, "namespaces", "networks", "floatingips", "loadbalancers"),
-		HostPods: hostPods,
-	}
-}
-
-// stores returns the unguarded stores of resources.
-func stores(storage map[string]*base.Storage, resources ...string) map[string]*genericregistry.Store {
-	m := map[string]*genericregistry.Store{}
-	for _, r := range resources {
-		m[r] = storage[r].Store
-	}
-	return m
 }

@@ -69,7 +69,7 @@ type Allocator struct {
 // Option configures an Allocator.
 type Option func(*Allocator)
 
-// WithClock sets the clock that stamps Allocation.Created and that Sweep
+// WithClock sets the clock that stamps Allocation.Created and that SweepUnused
 // measures ages with.
 func WithClock(c clock.PassiveClock) Option { return func(a *Allocator) { a.clock = c } }
 
@@ -106,6 +106,9 @@ func New(client *clientv3.Client, prefix string, opts ...Option) *Allocator {
 	a.hint = newHintIndex(ctx, client, a.prefix, a.logger)
 	return a
 }
+
+// Prefix is the etcd prefix of a's keys: which keyspace it is.
+func (a *Allocator) Prefix() string { return a.prefix }
 
 // Close stops the allocator's watch. It does not close the etcd client.
 func (a *Allocator) Close() { a.cancel() }

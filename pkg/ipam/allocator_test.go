@@ -147,6 +147,8 @@ func TestClaimBlock(t *testing.T) {
 	}
 }
 
+// TestAllocateBlockFirstFit checks first fit, and that Preview shows the
+// block each allocation then takes.
 func TestAllocateBlockFirstFit(t *testing.T) {
 	url := startEtcd(t)
 	ctx := context.Background()
@@ -175,13 +177,21 @@ func TestAllocateBlockFirstFit(t *testing.T) {
 			}
 			continue
 		}
+		// A dry run's preview names the block the allocation then takes.
+		preview, previewErr := a.Preview(ctx, pool, s.bits)
 		got, err := a.AllocateBlock(ctx, pool, s.bits, acme)
 		if s.want == "" {
 			var ee *ipam.ExhaustedError
 			if !errors.As(err, &ee) || ee.Pool != "tenant-networks" || !strings.Contains(err.Error(), `pool "tenant-networks"`) {
 				t.Errorf("step %d: /%d: got %v, %v; want ExhaustedError naming the pool", i, s.bits, got, err)
 			}
+			if !errors.As(previewErr, &ee) {
+				t.Errorf("step %d: /%d: preview %v, %v; want ExhaustedError", i, s.bits, preview, previewErr)
+			}
 			continue
+		}
+		if previewErr != nil || preview != mustPrefix(s.want) {
+			t.Errorf("step %d: /%d: preview %v, %v; want %s", i, s.bits, preview, previewErr, s.want)
 		}
 		if err != nil || got != mustPrefix(s.want) {
 			t.Errorf("step %d: /%d: got %v, %v; want %s", i, s.bits, got, err, s.want)
@@ -427,10 +437,10 @@ func TestSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var asked []string
-	alive := func(uid string) (bool, error) {
-		asked = append(asked, uid)
-		switch tenants[strings.TrimPrefix(uid, "uid-")] {
+	asked := 0
+	keep := func(alloc ipam.Allocation) (bool, error) {
+		asked++
+		switch tenants[strings.TrimPrefix(alloc.Owner.TenantUID, "uid-")] {
 		case "alive":
 			return true, nil
 		case "dead":
@@ -438,20 +448,20 @@ func TestSweep(t *testing.T) {
 		}
 		return false, errors.New("host unreachable")
 	}
-	if n, err := ipam.Sweep(ctx, a, alive); n != 0 || err != nil {
-		t.Fatalf("Sweep of young allocations released %d, %v; want 0", n, err)
+	if n, err := ipam.SweepUnused(ctx, a, keep); n != 0 || err != nil || asked != 0 {
+		t.Fatalf("sweep of young allocations released %d, %v, asking %d times; want 0, asking none", n, err, asked)
 	}
 	clk.Step(2 * ipam.DefaultSweepMinAge)
-	n, err := ipam.Sweep(ctx, a, alive)
+	n, err := ipam.SweepUnused(ctx, a, keep)
 	if n != 6 || err == nil || !strings.Contains(err.Error(), "host unreachable") {
-		t.Fatalf("Sweep = %d, %v; want 6 released and the alive error", n, err)
+		t.Fatalf("sweep = %d, %v; want 6 released and the keep error", n, err)
 	}
-	if len(asked) != 4 {
-		t.Errorf("alive asked %d times (%v), want once per owner", len(asked), asked)
+	if asked != 12 {
+		t.Errorf("keep asked %d times, want once per allocation (12)", asked)
 	}
 	all, err := a.ListAll(ctx)
 	if err != nil || len(all) != 6 {
-		t.Fatalf("ListAll after Sweep = %d, %v; want 6", len(all), err)
+		t.Fatalf("ListAll after the sweep = %d, %v; want 6", len(all), err)
 	}
 	for _, alloc := range all {
 		if s := tenants[alloc.Owner.Tenant]; s == "dead" {

@@ -28,27 +28,6 @@ func Contains(outer, inner netip.Prefix) bool {
 		outer.Bits() <= inner.Bits() && outer.Contains(inner.Addr())
 }
 
-// Parent returns the aligned block one bit shorter that contains p, and false
-// for a /0.
-func Parent(p netip.Prefix) (netip.Prefix, bool) {
-	if !p.IsValid() || p.Bits() == 0 {
-		return netip.Prefix{}, false
-	}
-	return netip.PrefixFrom(p.Addr(), p.Bits()-1).Masked(), true
-}
-
-// Children returns the two aligned halves of p, lower first, and false for a
-// single address.
-func Children(p netip.Prefix) (lo, hi netip.Prefix, ok bool) {
-	if !isV4(p) || p.Bits() == 32 {
-		return netip.Prefix{}, netip.Prefix{}, false
-	}
-	p = p.Masked()
-	start := addrValue(p.Addr())
-	half := Size(p) / 2
-	return netip.PrefixFrom(addrOf(start), p.Bits()+1), netip.PrefixFrom(addrOf(start+half), p.Bits()+1), true
-}
-
 // Ancestors returns every aligned block that strictly contains p, from the
 // /0 down to p's parent.
 func Ancestors(p netip.Prefix) []netip.Prefix {

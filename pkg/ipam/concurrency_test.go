@@ -229,7 +229,7 @@ func TestConcurrentMixedBlocks(t *testing.T) {
 
 // TestCrashMidBurst cuts one replica off from etcd (as kill -9 would) while
 // both replicas allocate: nothing the survivor was given may be lost or
-// duplicated, and after Sweep learns that the dead replica's owners are gone
+// duplicated, and after SweepUnused learns that the dead replica's owners are gone
 // etcd holds exactly what the survivor was given.
 func TestCrashMidBurst(t *testing.T) {
 	url := startEtcd(t)
@@ -298,14 +298,14 @@ func TestCrashMidBurst(t *testing.T) {
 	allocs := checkStore(t, client, prefix)
 	t.Logf("survivor got %d, victim %d, etcd holds %d", len(survived), len(killed), len(allocs))
 
-	n, err := ipam.Sweep(context.Background(), survivor, func(uid string) (bool, error) {
-		return uid[len("uid-")] == 's', nil
+	n, err := ipam.SweepUnused(context.Background(), survivor, func(alloc ipam.Allocation) (bool, error) {
+		return alloc.Owner.TenantUID[len("uid-")] == 's', nil
 	}, ipam.MinAge(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n < len(killed) {
-		t.Errorf("Sweep released %d, fewer than the %d the victim was given", n, len(killed))
+		t.Errorf("the sweep released %d, fewer than the %d the victim was given", n, len(killed))
 	}
 	allocs = checkStore(t, client, prefix)
 	if len(allocs) != len(survived) {

@@ -129,3 +129,40 @@ func (a *Allocator) decodeKV(kv keyValue) (Allocation, error) {
 func sortAllocations(as []Allocation) {
 	slices.SortFunc(as, func(x, y Allocation) int { return comparePrefix(x.Block, y.Block) })
 }
+
+// Preview returns the block of prefix length bits that AllocateBlock would
+// give from pool now if no other claim competed: the lowest free one
+// (first fit). It claims nothing; dry runs show what they would get with
+// it. No free block is an *ExhaustedError.
+func (a *Allocator) Preview(ctx context.Context, pool Pool, bits int) (netip.Prefix, error) {
+	if err := pool.Validate(); err != nil {
+		return netip.Prefix{}, err
+	}
+	allocs, err := a.List(ctx, pool)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	taken := make([]netip.Prefix, 0, len(allocs))
+	for _, al := range allocs {
+		taken = append(taken, al.Block)
+	}
+	if free, ok := firstFit(pool.Available(), taken, bits); ok {
+		return free, nil
+	}
+	return netip.Prefix{}, &ExhaustedError{Pool: pool.Name, PrefixLen: bits, Requested: 1}
+}
+
+// firstFit returns the lowest aligned block of prefix length bits that lies
+// inside space and overlaps nothing in taken.
+func firstFit(space, taken []netip.Prefix, bits int) (netip.Prefix, bool) {
+	var best netip.Prefix
+	for _, free := range Subtract(space, taken) {
+		if free.Bits() > bits {
+			continue
+		}
+		if !best.IsValid() || free.Addr().Less(best.Addr()) {
+			best = netip.PrefixFrom(free.Addr(), bits)
+		}
+	}
+	return best, best.IsValid()
+}

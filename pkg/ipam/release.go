@@ -13,7 +13,7 @@ import (
 // DefaultSweepMinAge is how old an allocation must be before Sweep may
 // release it. An owner's allocation can exist shortly before the owner is
 // visible to the alive function (a Tenant allocated for while it is being
-// created); the age keeps Sweep off such allocations.
+// created); the age keeps SweepUnused off such allocations.
 const DefaultSweepMinAge = time.Minute
 
 // Release frees block if owner holds it: same tenant UID, and same purpose
@@ -123,7 +123,7 @@ func (a *Allocator) deleteAt(ctx context.Context, block netip.Prefix, modRev int
 	return resp.Succeeded, resp.Header.Revision, nil
 }
 
-// SweepOption configures Sweep.
+// SweepOption configures SweepUnused.
 type SweepOption func(*sweepOptions)
 
 type sweepOptions struct{ minAge time.Duration }
@@ -131,36 +131,13 @@ type sweepOptions struct{ minAge time.Duration }
 // MinAge overrides DefaultSweepMinAge.
 func MinAge(d time.Duration) SweepOption { return func(o *sweepOptions) { o.minAge = d } }
 
-// Sweep releases the allocations whose owner alive reports gone, and returns
-// how many it released. It is the repair for a crash between allocating and
-// recording an allocation, or between deleting a tenant and releasing its
-// space. An allocation is released only if alive answered false without
-// error for its tenant UID, the allocation is at least the minimum age old
-// (by the allocator's clock), and it is unchanged since Sweep read it; an
-// error from alive keeps that owner's allocations and is returned.
-func Sweep(ctx context.Context, a *Allocator, alive func(tenantUID string) (bool, error), opts ...SweepOption) (int, error) {
-	verdicts := map[string]bool{}
-	return SweepUnused(ctx, a, func(alloc Allocation) (bool, error) {
-		uid := alloc.Owner.TenantUID
-		if live, known := verdicts[uid]; known {
-			return live, nil
-		}
-		live, err := alive(uid)
-		if err != nil {
-			// Keep this owner's allocations; report the error once.
-			verdicts[uid] = true
-			return true, err
-		}
-		verdicts[uid] = live
-		return live, nil
-	}, opts...)
-}
-
 // SweepUnused releases every allocation, at least the minimum age old, that
-// keep refuses: Sweep's rule, with the decision per allocation (a live
-// tenant may also hold space its record no longer names, when a crash came
-// between shrinking the record and releasing). An error from keep keeps the
-// allocation and is returned.
+// keep refuses, and returns how many it released. It is the repair for a
+// crash between allocating and recording an allocation, between shrinking
+// a record and releasing, or between deleting an owner and releasing its
+// space. An allocation is released only if keep answered false without
+// error, and it is unchanged since SweepUnused read it; an error from keep
+// keeps the allocation and is returned.
 func SweepUnused(ctx context.Context, a *Allocator, keep func(Allocation) (bool, error), opts ...SweepOption) (int, error) {
 	o := sweepOptions{minAge: DefaultSweepMinAge}
 	for _, opt := range opts {

@@ -25,7 +25,7 @@ import (
 
 var alice = &user.DefaultInfo{Name: "alice", Groups: []string{"tenant.io:acme"}}
 
-func setup(t *testing.T, namespaceQuota int32) map[string]*base.Storage {
+func setup(t *testing.T, namespaceQuota int32) *base.Storages {
 	t.Helper()
 	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), false)
 	storage, err := apiserver.NewStorage(getter, base.Deps{Resolver: tenancy.GroupResolver{}})
@@ -33,7 +33,7 @@ func setup(t *testing.T, namespaceQuota int32) map[string]*base.Storage {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, s := range storage {
+		for _, s := range storage.List() {
 			s.Main.Destroy()
 		}
 	})
@@ -45,11 +45,11 @@ func setup(t *testing.T, namespaceQuota int32) map[string]*base.Storage {
 			Quota:   tenant.TenantQuota{Namespaces: &namespaceQuota, Networks: &four, FloatingIPs: &four, LoadBalancers: &four},
 		},
 	}
-	if _, err := storage["tenants"].Store.Create(genericapirequest.WithNamespace(context.Background(), ""), acme, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+	if _, err := storage.Tenants.Store.Create(genericapirequest.WithNamespace(context.Background(), ""), acme, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The Network the tests' Namespaces name, as onboarding creates it.
-	if _, err := storage["networks"].Main.Create(asAlice(), &tenant.Network{
+	if _, err := storage.Networks.Main.Create(asAlice(), &tenant.Network{
 		ObjectMeta: metav1.ObjectMeta{Name: "default"},
 		Spec:       tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2},
 	}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
@@ -62,17 +62,17 @@ func asAlice() context.Context {
 	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ""), alice)
 }
 
-func usage(t *testing.T, storage map[string]*base.Storage) tenant.TenantUsage {
+func usage(t *testing.T, storage *base.Storages) tenant.TenantUsage {
 	t.Helper()
-	obj, err := storage["tenants"].Store.Get(genericapirequest.WithNamespace(context.Background(), ""), "acme", &metav1.GetOptions{})
+	obj, err := storage.Tenants.Store.Get(genericapirequest.WithNamespace(context.Background(), ""), "acme", &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return obj.(*tenant.Tenant).Status.Usage
 }
 
-func createNamespace(storage map[string]*base.Storage, name string) error {
-	_, err := storage["namespaces"].Main.Create(asAlice(), &tenant.Namespace{
+func createNamespace(storage *base.Storages, name string) error {
+	_, err := storage.Namespaces.Main.Create(asAlice(), &tenant.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       tenant.NamespaceSpec{Network: "default"},
 	}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
@@ -114,7 +114,7 @@ func TestConcurrentCreatesRespectQuota(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		if _, _, err := storage["namespaces"].Main.Delete(asAlice(), fmt.Sprintf("ns-%d", i), rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+		if _, _, err := storage.Namespaces.Main.Delete(asAlice(), fmt.Sprintf("ns-%d", i), rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		break
@@ -134,9 +134,9 @@ func TestConcurrentCreatesRespectQuota(t *testing.T) {
 	}
 }
 
-func setUsage(t *testing.T, storage map[string]*base.Storage, n int32) {
+func setUsage(t *testing.T, storage *base.Storages, n int32) {
 	t.Helper()
-	_, _, err := storage["tenants"].StatusStore.Update(genericapirequest.WithNamespace(context.Background(), ""), "acme", rest.DefaultUpdatedObjectInfo(nil,
+	_, _, err := storage.Tenants.StatusStore.Update(genericapirequest.WithNamespace(context.Background(), ""), "acme", rest.DefaultUpdatedObjectInfo(nil,
 		func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 			tn := old.(*tenant.Tenant).DeepCopy()
 			tn.Status.Usage.Namespaces = n
@@ -156,7 +156,7 @@ func TestRecounterRepairsUsage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := quota.NewRecounter(storage["tenants"].StatusStore, map[string]*genericregistry.Store{quota.Namespaces: storage["namespaces"].Store})
+	r := quota.NewRecounter(storage.Tenants.StatusStore, map[string]*genericregistry.Store{quota.Namespaces: storage.Namespaces.Store})
 	ctx := context.Background()
 
 	setUsage(t, storage, 5) // two leaked units
@@ -204,7 +204,7 @@ func TestTerminatingTenantRefusesCreates(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := genericapirequest.WithNamespace(context.Background(), "")
-	_, _, err := storage["tenants"].Store.Update(ctx, "acme", rest.DefaultUpdatedObjectInfo(nil,
+	_, _, err := storage.Tenants.Store.Update(ctx, "acme", rest.DefaultUpdatedObjectInfo(nil,
 		func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 			tn := old.(*tenant.Tenant).DeepCopy()
 			tn.Finalizers = append(tn.Finalizers, tenant.FinalizerOffboarding)
@@ -213,11 +213,11 @@ func TestTerminatingTenantRefusesCreates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := storage["tenants"].Store.Delete(ctx, "acme", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+	if _, _, err := storage.Tenants.Store.Delete(ctx, "acme", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
-	tracker := quota.NewTracker(storage["tenants"].StatusStore)
+	tracker := quota.NewTracker(storage.Tenants.StatusStore)
 	for _, dryRun := range []bool{false, true} {
 		err := tracker.Reserve(ctx, "acme", quota.FloatingIPs, dryRun)
 		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "tenant acme is being deleted") {
@@ -230,7 +230,7 @@ func TestTerminatingTenantRefusesCreates(t *testing.T) {
 	if u := usage(t, storage); u.Namespaces != 1 || u.FloatingIPs != 0 {
 		t.Errorf("usage after refused creates %+v, want 1 namespace", u)
 	}
-	if _, _, err := storage["namespaces"].Main.Delete(asAlice(), "dev", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+	if _, _, err := storage.Namespaces.Main.Delete(asAlice(), "dev", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if u := usage(t, storage); u.Namespaces != 0 {
@@ -246,7 +246,7 @@ func TestCreateThroughUpdateChargesQuota(t *testing.T) {
 	before := usage(t, storage).Namespaces
 	apply := func(name string) error {
 		ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tenant.NamespaceSpec{Network: "default"}}
-		_, _, err := storage["namespaces"].Main.Update(asAlice(), name, rest.DefaultUpdatedObjectInfo(ns),
+		_, _, err := storage.Namespaces.Main.Update(asAlice(), name, rest.DefaultUpdatedObjectInfo(ns),
 			rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, true, &metav1.UpdateOptions{})
 		return err
 	}

@@ -77,12 +77,12 @@ type Config struct {
 // Syncer is a configured syncer, ready to Run.
 type Syncer struct {
 	config  Config
-	storage map[string]*base.Storage
+	storage *base.Storages
 	host    controller.HostClients
 }
 
 // New returns a syncer of the server's storage.
-func New(config Config, storage map[string]*base.Storage) (*Syncer, error) {
+func New(config Config, storage *base.Storages) (*Syncer, error) {
 	if config.Identity == "" {
 		hostname, err := os.Hostname()
 		if err != nil {

@@ -1,11 +1,9 @@
 package tenancy_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -83,7 +81,7 @@ func TestPartition(t *testing.T) {
 		for _, p := range prefixes {
 			t.Run(k.name+" "+p.resourcePrefix, func(t *testing.T) {
 				getter := &recordingGetter{resourcePrefix: strings.ReplaceAll(p.resourcePrefix, "R", k.name)}
-				s, err := k.newStorage(apiserver.Scheme, getter, base.Deps{Resolver: tenancy.GroupResolver{}, Namespaces: noNamespaces{}})
+				s, err := k.newStorage(apiserver.Scheme, getter, base.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -117,12 +115,9 @@ func TestPartition(t *testing.T) {
 	}
 }
 
-// noNamespaces is a tenancy.NamespaceGetter for storage that is never read.
-type noNamespaces struct{}
-
-func (noNamespaces) Get(_ context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
-	return nil, apierrors.NewNotFound(tenant.Resource("namespaces"), name)
-}
+// neverRead are the storages of the other kinds, which these tests never
+// read.
+var neverRead = &base.Storages{Namespaces: &base.Storage{Resource: "namespaces", Store: &genericregistry.Store{}}}
 
 func TestPartitionBeforeStorage(t *testing.T) {
 	store := &genericregistry.Store{}

@@ -34,7 +34,7 @@ import (
 // of their own, and expect their Network "default" (onboarding's, or
 // isoTenant's) to hold the first free /24 of the block.
 
-// localIPAMPrefix is the tenant-local keyspace of the stack's
+// localIPAMPrefix is the tenant space of the stack's
 // tenant-apiserver (--etcd-prefix=/tenant.io).
 const localIPAMPrefix = "/tenant.io/ipam-local"
 
@@ -176,7 +176,7 @@ func firstFree24(t *testing.T, block string, networks []tenantv1alpha1.Network) 
 	return ""
 }
 
-// localClaims reads the tenant-local claims inside the prefixes of space
+// localClaims reads the claims in the tenant space inside the prefixes of space
 // from the stack's etcd: block -> Owner.Purpose.
 func localClaims(ctx context.Context, t *testing.T, space ...string) map[string]string {
 	t.Helper()
@@ -224,7 +224,7 @@ func expectClaims(ctx context.Context, t *testing.T, what string, c isoCaller, s
 	t.Helper()
 	got, want := localClaims(ctx, t, space...), recordedClaims(tenantNetworks(ctx, t, c)...)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("%s: tenant-local claims %v, want exactly what the Networks record: %v", what, got, want)
+		t.Errorf("%s: claims in the tenant space %v, want exactly what the Networks record: %v", what, got, want)
 	}
 }
 

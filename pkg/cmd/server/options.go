@@ -39,6 +39,7 @@ import (
 	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
 // DefaultEtcdPathPrefix is where tenant.io objects live in etcd.
@@ -187,7 +188,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
-	allocator, poolSpace, localSpace, err := o.newAllocators()
+	allocator, poolSpace, tenantSpace, err := o.newAllocators()
 	if err != nil {
 		return nil, err
 	}
@@ -213,9 +214,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		GenericConfig: serverConfig,
 		ExtraConfig: apiserver.ExtraConfig{
 			QuotaRecountPeriod: o.QuotaRecountPeriod,
-			Allocator:          allocator,
-			PoolSpace:          poolSpace,
-			LocalSpace:         localSpace,
+			IPAM:               base.IPAM{Allocator: allocator, PoolSpace: poolSpace, TenantSpace: tenantSpace},
 			IPAMPeriod:         o.IPAMPeriod,
 			IPAMSweepMinAge:    o.IPAMSweepMinAge,
 			Syncer:             syncerConfig,
@@ -240,10 +239,10 @@ func (o *Options) Run(ctx context.Context) error {
 
 // newAllocators connects IPAM to the server's etcd: the allocator of
 // addresses with its keys under <etcd-prefix>/ipam, the one of the pools'
-// claims on their space under <etcd-prefix>/ipam-pools, and the
-// tenant-local one, of tenant objects' claims on their tenant's space
-// (Networks' subnets and NAT addresses), under <etcd-prefix>/ipam-local.
-func (o *Options) newAllocators() (allocator, poolSpace, localSpace *ipam.Allocator, err error) {
+// claims on their space under <etcd-prefix>/ipam-pools, and the tenant
+// space, of tenant objects' claims on their tenant's block and public IPs,
+// under <etcd-prefix>/ipam-local.
+func (o *Options) newAllocators() (allocator, poolSpace, tenantSpace *ipam.Allocator, err error) {
 	tr := o.RecommendedOptions.Etcd.StorageConfig.Transport
 	var tlsConfig *tls.Config
 	if tr.CertFile != "" || tr.KeyFile != "" || tr.TrustedCAFile != "" {

@@ -1,12 +1,14 @@
 // Package upkeep runs the periodic work of IPAM inside tenant-apiserver:
-// AddressPool status (capacity, allocated, free) and the sweepers that
-// reclaim allocations no live Tenant records, and tenant-local claims no
-// live object records (what a crash between allocating and storing, or
-// between storing and releasing, leaves behind).
+// AddressPool status (capacity, allocated, free); in every keyspace, the
+// sweeper that reclaims allocations no live object records (what a crash
+// between allocating and storing, or between storing and releasing, leaves
+// behind); and the repair of claims that objects record and nobody holds.
 package upkeep
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -26,48 +28,70 @@ import (
 
 // Controller keeps AddressPool status current and sweeps leaked allocations.
 type Controller struct {
+	// Allocator hands out the tenants' blocks and public IPs.
 	Allocator *ipam.Allocator
 	// Pools reads AddressPools; PoolStatus writes their status.
 	Pools, PoolStatus *genericregistry.Store
-	// Keep says whether an allocation is still recorded by a live Tenant.
-	Keep func(ipam.Allocation) (bool, error)
+	// Recorders are the kinds whose objects record allocations, of every
+	// keyspace: in each, the sweeper releases what no object records, and
+	// each recorder claims again what its objects record and nobody holds.
+	Recorders []ipam.Recorder
 	// Period between passes.
 	Period time.Duration
 	// SweepMinAge is how old an unrecorded allocation must be to be reclaimed.
 	SweepMinAge time.Duration
-	// Local, when set, is the tenant-local keyspace (a Network's subnets
-	// and NAT address, claimed from its tenant's space), and LocalKeep says
-	// whether a claim there is still recorded by the object it names.
-	Local     *ipam.Allocator
-	LocalKeep func(ipam.Allocation) (bool, error)
-	// LocalReclaim, when set, claims again in the tenant-local keyspace
-	// what live objects record but nobody holds (objects stored before
-	// they claimed there), and returns how many it claimed.
-	LocalReclaim func(context.Context) (int, error)
+}
+
+// Keep is the sweeper's rule in space: what its recorders say.
+func (c *Controller) Keep(space *ipam.Allocator) func(ipam.Allocation) (bool, error) {
+	var in []ipam.Recorder
+	for _, r := range c.Recorders {
+		if r.Space() == space {
+			in = append(in, r)
+		}
+	}
+	return ipam.KeepRecorded(in)
+}
+
+// spaces are the keyspaces of the recorders, in their order.
+func (c *Controller) spaces() []*ipam.Allocator {
+	var out []*ipam.Allocator
+	for _, r := range c.Recorders {
+		if !slices.Contains(out, r.Space()) {
+			out = append(out, r.Space())
+		}
+	}
+	return out
+}
+
+// Reclaim has every recorder claim again what its objects record and
+// nobody holds, and returns how many claims they made.
+func (c *Controller) Reclaim(ctx context.Context) (int, error) {
+	total := 0
+	var errs []error
+	for _, r := range c.Recorders {
+		n, err := r.Reclaim(ctx)
+		total += n
+		errs = append(errs, err)
+	}
+	return total, errors.Join(errs...)
 }
 
 // Run works every Period until ctx ends.
 func (c *Controller) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithName("ipam")
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		if n, err := ipam.SweepUnused(ctx, c.Allocator, c.Keep, ipam.MinAge(c.SweepMinAge)); err != nil {
-			logger.Error(err, "Sweeping allocations")
+		for _, space := range c.spaces() {
+			if n, err := ipam.SweepUnused(ctx, space, c.Keep(space), ipam.MinAge(c.SweepMinAge)); err != nil {
+				logger.Error(err, "Sweeping allocations", "keyspace", space.Prefix())
+			} else if n > 0 {
+				logger.Info("Reclaimed allocations no live object records", "keyspace", space.Prefix(), "count", n)
+			}
+		}
+		if n, err := c.Reclaim(ctx); err != nil {
+			logger.Error(err, "Claiming again what objects record", "claimed", n)
 		} else if n > 0 {
-			logger.Info("Reclaimed allocations no live tenant records", "count", n)
-		}
-		if c.Local != nil && c.LocalKeep != nil {
-			if n, err := ipam.SweepUnused(ctx, c.Local, c.LocalKeep, ipam.MinAge(c.SweepMinAge)); err != nil {
-				logger.Error(err, "Sweeping tenant-local claims")
-			} else if n > 0 {
-				logger.Info("Reclaimed tenant-local claims no live object records", "count", n)
-			}
-		}
-		if c.LocalReclaim != nil {
-			if n, err := c.LocalReclaim(ctx); err != nil {
-				logger.Error(err, "Claiming again what objects record in the tenant-local keyspace", "claimed", n)
-			} else if n > 0 {
-				logger.Info("Claimed again what objects record in the tenant-local keyspace", "count", n)
-			}
+			logger.Info("Claimed again what objects record", "count", n)
 		}
 		if err := c.updatePoolStatus(ctx); err != nil {
 			logger.Error(err, "Updating AddressPool status")

@@ -179,7 +179,7 @@ func (c *Checker) orphaned(ctx context.Context, h hostObject) (bool, error) {
 		return false, nil
 	}
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
-	obj, err := c.src.Storage["tenants"].Store.Get(ctx, h.marks.Tenant, &metav1.GetOptions{})
+	obj, err := c.src.Storage.Tenants.Store.Get(ctx, h.marks.Tenant, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
@@ -228,13 +228,13 @@ type ownerSource struct {
 func (c *Checker) owners(kindLabel string) ownerSource {
 	switch kindLabel {
 	case hostnames.NetworkLabel:
-		return ownerSource{c.src.Storage["networks"].Store, c.src.Networks, false}
+		return ownerSource{c.src.Storage.Networks.Store, c.src.Networks, false}
 	case loadBalancerLabel:
-		return ownerSource{c.src.Storage["loadbalancers"].Store, c.src.LoadBalancers, true}
+		return ownerSource{c.src.Storage.LoadBalancers.Store, c.src.LoadBalancers, true}
 	case floatingIPLabel:
-		return ownerSource{c.src.Storage["floatingips"].Store, c.src.FloatingIPs, true}
+		return ownerSource{c.src.Storage.FloatingIPs.Store, c.src.FloatingIPs, true}
 	}
-	return ownerSource{c.src.Storage["namespaces"].Store, c.src.Namespaces, false}
+	return ownerSource{c.src.Storage.Namespaces.Store, c.src.Namespaces, false}
 }
 
 // cachedOwner says whether the informers hold the owner of h, by UID.

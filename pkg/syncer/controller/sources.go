@@ -53,7 +53,7 @@ func indexByTenant(obj interface{}) ([]string, error) {
 type Sources struct {
 	// Storage is the server's storage by resource: tenant objects are read
 	// and written in process.
-	Storage     map[string]*base.Storage
+	Storage     *base.Storages
 	Host        kubernetes.Interface
 	HostDynamic dynamic.Interface
 	// HostUDN and HostEgressIP are the typed clients of the OVN-Kubernetes
@@ -91,17 +91,17 @@ type HostClients struct {
 }
 
 // NewSources builds the informers; Start runs them.
-func NewSources(storage map[string]*base.Storage, host HostClients, metallbNamespace string) *Sources {
+func NewSources(storage *base.Storages, host HostClients, metallbNamespace string) *Sources {
 	byTenant := cache.Indexers{ByTenant: indexByTenant}
 	selected := func(o *metav1.ListOptions) { o.LabelSelector = hostObjectSelector }
 	s := &Sources{
 		Storage: storage, Host: host.Kube, HostDynamic: host.Dynamic, HostUDN: host.UDN, HostEgressIP: host.EgressIP,
 		MetalLBNamespace: metallbNamespace,
-		Tenants:          newStoreInformer(storage["tenants"].Store, nil, false),
-		Namespaces:       newStoreInformer(storage["namespaces"].Store, byTenant, true),
-		Networks:         newStoreInformer(storage["networks"].Store, byTenant, true),
-		LoadBalancers:    newStoreInformer(storage["loadbalancers"].Store, byTenant, true),
-		FloatingIPs:      newStoreInformer(storage["floatingips"].Store, byTenant, true),
+		Tenants:          newStoreInformer(storage.Tenants.Store, nil, false),
+		Namespaces:       newStoreInformer(storage.Namespaces.Store, byTenant, true),
+		Networks:         newStoreInformer(storage.Networks.Store, byTenant, true),
+		LoadBalancers:    newStoreInformer(storage.LoadBalancers.Store, byTenant, true),
+		FloatingIPs:      newStoreInformer(storage.FloatingIPs.Store, byTenant, true),
 		HostMetalLB:      map[schema.GroupVersionResource]cache.SharedIndexInformer{},
 		Health:           &HostHealth{client: host.Kube},
 		kube:             informers.NewSharedInformerFactoryWithOptions(host.Kube, 0, informers.WithTweakListOptions(selected)),

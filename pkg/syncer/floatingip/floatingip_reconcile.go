@@ -200,7 +200,7 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, ke
 			continue
 		}
 		if owner == "" {
-			obj, err := c.src.Storage["floatingips"].Store.Get(genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t.Name), key.Namespace), key.Name, &metav1.GetOptions{})
+			obj, err := c.src.Storage.FloatingIPs.Store.Get(genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t.Name), key.Namespace), key.Name, &metav1.GetOptions{})
 			switch {
 			case err == nil && obj.(*tenant.FloatingIP).UID == m.OwnerUID:
 				continue
@@ -265,5 +265,5 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, ns string,
 	if !mutate(fip.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage["floatingips"].StatusStore, t.Name, ns, fip.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.FloatingIPs.StatusStore, t.Name, ns, fip.Name, mutate)
 }

@@ -109,7 +109,7 @@ func (c *Controller) removeService(ctx context.Context, t *tenant.Tenant, key qu
 	if !ours || found.TenantUID != t.UID || found.Name != key.Name {
 		return nil
 	}
-	obj, err := c.src.Storage["loadbalancers"].Store.Get(genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t.Name), key.Namespace), key.Name, &metav1.GetOptions{})
+	obj, err := c.src.Storage.LoadBalancers.Store.Get(genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t.Name), key.Namespace), key.Name, &metav1.GetOptions{})
 	switch {
 	case err == nil && obj.(*tenant.LoadBalancer).UID == found.OwnerUID:
 		return nil
@@ -163,5 +163,5 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, ns string,
 	if !mutate(lb.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage["loadbalancers"].StatusStore, t.Name, ns, lb.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.LoadBalancers.StatusStore, t.Name, ns, lb.Name, mutate)
 }

@@ -222,7 +222,7 @@ func (c *Controller) removeHostNamespace(ctx context.Context, t *tenant.Tenant, 
 }
 
 func (c *Controller) getNamespace(ctx context.Context, t, name string) (*tenant.Namespace, error) {
-	obj, err := c.src.Storage["namespaces"].Store.Get(tenancy.WithTenant(ctx, t), name, &metav1.GetOptions{})
+	obj, err := c.src.Storage.Namespaces.Store.Get(tenancy.WithTenant(ctx, t), name, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -330,7 +330,7 @@ func (c *Controller) setStatus(ctx context.Context, t string, ns *tenant.Namespa
 	if !mutate(ns.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage["namespaces"].StatusStore, t, "", ns.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.StatusStore, t, "", ns.Name, mutate)
 }
 
 func contains(have, want map[string]string) bool {

@@ -281,7 +281,7 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, na
 }
 
 func (c *Controller) getNetwork(ctx context.Context, t, name string) (*tenant.Network, error) {
-	obj, err := c.src.Storage["networks"].Store.Get(tenancy.WithTenant(ctx, t), name, &metav1.GetOptions{})
+	obj, err := c.src.Storage.Networks.Store.Get(tenancy.WithTenant(ctx, t), name, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, nil
 	}
@@ -357,7 +357,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.
 	if !mutate(n.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage["networks"].StatusStore, t.Name, "", n.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.Networks.StatusStore, t.Name, "", n.Name, mutate)
 }
 
 // maxMessage bounds a mirrored condition's message (metav1.Condition allows 32768).

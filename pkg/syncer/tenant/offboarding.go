@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -24,9 +25,6 @@ import (
 // offboardWait is how often offboarding looks whether the host objects it
 // deleted are gone (host namespaces take a while to terminate).
 const offboardWait = time.Second
-
-// tenantResources are the tenant objects offboarding deletes, contents first.
-var tenantResources = []string{"floatingips", "loadbalancers", "networks", "namespaces"}
 
 // offboard removes everything of a Tenant being deleted: its tenant
 // objects, then every host object made for it; once the host objects are
@@ -73,8 +71,10 @@ func (c *Controller) offboard(ctx context.Context, t *tenant.Tenant) error {
 // deleteTenantObjects deletes the tenant's objects from storage.
 func (c *Controller) deleteTenantObjects(ctx context.Context, t *tenant.Tenant) error {
 	scoped := tenancy.WithTenant(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), t.Name)
-	for _, resource := range tenantResources {
-		store := c.src.Storage[resource].Store
+	// Contents first.
+	s := c.src.Storage
+	for _, st := range []*base.Storage{s.FloatingIPs, s.LoadBalancers, s.Networks, s.Namespaces} {
+		resource, store := st.Resource, st.Store
 		list, err := store.List(scoped, &metainternalversion.ListOptions{})
 		if err != nil {
 			return err

@@ -18,6 +18,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
@@ -105,19 +106,19 @@ func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
 		Spec:       tenant.NamespaceSpec{Network: tenant.DefaultNetwork},
 	}
 	for _, d := range []struct {
-		resource string
-		obj      runtime.Object
-	}{{"networks", network}, {"namespaces", ns}} {
-		_, err := c.src.Storage[d.resource].Main.Create(asTenant, d.obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: controller.FieldManager})
+		storage *base.Storage
+		obj     runtime.Object
+	}{{c.src.Storage.Networks, network}, {c.src.Storage.Namespaces, ns}} {
+		_, err := d.storage.Main.Create(asTenant, d.obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: controller.FieldManager})
 		switch {
 		case err == nil:
-			klog.FromContext(ctx).Info("Onboarding tenant: created its default " + d.resource[:len(d.resource)-1])
+			klog.FromContext(ctx).Info("Onboarding tenant: created its default " + d.storage.Resource[:len(d.storage.Resource)-1])
 		case apierrors.IsAlreadyExists(err):
 		case apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsConflict(err):
 			// A quota of zero, a block with no room for the default
 			// network (or no default network for the Namespace): the
 			// tenant goes without.
-			klog.FromContext(ctx).Info("Onboarding tenant without its default "+d.resource[:len(d.resource)-1], "reason", err.Error())
+			klog.FromContext(ctx).Info("Onboarding tenant without its default "+d.storage.Resource[:len(d.storage.Resource)-1], "reason", err.Error())
 		default:
 			return err
 		}
@@ -134,7 +135,7 @@ func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
 // updateTenant applies mutate to the stored Tenant, if it is still t.
 func (c *Controller) updateTenant(ctx context.Context, t *tenant.Tenant, mutate func(*tenant.Tenant) bool) error {
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
-	_, _, err := c.src.Storage["tenants"].Store.Update(ctx, t.Name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	_, _, err := c.src.Storage.Tenants.Store.Update(ctx, t.Name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		live := old.(*tenant.Tenant)
 		if live.UID != t.UID {
 			return nil, apierrors.NewConflict(tenant.Resource("tenants"), t.Name, fmt.Errorf("the Tenant was replaced"))
@@ -243,7 +244,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced boo
 	if !mutate(t.DeepCopy()) {
 		return nil // as cached: no read of the storage
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage["tenants"].StatusStore, "", "", t.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.Tenants.StatusStore, "", "", t.Name, mutate)
 }
 
 // ours are the tenant's host objects in an informer: made for this Tenant

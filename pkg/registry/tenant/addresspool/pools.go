@@ -19,6 +19,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 )
 
 // maxCauses bounds the allocations listed in a refusal.
@@ -39,6 +40,44 @@ type Guard struct {
 	Space *ipam.Allocator
 	// Pools is the storage of AddressPools.
 	Pools *genericregistry.Store
+	// Claims is how pools hold their space (claims.Kind): an update gives
+	// back, once stored, the space the pool no longer covers.
+	Claims *claims.Kind[*tenant.AddressPool]
+}
+
+// installGuard guards the pools of st with deps' IPAM (nothing without
+// an allocator).
+func installGuard(st *base.Storage, deps base.Deps) {
+	if deps.IPAM.Allocator == nil {
+		return
+	}
+	g := &Guard{Allocator: deps.IPAM.Allocator, Space: deps.IPAM.PoolSpace, Pools: st.Store}
+	g.Claims = &claims.Kind[*tenant.AddressPool]{Keyspace: g.Space, Store: st.Store, Held: held}
+	st.Install(base.Hooks{
+		BeginCreate:  g.BeginCreate,
+		BeginUpdate:  g.BeginUpdate,
+		AroundUpdate: g.Claims.AroundUpdate,
+		AfterDelete:  g.AfterDelete,
+		BeforeDelete: g.BeforeDelete,
+	})
+}
+
+// held returns the claims p records: every block of its space.
+func held(p *tenant.AddressPool) []claims.Claim {
+	pool, err := ipam.PoolFromAPI(p)
+	if err != nil {
+		return nil
+	}
+	return spaceClaims(p, pool.Space())
+}
+
+// spaceClaims returns the claims of pool p on blocks.
+func spaceClaims(p *tenant.AddressPool, blocks []netip.Prefix) []claims.Claim {
+	out := make([]claims.Claim, len(blocks))
+	for i, b := range blocks {
+		out[i] = claims.Claim{Block: b, Owner: spaceOwner(p)}
+	}
+	return out
 }
 
 // universe is the space pools claim theirs from.
@@ -168,8 +207,8 @@ func (g *Guard) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
 }
 
 // BeginUpdate refuses a pool that would overlap another, or lose space
-// that holds allocations, and claims the space it gains; AroundUpdate gives
-// back the space it loses once the pool is stored without it.
+// that holds allocations, and claims the space it gains; the space it
+// loses is given back once the pool is stored without it (Claims).
 func (g *Guard) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 	n, o := obj.(*tenant.AddressPool), old.(*tenant.AddressPool)
 	if err := g.checkOverlap(ctx, n); err != nil {
@@ -186,38 +225,18 @@ func (g *Guard) BeginUpdate(ctx context.Context, obj, old runtime.Object, option
 		}
 	}
 	if options == nil || len(options.DryRun) == 0 {
-		if _, err := g.claimSpace(ctx, n, newPool); err != nil {
+		// With the stored pool's identity: the request may not carry its UID.
+		id := n.DeepCopy()
+		id.UID = o.UID
+		claimed, err := g.claimSpace(ctx, id, newPool)
+		if err != nil {
 			return nil, err
 		}
+		rec := claims.RecordFrom(ctx)
+		rec.Add(spaceClaims(id, claimed)...)
+		rec.Drop(spaceClaims(id, ipam.Subtract(oldPool.Space(), newPool.Space()))...)
 	}
 	return func(context.Context, bool) {}, nil
-}
-
-// AroundUpdate gives back, once a pool is stored, the claims on space it
-// no longer covers. A failed update gives nothing back: the claims of a
-// pool on more space than it covers only keep other pools off that space.
-func (g *Guard) AroundUpdate(ctx context.Context) (context.Context, func(runtime.Object, error)) {
-	return ctx, func(stored runtime.Object, err error) {
-		p, ok := stored.(*tenant.AddressPool)
-		if err != nil || !ok {
-			return
-		}
-		pool, perr := ipam.PoolFromAPI(p)
-		if perr != nil {
-			return
-		}
-		mine, lerr := g.Space.ListOwner(context.WithoutCancel(ctx), string(p.UID))
-		if lerr != nil {
-			return
-		}
-		var gone []netip.Prefix
-		for _, a := range mine {
-			if len(ipam.Intersect([]netip.Prefix{a.Block}, pool.Space())) == 0 {
-				gone = append(gone, a.Block)
-			}
-		}
-		g.releaseSpace(context.WithoutCancel(ctx), p, gone)
-	}
 }
 
 // BeforeDelete refuses to delete a pool that has allocations.

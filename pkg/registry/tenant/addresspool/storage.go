@@ -9,8 +9,10 @@ import (
 )
 
 // NewStorage returns the storage of addresspools and addresspools/status.
+// With deps' IPAM, pools never overlap and are not deleted or shrunk under
+// their allocations (Guard).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.AddressPool, tenant.AddressPoolSpec, tenant.AddressPoolStatus]{
+	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.AddressPool, tenant.AddressPoolSpec, tenant.AddressPoolStatus]{
 		Kind:       Kind,
 		Plural:     "addresspools",
 		Singular:   "addresspool",
@@ -20,6 +22,11 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		Fields:     SelectableFields,
 		Table:      base.Table[*tenant.AddressPool]{Columns: columns},
 	}, deps)
+	if err != nil {
+		return nil, err
+	}
+	installGuard(st, deps)
+	return st, nil
 }
 
 var columns = []base.Column[*tenant.AddressPool]{

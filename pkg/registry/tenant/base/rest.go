@@ -26,14 +26,10 @@ type GuardedREST struct {
 	// Quota, when set, charges creates to the tenant's quota of QuotaResource.
 	Quota         QuotaTracker
 	QuotaResource string
-	// BeforeDelete, when set, may refuse the delete of name, or return the
-	// preconditions under which it may happen (the state it checked).
-	BeforeDelete func(ctx context.Context, name string) (*metav1.Preconditions, error)
-	// AroundUpdate, when set, gives an update the context the store's
-	// hooks run in, and a function called with the outcome once the update
-	// is stored or failed. (The store's BeginUpdate finish function runs
-	// before the write, so it cannot tell whether the object was stored.)
-	AroundUpdate func(ctx context.Context) (context.Context, func(stored runtime.Object, err error))
+	// BeforeDelete and AroundUpdate, when set, are the hooks of deletes
+	// and updates; Storage.Install sets them.
+	BeforeDelete BeforeDeleteFunc
+	AroundUpdate AroundUpdateFunc
 }
 
 var (

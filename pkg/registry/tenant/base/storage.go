@@ -12,10 +12,12 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/host"
+	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -50,13 +52,61 @@ type Deps struct {
 	Authorizer authorizer.Authorizer
 	// Watches tracks open watches, to end them when membership changes.
 	Watches *tenancy.WatchRegistry
-	// Namespaces reads tenant Namespaces; namespaced kinds need it.
-	Namespaces tenancy.NamespaceGetter
 	// Quota counts tenant-owned objects against their tenant's quota; nil: no quota.
 	Quota QuotaTracker
 	// HostPods reads the pods of host namespaces, which block the delete
 	// of their tenant Namespace and Tenant; nil: pods are not checked.
 	HostPods host.Pods
+	// IPAM is where objects claim their addresses.
+	IPAM IPAM
+	// Storages is the set the new storage joins, as far as it is built:
+	// the hooks of a kind read the storage of another kind from it when
+	// they run, by which time every storage is built. Namespaced kinds
+	// need Storages.Namespaces built before them. A kind missing from the
+	// set (a test that builds some kinds alone) holds no objects to them;
+	// nil: the storage is built alone.
+	Storages *Storages
+}
+
+// IPAM are the keyspaces of address claims.
+type IPAM struct {
+	// Allocator hands out tenants' blocks and public IPs from the
+	// AddressPools; nil: Tenants are stored without addresses, and no
+	// other kind claims any (tests of storage alone).
+	Allocator *ipam.Allocator
+	// PoolSpace holds the AddressPools' claims on their space.
+	PoolSpace *ipam.Allocator
+	// TenantSpace holds the claims of tenant objects on their tenant's
+	// block and public IPs (a Network's subnets and NAT address, a
+	// FloatingIP's and a LoadBalancer's address); nil: those are stored
+	// without them.
+	TenantSpace *ipam.Allocator
+}
+
+// Storages is the storage of every tenant.io resource. The server builds
+// them in the order of the fields: quotas are charged on Tenants, and
+// namespaced kinds live in Namespaces.
+type Storages struct {
+	Tenants, AddressPools, ProviderServices, VRFPeerings *Storage
+	Namespaces, Networks, FloatingIPs, LoadBalancers     *Storage
+}
+
+// List returns the storages in the order of the fields.
+func (s *Storages) List() []*Storage {
+	return []*Storage{s.Tenants, s.AddressPools, s.ProviderServices, s.VRFPeerings,
+		s.Namespaces, s.Networks, s.FloatingIPs, s.LoadBalancers}
+}
+
+// Stores returns the unguarded stores of sts, by resource name; nil
+// storages (kinds a test leaves out) are skipped.
+func Stores(sts ...*Storage) map[string]*genericregistry.Store {
+	m := make(map[string]*genericregistry.Store, len(sts))
+	for _, st := range sts {
+		if st != nil {
+			m[st.Resource] = st.Store
+		}
+	}
+	return m
 }
 
 // QuotaTracker counts the objects of each tenant against its quota.
@@ -70,12 +120,19 @@ type QuotaTracker interface {
 
 // Storage is the REST storage of one kind: the resource and its status.
 type Storage struct {
-	Main   *GuardedREST
-	Status *StatusREST
+	// Resource is the resource name, e.g. "networks".
+	Resource string
+	Main     *GuardedREST
+	Status   *StatusREST
 	// Store is the storage without guard, for the server's own use.
 	Store *genericregistry.Store
 	// StatusStore writes status without guard, for the server's own use.
 	StatusStore *genericregistry.Store
+	// Subresources are the kind's subresources besides status, by name.
+	Subresources map[string]rest.Storage
+	// Recorders are the kinds of address claims the objects hold, for
+	// IPAM's sweepers and repairs.
+	Recorders []ipam.Recorder
 }
 
 // NewStorage builds the etcd-backed storage of r. Tenant-owned kinds are
@@ -105,15 +162,12 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 		tenancy.Partition(store, options, r.Kind.Namespaced)
 		tg := &tenancy.TenantGuard{Resolver: deps.Resolver, Resource: gr}
 		if r.Kind.Namespaced {
-			if deps.Namespaces == nil {
+			if deps.Storages == nil || deps.Storages.Namespaces == nil {
 				return nil, fmt.Errorf("storage of %s needs the tenant Namespaces", gr)
 			}
-			tg.Namespaces = deps.Namespaces
+			tg.Namespaces = deps.Storages.Namespaces.Store
 		}
 		guard = tg
-		if deps.Quota != nil && r.QuotaResource != "" {
-			releaseOnDelete(store, deps.Quota, r.QuotaResource)
-		}
 	} else {
 		guard = &tenancy.ProviderGuard{Resolver: deps.Resolver, Authorizer: deps.Authorizer, Resource: gr,
 			VisibleToTenant: r.VisibleToTenant, NamedByTenant: r.NamedByTenant}
@@ -126,36 +180,28 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 	if r.Kind.TenantOwned && deps.Quota != nil && r.QuotaResource != "" {
 		main.Quota, main.QuotaResource = deps.Quota, r.QuotaResource
 	}
-	return &Storage{
+	st := &Storage{
+		Resource:    r.Plural,
 		Main:        main,
 		Status:      status,
 		Store:       store,
 		StatusStore: status.store,
-	}, nil
+	}
+	if main.Quota != nil {
+		st.Install(Hooks{AfterDelete: releaseOnDelete(main.Quota, r.QuotaResource)})
+	}
+	return st, nil
 }
 
 // releaseOnDelete gives back a unit of the tenant's quota of resource for
-// every object of store really deleted (not merely marked for deletion).
-func releaseOnDelete(store *genericregistry.Store, quota QuotaTracker, resource string) {
-	store.AfterDelete = func(obj runtime.Object, options *metav1.DeleteOptions) {
+// every object really deleted (not merely marked for deletion).
+func releaseOnDelete(quota QuotaTracker, resource string) genericregistry.AfterDeleteFunc {
+	return func(obj runtime.Object, options *metav1.DeleteOptions) {
 		if options != nil && len(options.DryRun) > 0 {
 			return
 		}
 		if o, err := meta.Accessor(obj); err == nil {
 			quota.Release(context.Background(), o.GetLabels()[tenancy.TenantLabel], resource)
-		}
-	}
-}
-
-// ChainAfterDelete returns an AfterDelete hook that calls first, then
-// then (either may be nil).
-func ChainAfterDelete(first, then genericregistry.AfterDeleteFunc) genericregistry.AfterDeleteFunc {
-	return func(obj runtime.Object, options *metav1.DeleteOptions) {
-		if first != nil {
-			first(obj, options)
-		}
-		if then != nil {
-			then(obj, options)
 		}
 	}
 }

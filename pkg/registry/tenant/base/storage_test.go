@@ -54,15 +54,19 @@ func newRegistry(t *testing.T, cached bool) *registry {
 	t.Helper()
 	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), cached)
 
-	deps := base.Deps{Resolver: tenancy.GroupResolver{}}
+	deps := base.Deps{Resolver: tenancy.GroupResolver{}, Storages: &base.Storages{}}
 	r := &registry{}
 	var err error
 	if r.namespaces, err = namespace.NewStorage(apiserver.Scheme, getter, deps); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.namespaces.Main.Destroy)
-	deps.Namespaces = r.namespaces.Store
-	if r.networks, err = network.NewStorage(apiserver.Scheme, getter, deps); err != nil {
+	deps.Storages.Namespaces = r.namespaces
+	// Each kind on its own: no Network is in use by a Namespace, and no
+	// Namespace needs an existing Network.
+	alone := deps
+	alone.Storages = &base.Storages{}
+	if r.networks, err = network.NewStorage(apiserver.Scheme, getter, alone); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.networks.Main.Destroy)

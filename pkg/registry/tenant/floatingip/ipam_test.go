@@ -11,108 +11,36 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/ipam/upkeep"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 var (
-	admin = &user.DefaultInfo{Name: "admin", Groups: []string{"system:masters"}}
-	alice = &user.DefaultInfo{Name: "alice", Groups: []string{"tenant.io:acme"}}
-	bob   = &user.DefaultInfo{Name: "bob", Groups: []string{"tenant.io:globex"}}
-	tina  = &user.DefaultInfo{Name: "tina", Groups: []string{"tenant.io:tiny"}}
-	fiona = &user.DefaultInfo{Name: "fiona", Groups: []string{"tenant.io:five"}}
+	admin, alice, bob, tina, fiona = registrytest.Admin, registrytest.Alice, registrytest.Bob, registrytest.Tina, registrytest.Fiona
+	as, asIn                       = registrytest.As, registrytest.AsIn
 )
 
 // publicSpace is the PublicIPs pool of the tests: the tenants' public IPs,
 // and so the claims of FloatingIPs, LoadBalancers and NAT gateways, are in it.
 var publicSpace = netip.MustParsePrefix("203.0.113.0/24")
 
-// tenantResolver resolves tenant groups, with the UIDs of the stored
-// Tenants, as the server's Membership does.
-type tenantResolver struct {
-	tenancy.GroupResolver
-	tenants *genericregistry.Store
-}
+// replica is one tenant-apiserver's storage on a shared etcd.
+type replica struct{ *registrytest.Replica }
 
-func (r *tenantResolver) TenantUID(name string) (types.UID, bool) {
-	obj, err := r.tenants.Get(genericapirequest.WithNamespace(context.Background(), ""), name, &metav1.GetOptions{})
-	if err != nil {
-		return "", false
-	}
-	return obj.(*tenant.Tenant).UID, true
-}
-
-// replica is one tenant-apiserver's storage with IPAM, on a shared etcd.
-type replica struct {
-	storage map[string]*base.Storage
-	ipam    *upkeep.Controller
-	local   *ipam.Allocator
-}
-
-// newReplica is a replica with IPAM or, as before the registry claimed
-// public IPs for FloatingIPs and LoadBalancers, without.
 func newReplica(t *testing.T, url string, withIPAM bool) *replica {
-	t.Helper()
-	resolver := &tenantResolver{}
-	storage, err := apiserver.NewStorage(registrytest.RESTOptionsGetter(url, true), base.Deps{Resolver: resolver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range storage {
-			s.Main.Destroy()
-		}
-	})
-	resolver.tenants = storage["tenants"].Store
-	for _, s := range storage {
-		err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-			return s.Store.Storage.Storage.ReadinessCheck() == nil, nil
-		})
-		if err != nil {
-			t.Fatalf("storage of %s not ready: %v", s.Store.DefaultQualifiedResource, err)
-		}
-	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	r := &replica{storage: storage}
-	a, pools := ipam.New(client, "/registry/tenant.io/ipam"), ipam.New(client, "/registry/tenant.io/ipam-pools")
-	r.local = ipam.New(client, "/registry/tenant.io/ipam-local")
-	t.Cleanup(a.Close)
-	t.Cleanup(pools.Close)
-	t.Cleanup(r.local.Close)
-	if withIPAM {
-		r.ipam = apiserver.InstallIPAM(storage, a, pools, r.local, time.Hour, 0)
-	}
-	return r
-}
-
-func as(u user.Info) context.Context {
-	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ""), u)
-}
-
-func asIn(u user.Info, ns string) context.Context {
-	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ns), u)
+	return &replica{registrytest.NewReplica(t, url, withIPAM)}
 }
 
 func int32p(i int32) *int32 { return &i }
@@ -132,7 +60,7 @@ func setup(t *testing.T) (*replica, string) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "public"}, Spec: tenant.AddressPoolSpec{
 			Purpose: tenant.AddressPoolPurposePublicIPs, CIDRs: []string{publicSpace.String()}, Exclude: []string{"203.0.113.0", "203.0.113.255"}}},
 	} {
-		if _, err := r.storage["addresspools"].Main.Create(as(admin), p, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.AddressPools.Main.Create(as(admin), p, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -150,15 +78,15 @@ func setup(t *testing.T) (*replica, string) {
 				Quota:     tenant.TenantQuota{Namespaces: int32p(10), Networks: int32p(64), FloatingIPs: int32p(tn.quota), LoadBalancers: int32p(tn.quota)},
 			},
 		}
-		if _, err := r.storage["tenants"].Main.Create(as(admin), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.Tenants.Main.Create(as(admin), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		network := &tenant.Network{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2}}
-		if _, err := r.storage["networks"].Main.Create(as(tn.member), network, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.Networks.Main.Create(as(tn.member), network, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: tenant.NamespaceSpec{Network: "default"}}
-		if _, err := r.storage["namespaces"].Main.Create(as(tn.member), ns, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.Namespaces.Main.Create(as(tn.member), ns, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -167,7 +95,7 @@ func setup(t *testing.T) (*replica, string) {
 
 func (r *replica) tenant(t *testing.T, name string) *tenant.Tenant {
 	t.Helper()
-	obj, err := r.storage["tenants"].Store.Get(genericapirequest.WithNamespace(context.Background(), ""), name, &metav1.GetOptions{})
+	obj, err := r.Storage.Tenants.Store.Get(genericapirequest.WithNamespace(context.Background(), ""), name, &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +128,7 @@ func createOptions(dryRun bool) *metav1.CreateOptions {
 }
 
 func (r *replica) createFIP(u user.Info, f *tenant.FloatingIP, dryRun bool) (*tenant.FloatingIP, error) {
-	out, err := r.storage["floatingips"].Main.Create(asIn(u, "dev"), f, rest.ValidateAllObjectFunc, createOptions(dryRun))
+	out, err := r.Storage.FloatingIPs.Main.Create(asIn(u, "dev"), f, rest.ValidateAllObjectFunc, createOptions(dryRun))
 	if err != nil {
 		return nil, err
 	}
@@ -217,7 +145,7 @@ func (r *replica) mustCreateFIP(t *testing.T, u user.Info, f *tenant.FloatingIP)
 }
 
 func (r *replica) createLB(u user.Info, l *tenant.LoadBalancer, dryRun bool) (*tenant.LoadBalancer, error) {
-	out, err := r.storage["loadbalancers"].Main.Create(asIn(u, "dev"), l, rest.ValidateAllObjectFunc, createOptions(dryRun))
+	out, err := r.Storage.LoadBalancers.Main.Create(asIn(u, "dev"), l, rest.ValidateAllObjectFunc, createOptions(dryRun))
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +163,7 @@ func (r *replica) mustCreateLB(t *testing.T, u user.Info, l *tenant.LoadBalancer
 
 func (r *replica) getFIP(t *testing.T, u user.Info, name string) *tenant.FloatingIP {
 	t.Helper()
-	out, err := r.storage["floatingips"].Main.Get(asIn(u, "dev"), name, &metav1.GetOptions{})
+	out, err := r.Storage.FloatingIPs.Main.Get(asIn(u, "dev"), name, &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +176,7 @@ func (r *replica) updateFIP(u user.Info, name string, change func(*tenant.Floati
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	out, _, err := r.storage["floatingips"].Main.Update(asIn(u, "dev"), name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	out, _, err := r.Storage.FloatingIPs.Main.Update(asIn(u, "dev"), name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		f := old.(*tenant.FloatingIP).DeepCopy()
 		change(f)
 		return f, nil
@@ -263,7 +191,7 @@ func (r *replica) updateFIP(u user.Info, name string, change func(*tenant.Floati
 // status subresource, as the syncer does.
 func (r *replica) updateFIPStatus(tn, name string, change func(*tenant.FloatingIP)) (*tenant.FloatingIP, error) {
 	ctx := tenancy.WithTenant(genericapirequest.WithNamespace(context.Background(), "dev"), tn)
-	out, _, err := r.storage["floatingips"].StatusStore.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	out, _, err := r.Storage.FloatingIPs.StatusStore.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		f := old.(*tenant.FloatingIP).DeepCopy()
 		change(f)
 		return f, nil
@@ -275,19 +203,19 @@ func (r *replica) updateFIPStatus(tn, name string, change func(*tenant.FloatingI
 }
 
 func (r *replica) deleteFIP(u user.Info, name string) error {
-	_, _, err := r.storage["floatingips"].Main.Delete(asIn(u, "dev"), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
+	_, _, err := r.Storage.FloatingIPs.Main.Delete(asIn(u, "dev"), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
 	return err
 }
 
 func (r *replica) deleteLB(u user.Info, name string) error {
-	_, _, err := r.storage["loadbalancers"].Main.Delete(asIn(u, "dev"), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
+	_, _, err := r.Storage.LoadBalancers.Main.Delete(asIn(u, "dev"), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
 	return err
 }
 
-// publicClaims returns the tenant-local claims of public IPs, by address.
+// publicClaims returns the claims in the tenant space of public IPs, by address.
 func (r *replica) publicClaims(t *testing.T) map[string]ipam.Owner {
 	t.Helper()
-	allocs, err := r.local.ListAll(context.Background())
+	allocs, err := r.TenantSpace.ListAll(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +228,7 @@ func (r *replica) publicClaims(t *testing.T) map[string]ipam.Owner {
 	return out
 }
 
-// expectClaims checks that the tenant-local keyspace holds exactly the
+// expectClaims checks that the tenant space holds exactly the
 // claims of public IPs that objs record (a FloatingIP its status.address, a
 // LoadBalancer its spec.address, a Network its NAT gateway's address),
 // with their purposes and refs.
@@ -311,12 +239,12 @@ func (r *replica) expectClaims(t *testing.T, objs ...runtime.Object) {
 	for _, obj := range objs {
 		switch o := obj.(type) {
 		case *tenant.FloatingIP:
-			want[o.Status.Address] = claim{base.LocalPurpose(base.LocalUseFloatingIP, o.UID), "floatingips " + o.Namespace + "/" + o.Name}
+			want[o.Status.Address] = claim{claims.Purpose(claims.UseFloatingIP, o.UID), "floatingips " + o.Namespace + "/" + o.Name}
 		case *tenant.LoadBalancer:
-			want[o.Spec.Address] = claim{base.LocalPurpose(base.LocalUseLoadBalancer, o.UID), "loadbalancers " + o.Namespace + "/" + o.Name}
+			want[o.Spec.Address] = claim{claims.Purpose(claims.UseLoadBalancer, o.UID), "loadbalancers " + o.Namespace + "/" + o.Name}
 		case *tenant.Network:
 			if o.Status.NATGatewayIP != "" {
-				want[o.Status.NATGatewayIP] = claim{base.LocalPurpose(base.LocalUseNATGateway, o.UID), "networks " + o.Name}
+				want[o.Status.NATGatewayIP] = claim{claims.Purpose(claims.UseNATGateway, o.UID), "networks " + o.Name}
 			}
 		}
 	}
@@ -520,7 +448,7 @@ func TestFailedCreatesLeaveNoClaim(t *testing.T) {
 	_, err := r.createFIP(alice, sneaky, false)
 	wantInvalidAt(t, "a FloatingIP labelled with another tenant", err, "metadata.labels[tenant.io/tenant]")
 	// Refused by the admission that runs after the strategy.
-	_, err = r.storage["floatingips"].Main.Create(asIn(alice, "dev"), fip("refused", ""), func(context.Context, runtime.Object) error {
+	_, err = r.Storage.FloatingIPs.Main.Create(asIn(alice, "dev"), fip("refused", ""), func(context.Context, runtime.Object) error {
 		return apierrors.NewForbidden(tenant.Resource("floatingips"), "refused", errors.New("no"))
 	}, &metav1.CreateOptions{})
 	wantStatus(t, "a create refused by admission", err, 403)
@@ -572,11 +500,11 @@ func TestDryRunClaimsNothing(t *testing.T) {
 	if _, err := r.updateFIP(alice, "a", func(f *tenant.FloatingIP) { f.Spec.Ports = nil }, true); err != nil {
 		t.Errorf("dry-run update: %v", err)
 	}
-	if _, err := r.storage["floatingips"].Main.Get(asIn(alice, "dev"), "dry", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := r.Storage.FloatingIPs.Main.Get(asIn(alice, "dev"), "dry", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a dry run stored a FloatingIP: %v", err)
 	}
 	// A dry-run delete keeps the address.
-	if _, _, err := r.storage["floatingips"].Main.Delete(asIn(alice, "dev"), "a", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+	if _, _, err := r.Storage.FloatingIPs.Main.Delete(asIn(alice, "dev"), "a", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 		t.Fatal(err)
 	}
 	r.expectClaims(t, a)
@@ -599,7 +527,7 @@ func TestConcurrentCreates(t *testing.T) {
 	}
 	for i := range 4 {
 		n := &tenant.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("nat-%d", i)}, Spec: tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2}}
-		if _, err := r1.storage["networks"].Main.Create(as(fiona), n, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r1.Storage.Networks.Main.Create(as(fiona), n, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -624,7 +552,7 @@ func TestConcurrentCreates(t *testing.T) {
 	for i := range 4 {
 		r := []*replica{r1, r2}[i%2]
 		wg.Go(func() {
-			_, _, errs[20+i] = r.storage["networks"].Main.Update(as(fiona), fmt.Sprintf("nat-%d", i), rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+			_, _, errs[20+i] = r.Storage.Networks.Main.Update(as(fiona), fmt.Sprintf("nat-%d", i), rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 				n := old.(*tenant.Network).DeepCopy()
 				n.Spec.NATGateway = &tenant.NATGateway{Enabled: true}
 				return n, nil
@@ -653,11 +581,11 @@ func TestConcurrentCreates(t *testing.T) {
 			continue
 		}
 		name := fmt.Sprintf("race-%d", i)
-		if obj, err := r1.storage["floatingips"].Main.Get(asIn(fiona, "dev"), name, &metav1.GetOptions{}); err == nil {
+		if obj, err := r1.Storage.FloatingIPs.Main.Get(asIn(fiona, "dev"), name, &metav1.GetOptions{}); err == nil {
 			f := obj.(*tenant.FloatingIP)
 			hold(f.Status.Address, "floatingips "+name)
 			holders = append(holders, f)
-		} else if obj, err := r1.storage["loadbalancers"].Main.Get(asIn(fiona, "dev"), name, &metav1.GetOptions{}); err == nil {
+		} else if obj, err := r1.Storage.LoadBalancers.Main.Get(asIn(fiona, "dev"), name, &metav1.GetOptions{}); err == nil {
 			l := obj.(*tenant.LoadBalancer)
 			hold(l.Spec.Address, "loadbalancers "+name)
 			holders = append(holders, l)
@@ -666,7 +594,7 @@ func TestConcurrentCreates(t *testing.T) {
 		}
 	}
 	for i := range 4 {
-		obj, err := r1.storage["networks"].Main.Get(as(fiona), fmt.Sprintf("nat-%d", i), &metav1.GetOptions{})
+		obj, err := r1.Storage.Networks.Main.Get(as(fiona), fmt.Sprintf("nat-%d", i), &metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -694,7 +622,7 @@ func TestConcurrentCreates(t *testing.T) {
 func TestConcurrentCreatesOverQuota(t *testing.T) {
 	r1, url := setup(t)
 	r2 := newReplica(t, url, true)
-	if _, _, err := r1.storage["tenants"].Main.Update(as(admin), "five", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	if _, _, err := r1.Storage.Tenants.Main.Update(as(admin), "five", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		tn := old.(*tenant.Tenant).DeepCopy()
 		tn.Spec.Quota.FloatingIPs, tn.Spec.Quota.LoadBalancers = int32p(2), int32p(2)
 		return tn, nil
@@ -721,7 +649,7 @@ func TestConcurrentCreatesOverQuota(t *testing.T) {
 	}
 	var stored []runtime.Object
 	seen := map[string]string{}
-	fips, err := r1.storage["floatingips"].Main.List(asIn(fiona, "dev"), nil)
+	fips, err := r1.Storage.FloatingIPs.Main.List(asIn(fiona, "dev"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -730,7 +658,7 @@ func TestConcurrentCreatesOverQuota(t *testing.T) {
 		stored = append(stored, f)
 		seen[f.Status.Address] += " " + f.Name
 	}
-	lbs, err := r1.storage["loadbalancers"].Main.List(asIn(fiona, "dev"), nil)
+	lbs, err := r1.Storage.LoadBalancers.Main.List(asIn(fiona, "dev"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -757,7 +685,7 @@ func TestPublicIPsInUseByFloatingIPsAndLoadBalancers(t *testing.T) {
 	r.mustCreateFIP(t, alice, fip("f", ips[3]))
 	r.mustCreateLB(t, alice, lb("l", ips[1]))
 	lower := func(count int32) (*tenant.Tenant, error) {
-		out, _, err := r.storage["tenants"].Main.Update(as(admin), "acme", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+		out, _, err := r.Storage.Tenants.Main.Update(as(admin), "acme", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 			tn := old.(*tenant.Tenant).DeepCopy()
 			tn.Spec.PublicIPs.Count = count
 			return tn, nil
@@ -795,20 +723,20 @@ func TestSweeperReclaimsUnrecordedClaims(t *testing.T) {
 	pool := ipam.Pool{Name: "acme", CIDRs: []netip.Prefix{publicSpace}}
 	claim := func(addr string, use string, uid types.UID, ref string) {
 		t.Helper()
-		owner := ipam.Owner{Tenant: "acme", TenantUID: string(acme.UID), Purpose: base.LocalPurpose(use, uid), Ref: ref}
-		if err := r.local.ClaimAddress(ctx, pool, netip.MustParseAddr(addr), owner); err != nil {
+		owner := ipam.Owner{Tenant: "acme", TenantUID: string(acme.UID), Purpose: claims.Purpose(use, uid), Ref: ref}
+		if err := r.TenantSpace.ClaimAddress(ctx, pool, netip.MustParseAddr(addr), owner); err != nil {
 			t.Fatal(err)
 		}
 	}
-	claim(ips[2], base.LocalUseFloatingIP, "crashed-uid", "floatingips dev/crashed") // no such FloatingIP
-	claim(ips[3], base.LocalUseLoadBalancer, "old-uid", "loadbalancers dev/l")       // a LoadBalancer l, another UID
-	claim("203.0.113.200", base.LocalUseFloatingIP, f.UID, "floatingips dev/f")      // f does not record it
+	claim(ips[2], claims.UseFloatingIP, "crashed-uid", "floatingips dev/crashed") // no such FloatingIP
+	claim(ips[3], claims.UseLoadBalancer, "old-uid", "loadbalancers dev/l")       // a LoadBalancer l, another UID
+	claim("203.0.113.200", claims.UseFloatingIP, f.UID, "floatingips dev/f")      // f does not record it
 
-	n, err := ipam.SweepUnused(ctx, r.local, r.ipam.LocalKeep, ipam.MinAge(time.Hour))
+	n, err := ipam.SweepUnused(ctx, r.TenantSpace, r.IPAM.Keep(r.TenantSpace), ipam.MinAge(time.Hour))
 	if err != nil || n != 0 {
 		t.Errorf("sweep of young claims released %d: %v", n, err)
 	}
-	n, err = ipam.SweepUnused(ctx, r.local, r.ipam.LocalKeep, ipam.MinAge(0))
+	n, err = ipam.SweepUnused(ctx, r.TenantSpace, r.IPAM.Keep(r.TenantSpace), ipam.MinAge(0))
 	if err != nil || n != 3 {
 		t.Errorf("sweep released %d claims: %v, want 3", n, err)
 	}
@@ -853,8 +781,8 @@ func TestStoredBeforeClaiming(t *testing.T) {
 
 	// Reclaim claims what is recorded: the old LoadBalancer's spec.address.
 	// It reads the watch cache as it is (a later pass sees what it missed).
-	registrytest.WaitCached(t, r.storage["loadbalancers"].Store, oldLB.UID)
-	n, err := r.ipam.LocalReclaim(ctx)
+	registrytest.WaitCached(t, r.Storage.LoadBalancers.Store, oldLB.UID)
+	n, err := r.IPAM.Reclaim(ctx)
 	if err != nil || n != 1 {
 		t.Errorf("reclaim claimed %d (%v), want 1", n, err)
 	}
@@ -865,7 +793,7 @@ func TestStoredBeforeClaiming(t *testing.T) {
 	if err != nil || oldFIP.Status.Address != ips[3] {
 		t.Errorf("update of an old FloatingIP: %v %+v, want it to hold %s", err, oldFIP, ips[3])
 	}
-	out, _, err := r.storage["loadbalancers"].Main.Update(asIn(alice, "dev"), "bare", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	out, _, err := r.Storage.LoadBalancers.Main.Update(asIn(alice, "dev"), "bare", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		l := old.(*tenant.LoadBalancer).DeepCopy()
 		l.Spec.Ports[0].Port = 8080
 		return l, nil
@@ -875,7 +803,7 @@ func TestStoredBeforeClaiming(t *testing.T) {
 	}
 	bareLB = out.(*tenant.LoadBalancer)
 	r.expectClaims(t, newFIP, oldLB, oldFIP, bareLB)
-	if n, err := r.ipam.LocalReclaim(ctx); n != 0 || err != nil {
+	if n, err := r.IPAM.Reclaim(ctx); n != 0 || err != nil {
 		t.Errorf("a second reclaim claimed %d (%v), want nothing left", n, err)
 	}
 }
@@ -888,7 +816,7 @@ func TestCreateThroughUpdate(t *testing.T) {
 	r2 := newReplica(t, url, true)
 	ips := r1.tenant(t, "acme").Status.PublicIPs
 	apply := func(r *replica, f *tenant.FloatingIP) (*tenant.FloatingIP, error) {
-		out, _, err := r.storage["floatingips"].Main.Update(asIn(alice, "dev"), f.Name, rest.DefaultUpdatedObjectInfo(f), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, true, &metav1.UpdateOptions{})
+		out, _, err := r.Storage.FloatingIPs.Main.Update(asIn(alice, "dev"), f.Name, rest.DefaultUpdatedObjectInfo(f), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, true, &metav1.UpdateOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -923,7 +851,7 @@ func TestCreateThroughUpdate(t *testing.T) {
 
 func (r *replica) getLB(t *testing.T, u user.Info, name string) *tenant.LoadBalancer {
 	t.Helper()
-	out, err := r.storage["loadbalancers"].Main.Get(asIn(u, "dev"), name, &metav1.GetOptions{})
+	out, err := r.Storage.LoadBalancers.Main.Get(asIn(u, "dev"), name, &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,13 +8,16 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 )
 
-// NewStorage returns the storage of floatingips and floatingips/status.
+// NewStorage returns the storage of floatingips and floatingips/status. A FloatingIP
+// gets its public IP from its tenant's when deps have a tenant space
+// (PublicIP).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingIPStatus]{
+	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingIPStatus]{
 		Kind:          Kind,
-		Plural:        "floatingips",
+		Plural:        Resource,
 		Singular:      "floatingip",
 		ShortNames:    []string{"fip"},
 		New:           func() runtime.Object { return &tenant.FloatingIP{} },
@@ -23,6 +26,11 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		QuotaResource: "floatingIPs",
 		Table:         base.Table[*tenant.FloatingIP]{Columns: columns},
 	}, deps)
+	if err != nil {
+		return nil, err
+	}
+	claims.InstallPublicIPs(st, PublicIP, claims.NewTenantSpace(deps))
+	return st, nil
 }
 
 var columns = []base.Column[*tenant.FloatingIP]{

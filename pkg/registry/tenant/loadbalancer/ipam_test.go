@@ -7,65 +7,32 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
-	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 var (
-	admin = &user.DefaultInfo{Name: "admin", Groups: []string{"system:masters"}}
-	alice = &user.DefaultInfo{Name: "alice", Groups: []string{"tenant.io:acme"}}
-	bob   = &user.DefaultInfo{Name: "bob", Groups: []string{"tenant.io:globex"}}
+	admin, alice, bob = registrytest.Admin, registrytest.Alice, registrytest.Bob
+	as, asIn          = registrytest.As, registrytest.AsIn
 )
 
 // publicSpace is the PublicIPs pool of the tests.
 var publicSpace = netip.MustParsePrefix("203.0.113.0/24")
 
-// tenantResolver resolves tenant groups, with the UIDs of the stored
-// Tenants, as the server's Membership does.
-type tenantResolver struct {
-	tenancy.GroupResolver
-	tenants *genericregistry.Store
-}
-
-func (r *tenantResolver) TenantUID(name string) (types.UID, bool) {
-	obj, err := r.tenants.Get(genericapirequest.WithNamespace(context.Background(), ""), name, &metav1.GetOptions{})
-	if err != nil {
-		return "", false
-	}
-	return obj.(*tenant.Tenant).UID, true
-}
-
-type registry struct {
-	storage map[string]*base.Storage
-	local   *ipam.Allocator
-}
-
-func as(u user.Info) context.Context {
-	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ""), u)
-}
-
-func asIn(u user.Info, ns string) context.Context {
-	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ns), u)
-}
+// registry is the storage of one tenant-apiserver with IPAM.
+type registry struct{ *registrytest.Replica }
 
 func int32p(i int32) *int32 { return &i }
 
@@ -75,36 +42,7 @@ func int32p(i int32) *int32 { return &i }
 func setup(t *testing.T) *registry {
 	t.Helper()
 	url := registrytest.StartEtcd(t)
-	resolver := &tenantResolver{}
-	storage, err := apiserver.NewStorage(registrytest.RESTOptionsGetter(url, true), base.Deps{Resolver: resolver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range storage {
-			s.Main.Destroy()
-		}
-	})
-	resolver.tenants = storage["tenants"].Store
-	for _, s := range storage {
-		err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-			return s.Store.Storage.Storage.ReadinessCheck() == nil, nil
-		})
-		if err != nil {
-			t.Fatalf("storage of %s not ready: %v", s.Store.DefaultQualifiedResource, err)
-		}
-	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	r := &registry{storage: storage, local: ipam.New(client, "/registry/tenant.io/ipam-local")}
-	a, pools := ipam.New(client, "/registry/tenant.io/ipam"), ipam.New(client, "/registry/tenant.io/ipam-pools")
-	t.Cleanup(a.Close)
-	t.Cleanup(pools.Close)
-	t.Cleanup(r.local.Close)
-	apiserver.InstallIPAM(storage, a, pools, r.local, time.Hour, 0)
+	r := &registry{registrytest.NewReplica(t, url, true)}
 
 	for _, p := range []*tenant.AddressPool{
 		{ObjectMeta: metav1.ObjectMeta{Name: "tenant-networks"}, Spec: tenant.AddressPoolSpec{
@@ -112,7 +50,7 @@ func setup(t *testing.T) *registry {
 		{ObjectMeta: metav1.ObjectMeta{Name: "public"}, Spec: tenant.AddressPoolSpec{
 			Purpose: tenant.AddressPoolPurposePublicIPs, CIDRs: []string{publicSpace.String()}, Exclude: []string{"203.0.113.0", "203.0.113.255"}}},
 	} {
-		if _, err := storage["addresspools"].Main.Create(as(admin), p, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.AddressPools.Main.Create(as(admin), p, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -130,15 +68,15 @@ func setup(t *testing.T) *registry {
 				Quota:     tenant.TenantQuota{Namespaces: int32p(10), Networks: int32p(64), FloatingIPs: int32p(4), LoadBalancers: int32p(4)},
 			},
 		}
-		if _, err := storage["tenants"].Main.Create(as(admin), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.Tenants.Main.Create(as(admin), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		network := &tenant.Network{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2}}
-		if _, err := storage["networks"].Main.Create(as(tn.member), network, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.Networks.Main.Create(as(tn.member), network, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: tenant.NamespaceSpec{Network: "default"}}
-		if _, err := storage["namespaces"].Main.Create(as(tn.member), ns, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.Namespaces.Main.Create(as(tn.member), ns, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -147,7 +85,7 @@ func setup(t *testing.T) *registry {
 
 func (r *registry) publicIPs(t *testing.T, name string) []string {
 	t.Helper()
-	obj, err := r.storage["tenants"].Store.Get(genericapirequest.WithNamespace(context.Background(), ""), name, &metav1.GetOptions{})
+	obj, err := r.Storage.Tenants.Store.Get(genericapirequest.WithNamespace(context.Background(), ""), name, &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +108,7 @@ func (r *registry) create(u user.Info, l *tenant.LoadBalancer, dryRun bool) (*te
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	out, err := r.storage["loadbalancers"].Main.Create(asIn(u, "dev"), l, rest.ValidateAllObjectFunc, opts)
+	out, err := r.Storage.LoadBalancers.Main.Create(asIn(u, "dev"), l, rest.ValidateAllObjectFunc, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +129,7 @@ func (r *registry) update(u user.Info, name string, change func(*tenant.LoadBala
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	out, _, err := r.storage["loadbalancers"].Main.Update(asIn(u, "dev"), name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	out, _, err := r.Storage.LoadBalancers.Main.Update(asIn(u, "dev"), name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		l := old.(*tenant.LoadBalancer).DeepCopy()
 		change(l)
 		return l, nil
@@ -203,15 +141,15 @@ func (r *registry) update(u user.Info, name string, change func(*tenant.LoadBala
 }
 
 func (r *registry) delete(u user.Info, name string) error {
-	_, _, err := r.storage["loadbalancers"].Main.Delete(asIn(u, "dev"), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
+	_, _, err := r.Storage.LoadBalancers.Main.Delete(asIn(u, "dev"), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
 	return err
 }
 
-// expectClaims checks that the tenant-local keyspace holds exactly the
+// expectClaims checks that the tenant space holds exactly the
 // claims of public IPs that the LoadBalancers lbs record in spec.address.
 func (r *registry) expectClaims(t *testing.T, lbs ...*tenant.LoadBalancer) {
 	t.Helper()
-	allocs, err := r.local.ListAll(context.Background())
+	allocs, err := r.TenantSpace.ListAll(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +160,7 @@ func (r *registry) expectClaims(t *testing.T, lbs ...*tenant.LoadBalancer) {
 		}
 	}
 	for _, l := range lbs {
-		purpose, ref := base.LocalPurpose(base.LocalUseLoadBalancer, l.UID), "loadbalancers "+l.Namespace+"/"+l.Name
+		purpose, ref := claims.Purpose(claims.UseLoadBalancer, l.UID), "loadbalancers "+l.Namespace+"/"+l.Name
 		if o, ok := got[l.Spec.Address]; !ok || o.Purpose != purpose || o.Ref != ref {
 			t.Errorf("claim of %s: %+v (present %v), want purpose %s, ref %s", l.Spec.Address, o, ok, purpose, ref)
 		}
@@ -303,14 +241,14 @@ func TestLoadBalancerAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	fip := &tenant.FloatingIP{ObjectMeta: metav1.ObjectMeta{Name: "holder"}}
-	if _, err := r.storage["floatingips"].Main.Create(asIn(alice, "dev"), fip, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+	if _, err := r.Storage.FloatingIPs.Main.Create(asIn(alice, "dev"), fip, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = r.create(alice, lb("fifth", ""), false)
 	wantStatus(t, "no free address", err, 409, "no free public IP in tenant acme: all 4 are in use")
 	_, err = r.create(alice, lb("fifth", ips[3]), false)
 	wantStatus(t, "the address a FloatingIP took", err, 409, fmt.Sprintf("address %s is in use by floatingips dev/holder", ips[3]))
-	if _, _, err := r.storage["floatingips"].Main.Delete(asIn(alice, "dev"), "holder", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+	if _, _, err := r.Storage.FloatingIPs.Main.Delete(asIn(alice, "dev"), "holder", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	r.expectClaims(t, web, api, third)
@@ -346,7 +284,7 @@ func TestLoadBalancerAddressIsKept(t *testing.T) {
 
 	// The syncer reports MetalLB's address.
 	ctx := tenancy.WithTenant(genericapirequest.WithNamespace(context.Background(), "dev"), "acme")
-	out, _, err := r.storage["loadbalancers"].StatusStore.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	out, _, err := r.Storage.LoadBalancers.StatusStore.Update(ctx, "web", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		l := old.(*tenant.LoadBalancer).DeepCopy()
 		l.Status.Address, l.Status.ObservedGeneration = l.Spec.Address, l.Generation
 		l.Spec.Address = ips[3]

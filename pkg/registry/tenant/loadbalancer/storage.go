@@ -9,13 +9,16 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 )
 
-// NewStorage returns the storage of loadbalancers and loadbalancers/status.
+// NewStorage returns the storage of loadbalancers and loadbalancers/status. A LoadBalancer
+// gets its public IP from its tenant's when deps have a tenant space
+// (PublicIP).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
+	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
 		Kind:          Kind,
-		Plural:        "loadbalancers",
+		Plural:        Resource,
 		Singular:      "loadbalancer",
 		ShortNames:    []string{"lb"},
 		New:           func() runtime.Object { return &tenant.LoadBalancer{} },
@@ -24,6 +27,11 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		QuotaResource: "loadBalancers",
 		Table:         base.Table[*tenant.LoadBalancer]{Columns: columns},
 	}, deps)
+	if err != nil {
+		return nil, err
+	}
+	claims.InstallPublicIPs(st, PublicIP, claims.NewTenantSpace(deps))
+	return st, nil
 }
 
 var columns = []base.Column[*tenant.LoadBalancer]{

@@ -8,7 +8,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/host"
@@ -22,13 +21,9 @@ import (
 // the objects would otherwise outlive it, and come back with the next
 // Namespace of that name; the pods would lose their network.
 type Deletion struct {
-	// Contents are the storages of the kinds that live in tenant
-	// Namespaces, by resource name.
-	Contents map[string]*genericregistry.Store
-	// Namespaces and Tenants read the Namespace and its Tenant, whose
-	// UID names the host namespace. Both must be set for pods to be
-	// checked.
-	Namespaces, Tenants *genericregistry.Store
+	// Storages are the server's: the Namespaces, their Tenants (whose UID
+	// names the host namespace), and the kinds that live in Namespaces.
+	Storages *base.Storages
 	// HostPods reads the pods of host namespaces; nil: pods are not checked.
 	HostPods host.Pods
 }
@@ -36,7 +31,7 @@ type Deletion struct {
 // BeforeDelete answers 409 listing what the Namespace still holds and the
 // pods of its host namespace (Field "pods <namespace>/<pod>").
 func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preconditions, error) {
-	causes, err := base.Attached(genericapirequest.WithNamespace(ctx, name), d.Contents, "namespace "+name)
+	causes, err := base.Attached(genericapirequest.WithNamespace(ctx, name), base.Stores(d.Storages.FloatingIPs, d.Storages.LoadBalancers), "namespace "+name)
 	if err != nil {
 		return nil, err
 	}
@@ -59,11 +54,11 @@ func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preco
 // held up by pods started since.
 func (d *Deletion) pods(ctx context.Context, name string) ([]metav1.StatusCause, error) {
 	tenantName, _ := tenancy.TenantFrom(ctx)
-	if d.HostPods == nil || d.Namespaces == nil || d.Tenants == nil || tenantName == "" {
+	if d.HostPods == nil || tenantName == "" {
 		return nil, nil
 	}
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
-	nsObj, err := d.Namespaces.Get(ctx, name, &metav1.GetOptions{})
+	nsObj, err := d.Storages.Namespaces.Store.Get(ctx, name, &metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil
@@ -74,7 +69,7 @@ func (d *Deletion) pods(ctx context.Context, name string) ([]metav1.StatusCause,
 	if err != nil {
 		return nil, err
 	}
-	obj, err := d.Tenants.Get(ctx, tenantName, &metav1.GetOptions{})
+	obj, err := d.Storages.Tenants.Store.Get(ctx, tenantName, &metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil, nil

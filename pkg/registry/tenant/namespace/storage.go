@@ -8,9 +8,11 @@ import (
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
-// NewStorage returns the storage of namespaces and namespaces/status.
+// NewStorage returns the storage of namespaces and namespaces/status. A
+// Namespace names an existing Network (Attachment), and is not deleted
+// while it holds objects or its host namespace runs pods (Deletion).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Namespace, tenant.NamespaceSpec, tenant.NamespaceStatus]{
+	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Namespace, tenant.NamespaceSpec, tenant.NamespaceStatus]{
 		Kind:          Kind,
 		Plural:        "namespaces",
 		Singular:      "namespace",
@@ -21,6 +23,14 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		QuotaResource: "namespaces",
 		Table:         base.Table[*tenant.Namespace]{Columns: columns},
 	}, deps)
+	if err != nil {
+		return nil, err
+	}
+	st.Install(base.Hooks{
+		BeginCreate:  (&Attachment{Storages: deps.Storages}).BeginCreate,
+		BeforeDelete: (&Deletion{Storages: deps.Storages, HostPods: deps.HostPods}).BeforeDelete,
+	})
+	return st, nil
 }
 
 var columns = []base.Column[*tenant.Namespace]{

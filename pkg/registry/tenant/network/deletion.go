@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
@@ -28,15 +27,18 @@ import (
 // Namespace waits (HostSynced=False) until a Network of that name exists
 // again, and deleting it is never blocked.
 type Deletion struct {
-	// Namespaces is the storage of tenant Namespaces.
-	Namespaces *genericregistry.Store
+	// Storages are the server's; Deletion reads their Namespaces.
+	Storages *base.Storages
 }
 
 // BeforeDelete answers 409 listing the Namespaces attached to Network name
 // (cause Field "namespaces <name>").
 func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preconditions, error) {
+	if d.Storages == nil || d.Storages.Namespaces == nil {
+		return nil, nil // built alone: no Namespaces
+	}
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
-	list, err := d.Namespaces.List(ctx, &metainternalversion.ListOptions{
+	list, err := d.Storages.Namespaces.Store.List(ctx, &metainternalversion.ListOptions{
 		FieldSelector: fields.OneTermEqualSelector("spec.network", name),
 	})
 	if err != nil {

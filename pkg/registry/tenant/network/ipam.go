@@ -4,28 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/netip"
 	"slices"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
-// Resource is the resource name of Networks, as LocalRef writes it.
+// Resource is the resource name of Networks, as claims.Ref writes it.
 const Resource = "networks"
 
 // DefaultSubnetPrefixLength is the size of the subnet a Network gets when
@@ -40,7 +37,7 @@ var (
 
 // IPAM gives Networks their subnets and NAT gateway addresses from their
 // tenant's space, as part of the Network's create and update, with claims
-// in the tenant-local keyspace (base.LocalSpace):
+// in the tenant space (claims.TenantSpace):
 //
 //   - spec.subnets: each subnet must lie inside the tenant's block (422
 //     spec.subnets[i]) and overlap no subnet of another Network of the
@@ -53,35 +50,48 @@ var (
 //   - spec.natGateway: while enabled, status.natGatewayIP is one of the
 //     tenant's public IPs (spec.natGateway.address, or the lowest free
 //     one), claimed with Purpose "natgateway:<Network UID>", so that no
-//     other NAT gateway (and, once they claim here too, no FloatingIP or
-//     LoadBalancer) has it; while disabled it is empty and the address is
-//     given back.
+//     other NAT gateway, FloatingIP or LoadBalancer has it; while disabled
+//     it is empty and the address is given back.
 //
 // Both claims carry Ref "networks <name>". A Network is stored with its
-// claims or not at all: a failed create gives back what it claimed, an
-// update gives back what it dropped or claimed in vain once its outcome is
-// known (AroundUpdate), a delete gives back what the Network recorded
-// (AfterDelete), and the sweeper (base.LocalSpace.Keep with Records)
-// reclaims what a crash left unrecorded. Dry runs check everything and
-// show what would be assigned, claiming nothing.
+// claims or not at all (claims.Kind): a failed create gives back what it
+// claimed, an update gives back what it dropped or claimed in vain once
+// its outcome is known, a delete gives back what the Network recorded, and
+// the sweeper reclaims what a crash left unrecorded. Dry runs check
+// everything and show what would be assigned, claiming nothing.
 //
 // The claims are etcd transactions that fail if any overlapping claim
 // exists, so two Networks created at once with overlapping subnets, on one
 // replica or several sharing etcd, never both succeed.
 type IPAM struct {
-	Space *base.LocalSpace
+	Space *claims.TenantSpace
+	// Claims is how Networks hold their claims.
+	Claims *claims.Kind[*tenant.Network]
 	// Networks is the storage of Networks.
 	Networks *genericregistry.Store
 }
 
-func targetOf(n *tenant.Network) base.Target {
-	return base.Target{Resource: tenant.Resource(Resource), Kind: tenant.Kind("Network"), Name: n.Name}
+// installIPAM gives the Networks of st their subnets and NAT addresses
+// from space (nothing when space is nil).
+func installIPAM(st *base.Storage, space *claims.TenantSpace) {
+	if space == nil {
+		return
+	}
+	i := &IPAM{Space: space, Networks: st.Store}
+	i.Claims = &claims.Kind[*tenant.Network]{
+		Resource: Resource,
+		Keyspace: space.Allocator,
+		Store:    st.Store,
+		Held:     held,
+		Tenants:  space.Storages.Tenants.Store,
+		Pool:     i.pool,
+	}
+	st.Install(i.Claims.Hooks(i.BeginCreate, i.BeginUpdate))
+	st.Recorders = append(st.Recorders, i.Claims)
 }
 
-// claim is one tenant-local claim made or dropped by a write.
-type claim struct {
-	block netip.Prefix
-	owner ipam.Owner
+func subject(n *tenant.Network) claims.Subject {
+	return claims.Subject{Resource: tenant.Resource(Resource), Kind: tenant.Kind("Network"), Name: n.Name}
 }
 
 // ownerFromLabels is the owner of n's claims of use, from the tenant labels
@@ -91,52 +101,40 @@ func ownerFromLabels(n *tenant.Network, use string) (ipam.Owner, bool) {
 	if t.Name == "" || t.UID == "" {
 		return ipam.Owner{}, false
 	}
-	return base.LocalOwner(t, use, Resource, n), true
+	return claims.OwnerFor(t, use, Resource, n), true
 }
 
-// claims returns the claims n records: its subnets and its NAT address.
-func claims(n *tenant.Network) []claim {
-	var out []claim
-	if owner, ok := ownerFromLabels(n, base.LocalUseNetwork); ok {
+// held returns the claims n records: its subnets (spec.subnets) and its
+// NAT address (status.natGatewayIP).
+func held(n *tenant.Network) []claims.Claim {
+	var out []claims.Claim
+	if owner, ok := ownerFromLabels(n, claims.UseNetwork); ok {
 		for _, s := range n.Spec.Subnets {
 			if p, err := netip.ParsePrefix(s); err == nil {
-				out = append(out, claim{block: p, owner: owner})
+				out = append(out, claims.Claim{Block: p, Owner: owner})
 			}
 		}
 	}
-	if owner, ok := ownerFromLabels(n, base.LocalUseNATGateway); ok {
+	if owner, ok := ownerFromLabels(n, claims.UseNATGateway); ok {
 		if a, err := netip.ParseAddr(n.Status.NATGatewayIP); err == nil {
-			out = append(out, claim{block: netip.PrefixFrom(a, 32), owner: owner})
+			out = append(out, claims.Claim{Block: netip.PrefixFrom(a, 32), Owner: owner})
 		}
 	}
 	return out
 }
 
-// Records says whether Network obj records block for use: a subnet in
-// spec.subnets, a NAT address in status.natGatewayIP. It is the sweeper's
-// rule for Networks (base.LocalKind).
-func Records(obj runtime.Object, use string, block netip.Prefix) bool {
-	n, ok := obj.(*tenant.Network)
-	if !ok {
-		return false
+// pool is where c, a claim of n that nobody holds, is claimed again: the
+// block of n's tenant t for a subnet, its public IPs for a NAT address.
+func (i *IPAM) pool(t *tenant.Tenant, n *tenant.Network, c claims.Claim) (ipam.Pool, error) {
+	if use, _, _ := claims.ParsePurpose(c.Owner.Purpose); use == claims.UseNetwork {
+		_, pool, err := i.Space.Block(t, subject(n))
+		return pool, err
 	}
-	switch use {
-	case base.LocalUseNetwork:
-		for _, s := range n.Spec.Subnets {
-			if p, err := netip.ParsePrefix(s); err == nil && p == block {
-				return true
-			}
-		}
-	case base.LocalUseNATGateway:
-		return block.Bits() == 32 && n.Status.NATGatewayIP == block.Addr().String()
+	pool := i.Space.PublicIPPool(t)
+	if len(pool.CIDRs) == 0 {
+		return pool, fmt.Errorf("%s is not one of tenant %s's public IPs", c.Block.Addr(), t.Name)
 	}
-	return false
-}
-
-// recordsClaim says whether n, as stored, records c.
-func recordsClaim(n *tenant.Network, c claim) bool {
-	use, uid, ok := base.ParseLocalPurpose(c.owner.Purpose)
-	return ok && uid == n.UID && Records(n, use, c.block)
+	return pool, nil
 }
 
 // BeginCreate validates the new Network, claims its subnets (or the
@@ -145,7 +143,7 @@ func recordsClaim(n *tenant.Network, c claim) bool {
 // finish function gives the claims back if the Network is not stored.
 func (i *IPAM) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
 	n := obj.(*tenant.Network)
-	tg := targetOf(n)
+	tg := subject(n)
 	// A bad spec is a 422, not a claim.
 	if errs := validation.ValidateNetwork(n); len(errs) > 0 {
 		return nil, apierrors.NewInvalid(tg.Kind, n.Name, errs)
@@ -168,14 +166,14 @@ func (i *IPAM) BeginCreate(ctx context.Context, obj runtime.Object, options *met
 	}
 	natIP := ""
 	if gw := n.Spec.NATGateway; gw != nil && gw.Enabled {
-		owner := base.LocalOwner(t, base.LocalUseNATGateway, Resource, n)
+		owner := claims.OwnerFor(t, claims.UseNATGateway, Resource, n)
 		addr, err := i.Space.ClaimPublicIP(ctx, t, gw.Address, owner, natAddressPath, tg, dryRun)
 		if err != nil {
-			i.release(ctx, claimed)
+			i.Claims.Release(ctx, claimed...)
 			return nil, err
 		}
 		if !dryRun {
-			claimed = append(claimed, claim{block: netip.PrefixFrom(addr, 32), owner: owner})
+			claimed = append(claimed, claims.Claim{Block: netip.PrefixFrom(addr, 32), Owner: owner})
 		}
 		natIP = addr.String()
 	}
@@ -183,17 +181,17 @@ func (i *IPAM) BeginCreate(ctx context.Context, obj runtime.Object, options *met
 	n.Status.Subnets = slices.Clone(subnets)
 	n.Status.NATGatewayIP = natIP
 	if err := base.AssignStatus(ctx, n); err != nil {
-		i.release(ctx, claimed)
+		i.Claims.Release(ctx, claimed...)
 		return nil, err
 	}
 	// A create through an update (server-side apply of a new Network)
 	// calls finish before it writes: the update's outcome decides.
-	rec := recordFrom(ctx)
-	rec.add(claimed...)
+	rec := claims.RecordFrom(ctx)
+	rec.Add(claimed...)
 	return func(ctx context.Context, success bool) {
 		if !success {
-			rec.forget(claimed...)
-			i.release(context.WithoutCancel(ctx), claimed)
+			rec.Forget(claimed...)
+			i.Claims.Release(ctx, claimed...)
 		}
 	}, nil
 }
@@ -202,38 +200,29 @@ func (i *IPAM) BeginCreate(ctx context.Context, obj runtime.Object, options *met
 // the Network stored as id (n itself on create; on update, the stored
 // object, whose UID the request may not carry), and returns them and the
 // claims made. On error it has given back what it claimed.
-func (i *IPAM) claimSubnets(ctx context.Context, t *tenant.Tenant, n, id *tenant.Network, dryRun bool) ([]string, []claim, error) {
-	tg := targetOf(n)
+func (i *IPAM) claimSubnets(ctx context.Context, t *tenant.Tenant, n, id *tenant.Network, dryRun bool) ([]string, []claims.Claim, error) {
+	tg := subject(n)
 	block, pool, err := i.Space.Block(t, tg)
 	if err != nil {
 		return nil, nil, err
 	}
-	owner := base.LocalOwner(t, base.LocalUseNetwork, Resource, id)
+	owner := claims.OwnerFor(t, claims.UseNetwork, Resource, id)
 	if len(n.Spec.Subnets) == 0 {
 		bits := max(DefaultSubnetPrefixLength, block.Bits())
 		noRoom := func() error {
 			return tg.Conflict("no free /%d left in tenant %s's block %s for a default subnet; name spec.subnets", bits, t.Name, block)
 		}
+		allocate := func() (netip.Prefix, error) { return i.Space.Allocator.AllocateBlock(ctx, pool, bits, owner) }
 		if dryRun {
-			allocs, err := i.Space.Allocator.List(ctx, pool)
-			if err != nil {
-				return nil, nil, err
-			}
-			taken := make([]netip.Prefix, 0, len(allocs))
-			for _, a := range allocs {
-				taken = append(taken, a.Block)
-			}
-			free, ok := base.FirstFree(pool.CIDRs, taken, bits)
-			if !ok {
-				return nil, nil, noRoom()
-			}
-			return []string{free.String()}, nil, nil
+			allocate = func() (netip.Prefix, error) { return i.Space.Allocator.Preview(ctx, pool, bits) }
 		}
-		got, err := i.Space.Allocator.AllocateBlock(ctx, pool, bits, owner)
+		got, err := allocate()
 		var full *ipam.ExhaustedError
 		switch {
+		case err == nil && dryRun:
+			return []string{got.String()}, nil, nil
 		case err == nil:
-			return []string{got.String()}, []claim{{block: got, owner: owner}}, nil
+			return []string{got.String()}, []claims.Claim{{Block: got, Owner: owner}}, nil
 		case errors.As(err, &full):
 			return nil, nil, noRoom()
 		default:
@@ -251,7 +240,7 @@ func (i *IPAM) claimSubnets(ctx context.Context, t *tenant.Tenant, n, id *tenant
 		}
 	}
 	var errs field.ErrorList
-	var claimed []claim
+	var claimed []claims.Claim
 	for idx, s := range n.Spec.Subnets {
 		p, err := netip.ParsePrefix(s)
 		if err != nil {
@@ -272,18 +261,18 @@ func (i *IPAM) claimSubnets(ctx context.Context, t *tenant.Tenant, n, id *tenant
 		var outside *ipam.OutsidePoolError
 		switch {
 		case err == nil:
-			claimed = append(claimed, claim{block: p, owner: owner})
+			claimed = append(claimed, claims.Claim{Block: p, Owner: owner})
 		case errors.As(err, &taken):
 			errs = append(errs, field.Invalid(subnetsPath.Index(idx), s, overlaps(taken)))
 		case errors.As(err, &outside):
 			errs = append(errs, field.Invalid(subnetsPath.Index(idx), s, fmt.Sprintf("must be inside the tenant's block %s", block)))
 		default:
-			i.release(ctx, claimed)
+			i.Claims.Release(ctx, claimed...)
 			return nil, nil, err
 		}
 	}
 	if len(errs) > 0 {
-		i.release(ctx, claimed)
+		i.Claims.Release(ctx, claimed...)
 		return nil, nil, apierrors.NewInvalid(tg.Kind, n.Name, errs)
 	}
 	return slices.Clone(n.Spec.Subnets), claimed, nil
@@ -296,54 +285,11 @@ func overlaps(taken *ipam.TakenError) string {
 		conflict = taken.Block
 	}
 	if taken.Holder != nil {
-		if resource, _, name, ok := base.ParseLocalRef(taken.Holder.Ref); ok && resource == Resource {
+		if resource, _, name, ok := claims.ParseRef(taken.Holder.Ref); ok && resource == Resource {
 			return fmt.Sprintf("overlaps subnet %s of network %s", conflict, name)
 		}
 	}
-	return fmt.Sprintf("overlaps %s, held by %s", conflict, base.HolderOf(taken))
-}
-
-// writeRecord collects, over the tries of one update, the claims they made
-// and those they meant to give back.
-type writeRecord struct {
-	mu             sync.Mutex
-	added, dropped []claim
-}
-
-type writeRecordKey struct{}
-
-// recordFrom returns the record of the update in ctx; outside an update,
-// one that nobody reads (what it would have released, the sweeper does).
-func recordFrom(ctx context.Context) *writeRecord {
-	if rec, ok := ctx.Value(writeRecordKey{}).(*writeRecord); ok {
-		return rec
-	}
-	return &writeRecord{}
-}
-
-func (r *writeRecord) add(cs ...claim) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.added = append(r.added, cs...)
-}
-
-func (r *writeRecord) drop(cs ...claim) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.dropped = append(r.dropped, cs...)
-}
-
-func (r *writeRecord) forget(cs ...claim) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.added = slices.DeleteFunc(r.added, func(c claim) bool { return slices.Contains(cs, c) })
-}
-
-func (r *writeRecord) take() (added, dropped []claim) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	added, dropped, r.added, r.dropped = r.added, r.dropped, nil, nil
-	return added, dropped
+	return fmt.Sprintf("overlaps %s, held by %s", conflict, claims.HolderOf(taken))
 }
 
 // BeginUpdate follows a change of the NAT gateway: enabling it claims an
@@ -355,7 +301,7 @@ func (r *writeRecord) take() (added, dropped []claim) {
 // never counts.
 func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 	n, o := obj.(*tenant.Network), old.(*tenant.Network)
-	tg := targetOf(n)
+	tg := subject(n)
 	nothing := func(context.Context, bool) {}
 	// An update that omits the subnets keeps them (as Kind.KeepAssigned
 	// does after this hook); a bad spec is a 422, not a claim.
@@ -385,7 +331,7 @@ func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options
 	}
 	n.Status.Subnets = slices.Clone(n.Spec.Subnets)
 	dryRun := options != nil && len(options.DryRun) > 0
-	rec := recordFrom(ctx)
+	rec := claims.RecordFrom(ctx)
 	var t *tenant.Tenant
 	if needSubnets || needNAT {
 		var err error
@@ -393,10 +339,10 @@ func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options
 			return nil, err
 		}
 	}
-	var claimed []claim
+	var claimed []claims.Claim
 	undo := func() {
-		rec.forget(claimed...)
-		i.release(ctx, claimed)
+		rec.Forget(claimed...)
+		i.Claims.Release(ctx, claimed...)
 	}
 	if needSubnets {
 		subnets, got, err := i.claimSubnets(ctx, t, n, o, dryRun)
@@ -404,28 +350,28 @@ func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options
 			return nil, err
 		}
 		claimed = append(claimed, got...)
-		rec.add(got...)
+		rec.Add(got...)
 		n.Spec.Subnets, n.Status.Subnets = subnets, slices.Clone(subnets)
 	}
 	if dropNAT {
 		n.Status.NATGatewayIP = ""
-		if owner, ok := ownerFromLabels(o, base.LocalUseNATGateway); ok && !dryRun {
+		if owner, ok := ownerFromLabels(o, claims.UseNATGateway); ok && !dryRun {
 			if a, err := netip.ParseAddr(oldIP); err == nil {
-				rec.drop(claim{block: netip.PrefixFrom(a, 32), owner: owner})
+				rec.Drop(claims.Claim{Block: netip.PrefixFrom(a, 32), Owner: owner})
 			}
 		}
 	}
 	if needNAT {
-		owner := base.LocalOwner(t, base.LocalUseNATGateway, Resource, o)
+		owner := claims.OwnerFor(t, claims.UseNATGateway, Resource, o)
 		addr, err := i.Space.ClaimPublicIP(ctx, t, gw.Address, owner, natAddressPath, tg, dryRun)
 		if err != nil {
 			undo()
 			return nil, err
 		}
 		if !dryRun {
-			c := claim{block: netip.PrefixFrom(addr, 32), owner: owner}
+			c := claims.Claim{Block: netip.PrefixFrom(addr, 32), Owner: owner}
 			claimed = append(claimed, c)
-			rec.add(c)
+			rec.Add(c)
 		}
 		n.Status.NATGatewayIP = addr.String()
 	}
@@ -434,179 +380,4 @@ func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options
 		return nil, err
 	}
 	return nothing, nil
-}
-
-// AroundUpdate gives back, once an update of a Network is stored, the
-// claims its tries made or dropped that the stored Network does not
-// record. An update refused for certain before anything was written (a 4xx
-// answer: a conflict with a concurrent write, an invalid object, an
-// address in use) gives back what its tries claimed. Any other failure
-// gives back nothing: whether the update was stored is not certain (an
-// answer lost after etcd applied it), so the sweeper, which reads the
-// Network from etcd, reclaims what it left unrecorded.
-//
-// One race remains: an update that disables the NAT gateway (or moves it)
-// and a second update that re-enables it with the same address, within
-// the moment between the first one's store and its release. The second
-// one's claim of an address its Network still holds succeeds without
-// writing, and the first one's release then frees it under the second. The
-// release is skipped when the Network, read again from etcd, records the
-// address, which leaves only the milliseconds between the second update's
-// claim and its store.
-func (i *IPAM) AroundUpdate(ctx context.Context) (context.Context, func(runtime.Object, error)) {
-	rec := &writeRecord{}
-	return context.WithValue(ctx, writeRecordKey{}, rec), func(stored runtime.Object, err error) {
-		added, dropped := rec.take()
-		if len(added)+len(dropped) == 0 {
-			return
-		}
-		ctx := context.WithoutCancel(ctx)
-		if err != nil {
-			if certainlyNotStored(err) {
-				i.release(ctx, added)
-			}
-			return
-		}
-		n, ok := stored.(*tenant.Network)
-		if !ok {
-			return
-		}
-		var unrecorded []claim
-		for _, c := range append(added, dropped...) {
-			if !recordsClaim(n, c) {
-				unrecorded = append(unrecorded, c)
-			}
-		}
-		if len(unrecorded) == 0 {
-			return
-		}
-		current, err := i.Networks.Get(tenancy.WithTenant(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), n.Labels[tenancy.TenantLabel]), n.Name, &metav1.GetOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return // the sweeper will
-		}
-		if cur, ok := current.(*tenant.Network); ok && err == nil {
-			unrecorded = slices.DeleteFunc(unrecorded, func(c claim) bool { return recordsClaim(cur, c) })
-		}
-		i.release(ctx, unrecorded)
-	}
-}
-
-// certainlyNotStored says whether a write that failed with err was refused
-// before anything was written: a 4xx answer other than a timeout.
-func certainlyNotStored(err error) bool {
-	var status apierrors.APIStatus
-	if !errors.As(err, &status) {
-		return false
-	}
-	code := status.Status().Code
-	return code >= 400 && code < 500 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests
-}
-
-// AfterDelete gives back the subnets and NAT address of a deleted Network.
-func (i *IPAM) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
-	if options != nil && len(options.DryRun) > 0 {
-		return
-	}
-	if n, ok := obj.(*tenant.Network); ok {
-		i.release(context.Background(), claims(n))
-	}
-}
-
-func (i *IPAM) release(ctx context.Context, cs []claim) {
-	ctx = context.WithoutCancel(ctx)
-	for _, c := range cs {
-		i.Space.Release(ctx, c.block, c.owner)
-	}
-}
-
-// Reclaim claims again, in the tenant-local keyspace, the subnets and NAT
-// addresses that stored Networks record but nobody holds: those of Networks
-// stored before the registry claimed them (an upgrade), and an address a
-// release took from under a Network (see AroundUpdate). It reads the
-// Networks from the watch cache and confirms each from etcd before
-// claiming, only inside the Network's tenant's block and public IPs. A
-// claim that someone else holds by then is reported: two Networks record
-// overlapping space, which a person must settle. It returns how many it
-// claimed.
-func (i *IPAM) Reclaim(ctx context.Context) (int, error) {
-	allocs, err := i.Space.Allocator.ListAll(ctx)
-	if err != nil && allocs == nil {
-		return 0, err
-	}
-	held := map[netip.Prefix]string{}
-	for _, a := range allocs {
-		held[a.Block] = a.Owner.Purpose
-	}
-	cluster := genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
-	list, err := i.Networks.List(tenancy.WithAllTenants(cluster), &metainternalversion.ListOptions{ResourceVersion: "0"})
-	if err != nil {
-		return 0, err
-	}
-	reclaimed := 0
-	var errs []error
-	for idx := range list.(*tenant.NetworkList).Items {
-		n := &list.(*tenant.NetworkList).Items[idx]
-		var missing []claim
-		for _, c := range claims(n) {
-			if held[c.block] != c.owner.Purpose {
-				missing = append(missing, c)
-			}
-		}
-		if len(missing) == 0 {
-			continue
-		}
-		got, err := i.reclaim(tenancy.WithTenant(cluster, n.Labels[tenancy.TenantLabel]), n, missing)
-		reclaimed += got
-		if err != nil {
-			errs = append(errs, fmt.Errorf("network %s of tenant %s: %w", n.Name, n.Labels[tenancy.TenantLabel], err))
-		}
-	}
-	return reclaimed, errors.Join(errs...)
-}
-
-// reclaim claims missing, the unheld claims of Network n as the cache had
-// it, for n as etcd has it.
-func (i *IPAM) reclaim(ctx context.Context, n *tenant.Network, missing []claim) (int, error) {
-	obj, err := i.Networks.Get(ctx, n.Name, &metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	cur := obj.(*tenant.Network)
-	tobj, err := i.Space.Tenants.Get(ctx, cur.Labels[tenancy.TenantLabel], &metav1.GetOptions{ResourceVersion: "0"})
-	if apierrors.IsNotFound(err) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	t := tobj.(*tenant.Tenant)
-	reclaimed := 0
-	var errs []error
-	for _, c := range missing {
-		if !recordsClaim(cur, c) || string(t.UID) != c.owner.TenantUID {
-			continue
-		}
-		use, _, _ := base.ParseLocalPurpose(c.owner.Purpose)
-		pool := i.Space.PublicIPPool(t)
-		if use == base.LocalUseNetwork {
-			if _, pool, err = i.Space.Block(t, targetOf(cur)); err != nil {
-				errs = append(errs, err)
-				continue
-			}
-		}
-		if len(pool.CIDRs) == 0 {
-			errs = append(errs, fmt.Errorf("%s is not one of tenant %s's public IPs", c.block.Addr(), t.Name))
-			continue
-		}
-		switch err := i.Space.Allocator.ClaimBlock(ctx, pool, c.block, c.owner); {
-		case err == nil:
-			reclaimed++
-		default:
-			errs = append(errs, fmt.Errorf("claiming %s again: %w", c.block, err))
-		}
-	}
-	return reclaimed, errors.Join(errs...)
 }

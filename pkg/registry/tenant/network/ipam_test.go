@@ -11,107 +11,31 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/ipam/upkeep"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 var (
-	admin = &user.DefaultInfo{Name: "admin", Groups: []string{"system:masters"}}
-	alice = &user.DefaultInfo{Name: "alice", Groups: []string{"tenant.io:acme"}}
-	bob   = &user.DefaultInfo{Name: "bob", Groups: []string{"tenant.io:globex"}}
-	tina  = &user.DefaultInfo{Name: "tina", Groups: []string{"tenant.io:tiny"}}
+	admin, alice, bob, tina, fiona = registrytest.Admin, registrytest.Alice, registrytest.Bob, registrytest.Tina, registrytest.Fiona
+	as, asIn                       = registrytest.As, registrytest.AsIn
 )
 
-// tenantResolver resolves tenant groups, with the UIDs of the stored
-// Tenants, as the server's Membership does.
-type tenantResolver struct {
-	tenancy.GroupResolver
-	tenants *genericregistry.Store
-}
+// replica is one tenant-apiserver's storage on a shared etcd.
+type replica struct{ *registrytest.Replica }
 
-func (r *tenantResolver) TenantUID(name string) (types.UID, bool) {
-	obj, err := r.tenants.Get(genericapirequest.WithNamespace(context.Background(), ""), name, &metav1.GetOptions{})
-	if err != nil {
-		return "", false
-	}
-	return obj.(*tenant.Tenant).UID, true
-}
-
-// replica is one tenant-apiserver's storage with IPAM, on a shared etcd.
-type replica struct {
-	storage map[string]*base.Storage
-	ipam    *upkeep.Controller
-	local   *ipam.Allocator
-}
-
-func newReplica(t *testing.T, url string) *replica {
-	t.Helper()
-	return newStorage(t, url, true)
-}
-
-// newStorage is a replica, with IPAM or, as before the registry claimed
-// Networks' space, without.
-func newStorage(t *testing.T, url string, withIPAM bool) *replica {
-	t.Helper()
-	resolver := &tenantResolver{}
-	storage, err := apiserver.NewStorage(registrytest.RESTOptionsGetter(url, true), base.Deps{Resolver: resolver})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		for _, s := range storage {
-			s.Main.Destroy()
-		}
-	})
-	resolver.tenants = storage["tenants"].Store
-	for _, s := range storage {
-		err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
-			return s.Store.Storage.Storage.ReadinessCheck() == nil, nil
-		})
-		if err != nil {
-			t.Fatalf("storage of %s not ready: %v", s.Store.DefaultQualifiedResource, err)
-		}
-	}
-	client, err := clientv3.New(clientv3.Config{Endpoints: []string{url}, Logger: zap.NewNop()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Close() })
-	r := &replica{storage: storage}
-	a, pools := ipam.New(client, "/registry/tenant.io/ipam"), ipam.New(client, "/registry/tenant.io/ipam-pools")
-	r.local = ipam.New(client, "/registry/tenant.io/ipam-local")
-	t.Cleanup(a.Close)
-	t.Cleanup(pools.Close)
-	t.Cleanup(r.local.Close)
-	if withIPAM {
-		r.ipam = apiserver.InstallIPAM(storage, a, pools, r.local, time.Hour, 0)
-	}
-	return r
-}
-
-func as(u user.Info) context.Context {
-	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ""), u)
-}
-
-func asIn(u user.Info, ns string) context.Context {
-	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ns), u)
+func newReplica(t *testing.T, url string, withIPAM bool) *replica {
+	return &replica{registrytest.NewReplica(t, url, withIPAM)}
 }
 
 func int32p(i int32) *int32 { return &i }
@@ -122,14 +46,14 @@ func int32p(i int32) *int32 { return &i }
 func setup(t *testing.T) (*replica, string) {
 	t.Helper()
 	url := registrytest.StartEtcd(t)
-	r := newReplica(t, url)
+	r := newReplica(t, url, true)
 	for _, p := range []*tenant.AddressPool{
 		{ObjectMeta: metav1.ObjectMeta{Name: "tenant-networks"}, Spec: tenant.AddressPoolSpec{
 			Purpose: tenant.AddressPoolPurposeTenantNetworks, CIDRs: []string{"10.0.0.0/8"}, DefaultPrefixLength: int32p(16)}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "public"}, Spec: tenant.AddressPoolSpec{
 			Purpose: tenant.AddressPoolPurposePublicIPs, CIDRs: []string{"203.0.113.0/24"}, Exclude: []string{"203.0.113.0", "203.0.113.255"}}},
 	} {
-		if _, err := r.storage["addresspools"].Main.Create(as(admin), p, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.AddressPools.Main.Create(as(admin), p, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -146,7 +70,7 @@ func setup(t *testing.T) (*replica, string) {
 				Quota:     tenant.TenantQuota{Namespaces: int32p(10), Networks: int32p(64), FloatingIPs: int32p(4), LoadBalancers: int32p(4)},
 			},
 		}
-		if _, err := r.storage["tenants"].Main.Create(as(admin), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := r.Storage.Tenants.Main.Create(as(admin), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -155,7 +79,7 @@ func setup(t *testing.T) (*replica, string) {
 
 func (r *replica) tenant(t *testing.T, name string) *tenant.Tenant {
 	t.Helper()
-	obj, err := r.storage["tenants"].Store.Get(genericapirequest.WithNamespace(context.Background(), ""), name, &metav1.GetOptions{})
+	obj, err := r.Storage.Tenants.Store.Get(genericapirequest.WithNamespace(context.Background(), ""), name, &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +104,7 @@ func (r *replica) createNetwork(u user.Info, n *tenant.Network, dryRun bool) (*t
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	out, err := r.storage["networks"].Main.Create(as(u), n, rest.ValidateAllObjectFunc, opts)
+	out, err := r.Storage.Networks.Main.Create(as(u), n, rest.ValidateAllObjectFunc, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +122,7 @@ func (r *replica) mustCreateNetwork(t *testing.T, u user.Info, n *tenant.Network
 
 func (r *replica) getNetwork(t *testing.T, u user.Info, name string) *tenant.Network {
 	t.Helper()
-	out, err := r.storage["networks"].Main.Get(as(u), name, &metav1.GetOptions{})
+	out, err := r.Storage.Networks.Main.Get(as(u), name, &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +135,7 @@ func (r *replica) updateNetwork(u user.Info, name string, change func(*tenant.Ne
 	if dryRun {
 		opts.DryRun = []string{metav1.DryRunAll}
 	}
-	out, _, err := r.storage["networks"].Main.Update(as(u), name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	out, _, err := r.Storage.Networks.Main.Update(as(u), name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		n := old.(*tenant.Network).DeepCopy()
 		change(n)
 		return n, nil
@@ -223,14 +147,14 @@ func (r *replica) updateNetwork(u user.Info, name string, change func(*tenant.Ne
 }
 
 func (r *replica) deleteNetwork(u user.Info, name string) error {
-	_, _, err := r.storage["networks"].Main.Delete(as(u), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
+	_, _, err := r.Storage.Networks.Main.Delete(as(u), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
 	return err
 }
 
-// claims returns the tenant-local claims, by block.
+// claims returns the claims in the tenant space, by block.
 func (r *replica) claims(t *testing.T) map[netip.Prefix]ipam.Owner {
 	t.Helper()
-	allocs, err := r.local.ListAll(context.Background())
+	allocs, err := r.TenantSpace.ListAll(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,17 +165,17 @@ func (r *replica) claims(t *testing.T) map[netip.Prefix]ipam.Owner {
 	return out
 }
 
-// expectClaims checks that the tenant-local keyspace holds exactly the
+// expectClaims checks that the tenant space holds exactly the
 // claims that the stored Networks record, with their owners.
 func (r *replica) expectClaims(t *testing.T, networks ...*tenant.Network) {
 	t.Helper()
 	want := map[netip.Prefix]string{}
 	for _, n := range networks {
 		for _, s := range n.Spec.Subnets {
-			want[netip.MustParsePrefix(s)] = base.LocalPurpose(base.LocalUseNetwork, n.UID)
+			want[netip.MustParsePrefix(s)] = claims.Purpose(claims.UseNetwork, n.UID)
 		}
 		if n.Status.NATGatewayIP != "" {
-			want[netip.PrefixFrom(netip.MustParseAddr(n.Status.NATGatewayIP), 32)] = base.LocalPurpose(base.LocalUseNATGateway, n.UID)
+			want[netip.PrefixFrom(netip.MustParseAddr(n.Status.NATGatewayIP), 32)] = claims.Purpose(claims.UseNATGateway, n.UID)
 		}
 	}
 	got := r.claims(t)
@@ -378,7 +302,7 @@ func TestDefaultSubnets(t *testing.T) {
 // stored, and only its claim is left.
 func TestConcurrentOverlappingCreates(t *testing.T) {
 	r1, url := setup(t)
-	r2 := newReplica(t, url)
+	r2 := newReplica(t, url, true)
 	// Every two overlap: all hold 10.42.8.100.
 	subnets := []string{"10.42.8.0/24", "10.42.8.0/25", "10.42.8.96/27", "10.42.8.64/26", "10.42.8.0/23", "10.42.8.0/22"}
 	var wg sync.WaitGroup
@@ -404,7 +328,7 @@ func TestConcurrentOverlappingCreates(t *testing.T) {
 		t.Fatalf("stored %v, want exactly one of the overlapping networks", stored)
 	}
 	r1.expectClaims(t, r1.getNetwork(t, alice, stored[0]))
-	list, err := r1.storage["networks"].Main.List(as(alice), nil)
+	list, err := r1.Storage.Networks.Main.List(as(alice), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +341,7 @@ func TestConcurrentOverlappingCreates(t *testing.T) {
 // two replicas: each gets a /24 of its own.
 func TestConcurrentDefaults(t *testing.T) {
 	r1, url := setup(t)
-	r2 := newReplica(t, url)
+	r2 := newReplica(t, url, true)
 	var wg sync.WaitGroup
 	out := make([]*tenant.Network, 30)
 	errs := make([]error, 30)
@@ -526,7 +450,7 @@ func TestNATGateway(t *testing.T) {
 	if err != nil || b.Status.NATGatewayIP != ips[1] || !slices.Equal(b.Status.Subnets, []string{"10.42.2.0/24"}) {
 		t.Errorf("a spec write changed the NAT address or status subnets: %v %+v", err, b)
 	}
-	obj, _, err := r.storage["networks"].StatusStore.Update(tenancy.WithTenant(genericapirequest.WithNamespace(context.Background(), ""), "acme"), "b",
+	obj, _, err := r.Storage.Networks.StatusStore.Update(tenancy.WithTenant(genericapirequest.WithNamespace(context.Background(), ""), "acme"), "b",
 		rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 			n := old.(*tenant.Network).DeepCopy()
 			n.Status.NATGatewayIP, n.Status.Subnets, n.Status.HostNetwork = ips[2], nil, "acme-b"
@@ -544,11 +468,11 @@ func TestNATGatewayAvoidsFloatingIPs(t *testing.T) {
 	r, _ := setup(t)
 	ips := r.tenant(t, "acme").Status.PublicIPs
 	r.mustCreateNetwork(t, alice, net("default", "10.42.0.0/24"))
-	if _, err := r.storage["namespaces"].Main.Create(as(alice), &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: tenant.NamespaceSpec{Network: "default"}}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+	if _, err := r.Storage.Namespaces.Main.Create(as(alice), &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: tenant.NamespaceSpec{Network: "default"}}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	fip := &tenant.FloatingIP{ObjectMeta: metav1.ObjectMeta{Name: "fip1"}, Spec: tenant.FloatingIPSpec{Address: ips[0], Ports: []tenant.FloatingIPPort{{Port: 22, Protocol: tenant.ProtocolTCP}}}}
-	if _, err := r.storage["floatingips"].Main.Create(asIn(alice, "dev"), fip, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+	if _, err := r.Storage.FloatingIPs.Main.Create(asIn(alice, "dev"), fip, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err := r.createNetwork(alice, natNet("n", ips[0], "10.42.1.0/24"), false)
@@ -575,7 +499,7 @@ func TestFailedWritesLeaveNoClaim(t *testing.T) {
 	r.expectClaims(t, a)
 
 	// Over quota: refused after IPAM, like admission.
-	if _, _, err := r.storage["tenants"].Main.Update(as(admin), "acme", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	if _, _, err := r.Storage.Tenants.Main.Update(as(admin), "acme", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		tn := old.(*tenant.Tenant).DeepCopy()
 		tn.Spec.Quota.Networks = int32p(1)
 		return tn, nil
@@ -641,7 +565,7 @@ func TestDryRunClaimsNothing(t *testing.T) {
 	if got := r.getNetwork(t, alice, "a"); got.Status.NATGatewayIP != ips[0] {
 		t.Errorf("NAT address %s after dry runs, want %s", got.Status.NATGatewayIP, ips[0])
 	}
-	if _, err := r.storage["networks"].Main.Get(as(alice), "dry", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := r.Storage.Networks.Main.Get(as(alice), "dry", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("dry runs stored a network: %v", err)
 	}
 	// Nothing else was claimed by any of it.
@@ -664,7 +588,7 @@ func TestDeleteReleases(t *testing.T) {
 // deleted while Namespaces name it.
 func TestNetworkInUse(t *testing.T) {
 	r, _ := setup(t)
-	namespaces := r.storage["namespaces"].Main
+	namespaces := r.Storage.Namespaces.Main
 	createNS := func(u user.Info, name, network string) error {
 		_, err := namespaces.Create(as(u), &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tenant.NamespaceSpec{Network: network}}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 		return err
@@ -737,7 +661,7 @@ func TestTenantDeleteReleasesLocalClaims(t *testing.T) {
 	// finalizer (its Networks are the syncer's to delete).
 	setFinalizers := func(f []string) {
 		t.Helper()
-		if _, _, err := r.storage["tenants"].Store.Update(ctx, "acme", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+		if _, _, err := r.Storage.Tenants.Store.Update(ctx, "acme", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 			tn := old.(*tenant.Tenant).DeepCopy()
 			tn.Finalizers = f
 			return tn, nil
@@ -746,14 +670,14 @@ func TestTenantDeleteReleasesLocalClaims(t *testing.T) {
 		}
 	}
 	setFinalizers([]string{tenant.FinalizerOffboarding})
-	if _, _, err := r.storage["tenants"].Main.Delete(as(admin), "acme", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
+	if _, _, err := r.Storage.Tenants.Main.Delete(as(admin), "acme", rest.ValidateAllObjectFunc, &metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	setFinalizers(nil)
-	if _, err := r.storage["tenants"].Store.Get(ctx, "acme", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := r.Storage.Tenants.Store.Get(ctx, "acme", &metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("tenant acme still there: %v", err)
 	}
-	left, err := r.local.ListOwner(context.Background(), string(acme.UID))
+	left, err := r.TenantSpace.ListOwner(context.Background(), string(acme.UID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -775,26 +699,26 @@ func TestSweeperReclaimsUnrecordedClaims(t *testing.T) {
 	claim := func(b, purpose, ref string) {
 		t.Helper()
 		owner := ipam.Owner{Tenant: "acme", TenantUID: string(acme.UID), Purpose: purpose, Ref: ref}
-		if err := r.local.ClaimBlock(ctx, block, netip.MustParsePrefix(b), owner); err != nil {
+		if err := r.TenantSpace.ClaimBlock(ctx, block, netip.MustParsePrefix(b), owner); err != nil {
 			t.Fatal(err)
 		}
 	}
-	claim("10.42.2.0/24", base.LocalPurpose(base.LocalUseNetwork, "crashed-uid"), "networks crashed") // no such Network
-	claim("10.42.3.0/24", base.LocalPurpose(base.LocalUseNetwork, "old-uid"), "networks a")           // a Network a, another UID
-	claim("10.42.4.0/24", base.LocalPurpose(base.LocalUseNetwork, a.UID), "networks a")               // a does not record it
-	claim("10.42.5.0/24", "reserved", "")                                                             // not the registry's: kept
-	claim("10.42.6.0/24", base.LocalPurpose("widget", "widget-uid"), "widgets dev/w1")                // a kind the sweeper does not know: kept
+	claim("10.42.2.0/24", claims.Purpose(claims.UseNetwork, "crashed-uid"), "networks crashed") // no such Network
+	claim("10.42.3.0/24", claims.Purpose(claims.UseNetwork, "old-uid"), "networks a")           // a Network a, another UID
+	claim("10.42.4.0/24", claims.Purpose(claims.UseNetwork, a.UID), "networks a")               // a does not record it
+	claim("10.42.5.0/24", "reserved", "")                                                       // not the registry's: kept
+	claim("10.42.6.0/24", claims.Purpose("widget", "widget-uid"), "widgets dev/w1")             // a kind the sweeper does not know: kept
 	// The hold of an update of the Tenant that crashed.
-	if err := r.local.ClaimAddress(ctx, ipam.Pool{Name: "pub", CIDRs: []netip.Prefix{netip.MustParsePrefix(acme.Status.PublicIPs[3] + "/32")}}, netip.MustParseAddr(acme.Status.PublicIPs[3]),
-		ipam.Owner{Tenant: "acme", TenantUID: string(acme.UID), Purpose: base.LocalPurpose(base.LocalUsePublicIPRelease, acme.UID+"/crashed"), Ref: "tenants acme"}); err != nil {
+	if err := r.TenantSpace.ClaimAddress(ctx, ipam.Pool{Name: "pub", CIDRs: []netip.Prefix{netip.MustParsePrefix(acme.Status.PublicIPs[3] + "/32")}}, netip.MustParseAddr(acme.Status.PublicIPs[3]),
+		ipam.Owner{Tenant: "acme", TenantUID: string(acme.UID), Purpose: claims.Purpose(claims.UsePublicIPRelease, acme.UID+"/crashed"), Ref: "tenants acme"}); err != nil {
 		t.Fatal(err)
 	}
 
-	n, err := ipam.SweepUnused(ctx, r.local, r.ipam.LocalKeep, ipam.MinAge(time.Hour))
+	n, err := ipam.SweepUnused(ctx, r.TenantSpace, r.IPAM.Keep(r.TenantSpace), ipam.MinAge(time.Hour))
 	if err != nil || n != 0 {
 		t.Errorf("sweep of young claims released %d: %v", n, err)
 	}
-	n, err = ipam.SweepUnused(ctx, r.local, r.ipam.LocalKeep, ipam.MinAge(0))
+	n, err = ipam.SweepUnused(ctx, r.TenantSpace, r.IPAM.Keep(r.TenantSpace), ipam.MinAge(0))
 	if err != nil || n != 4 {
 		t.Errorf("sweep released %d claims: %v, want 4", n, err)
 	}
@@ -820,7 +744,7 @@ func TestPublicIPsInUseByNATGateways(t *testing.T) {
 	r.mustCreateNetwork(t, alice, natNet("a", ips[3], "10.42.1.0/24"))
 	r.mustCreateNetwork(t, alice, natNet("b", ips[2], "10.42.2.0/24"))
 	lower := func(count int32) (*tenant.Tenant, error) {
-		out, _, err := r.storage["tenants"].Main.Update(as(admin), "acme", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+		out, _, err := r.Storage.Tenants.Main.Update(as(admin), "acme", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 			tn := old.(*tenant.Tenant).DeepCopy()
 			tn.Spec.PublicIPs.Count = count
 			return tn, nil
@@ -892,7 +816,7 @@ func TestPublicIPsInUseByNATGateways(t *testing.T) {
 func TestReclaimRecordedClaims(t *testing.T) {
 	r, url := setup(t)
 	ctx := context.Background()
-	legacy := newStorage(t, url, false)
+	legacy := newReplica(t, url, false)
 	old, err := legacy.createNetwork(alice, natNet("old", "", "10.42.3.0/24"), false)
 	if err != nil {
 		t.Fatal(err)
@@ -905,15 +829,15 @@ func TestReclaimRecordedClaims(t *testing.T) {
 	r.expectClaims(t, a)
 	// A release from under a: its NAT address.
 	acme := r.tenant(t, "acme")
-	owner := base.LocalOwner(acme, base.LocalUseNATGateway, "networks", a)
-	if err := r.local.Release(ctx, netip.PrefixFrom(netip.MustParseAddr(a.Status.NATGatewayIP), 32), owner); err != nil {
+	owner := claims.OwnerFor(acme, claims.UseNATGateway, "networks", a)
+	if err := r.TenantSpace.Release(ctx, netip.PrefixFrom(netip.MustParseAddr(a.Status.NATGatewayIP), 32), owner); err != nil {
 		t.Fatal(err)
 	}
 
 	// The reclaim pass reads the watch cache as it is (a later pass sees
 	// what it missed).
-	registrytest.WaitCached(t, r.storage["networks"].Store, a.UID)
-	n, err := r.ipam.LocalReclaim(ctx)
+	registrytest.WaitCached(t, r.Storage.Networks.Store, a.UID)
+	n, err := r.IPAM.Reclaim(ctx)
 	if n != 2 || err == nil || !strings.Contains(err.Error(), "10.43.9.0/24") {
 		t.Errorf("reclaim claimed %d (%v), want 2 and an error about stray's 10.43.9.0/24, outside acme's block", n, err)
 	}
@@ -933,7 +857,7 @@ func TestReclaimRecordedClaims(t *testing.T) {
 	}
 	_, err = r.createNetwork(alice, net("new", "10.42.3.128/25"), false)
 	wantInvalidAt(t, "a subnet inside a reclaimed one", err, "spec.subnets[0]", "overlaps subnet 10.42.3.0/24 of network old")
-	if n, _ := r.ipam.LocalReclaim(ctx); n != 0 {
+	if n, _ := r.IPAM.Reclaim(ctx); n != 0 {
 		t.Errorf("a second reclaim claimed %d, want nothing left", n)
 	}
 

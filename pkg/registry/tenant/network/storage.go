@@ -6,11 +6,15 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 )
 
-// NewStorage returns the storage of networks and networks/status.
+// NewStorage returns the storage of networks and networks/status. A
+// Network gets its subnets and NAT address from its tenant's space when
+// deps have one (IPAM), and is not deleted while Namespaces name it
+// (Deletion).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Network, tenant.NetworkSpec, tenant.NetworkStatus]{
+	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Network, tenant.NetworkSpec, tenant.NetworkStatus]{
 		Kind:          Kind,
 		Plural:        "networks",
 		Singular:      "network",
@@ -21,6 +25,12 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		QuotaResource: "networks",
 		Table:         base.Table[*tenant.Network]{Columns: columns},
 	}, deps)
+	if err != nil {
+		return nil, err
+	}
+	installIPAM(st, claims.NewTenantSpace(deps))
+	st.Install(base.Hooks{BeforeDelete: (&Deletion{Storages: deps.Storages}).BeforeDelete})
+	return st, nil
 }
 
 var columns = []base.Column[*tenant.Network]{

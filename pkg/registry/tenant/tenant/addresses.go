@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sort"
 	"strings"
 
@@ -25,27 +24,69 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // Addresses gives Tenants their private block and public IPs from the
 // AddressPools, through the IPAM allocator, as part of the Tenant's create
 // and update: a Tenant is stored with its addresses or not at all (all or
-// nothing), and a failed store gives them back. What a crash between the
-// two leaves behind, the sweeper (SweepUnused with Keep) reclaims.
+// nothing), and a failed store gives them back (claims.Kind). What a
+// crash between the two leaves behind, the sweeper reclaims.
 type Addresses struct {
 	Allocator *ipam.Allocator
-	// Tenants is the storage of Tenants.
-	Tenants *genericregistry.Store
-	// Pools is the storage of AddressPools.
-	Pools *genericregistry.Store
-	// Users are the storages of the kinds that use a tenant's public IPs
-	// (FloatingIPs, LoadBalancers, Networks' NAT gateways), by resource.
-	Users map[string]*genericregistry.Store
-	// Local, when set, is the tenant-local keyspace (base.LocalSpace): its
+	// Storages are the server's: Tenants, the AddressPools they take from,
+	// and the kinds that use a tenant's public IPs (FloatingIPs,
+	// LoadBalancers, Networks' NAT gateways).
+	Storages *base.Storages
+	// Claims is how Tenants hold their block and public IPs.
+	Claims *claims.Kind[*tenant.Tenant]
+	// Local, when set, is the tenant space (claims.TenantSpace): its
 	// claims of a tenant's public IPs count as uses, and a deleted Tenant's
-	// claims there are released with the rest.
+	// claims there are released with the rest. Holds is how updates hold
+	// there the addresses they give up; no Tenant records a hold.
 	Local *ipam.Allocator
+	Holds *claims.Kind[*tenant.Tenant]
+}
+
+// installAddresses gives the Tenants of st their addresses from deps'
+// IPAM (nothing without an allocator).
+func installAddresses(st *base.Storage, deps base.Deps) {
+	if deps.IPAM.Allocator == nil {
+		return
+	}
+	a := &Addresses{Allocator: deps.IPAM.Allocator, Storages: deps.Storages, Local: deps.IPAM.TenantSpace}
+	a.Claims = &claims.Kind[*tenant.Tenant]{Keyspace: a.Allocator, Store: st.Store, Held: held}
+	// A deleted Tenant gives back everything it owns, recorded or not.
+	st.Install(base.Hooks{BeginCreate: a.BeginCreate, BeginUpdate: a.BeginUpdate, AroundUpdate: a.Claims.AroundUpdate, AfterDelete: a.AfterDelete})
+	st.Recorders = append(st.Recorders, a.Claims)
+	if a.Local != nil {
+		a.Holds = &claims.Kind[*tenant.Tenant]{Resource: "tenants", Keyspace: a.Local, Store: st.Store,
+			Held: func(*tenant.Tenant) []claims.Claim { return nil }}
+		st.Recorders = append(st.Recorders, a.Holds)
+	}
+}
+
+// held returns the claims t records: its block and its public IPs.
+func held(t *tenant.Tenant) []claims.Claim {
+	var out []claims.Claim
+	if t.Status.Network != nil {
+		if block, err := netip.ParsePrefix(t.Status.Network.CIDR); err == nil {
+			out = append(out, claims.Claim{Block: block, Owner: owner(t, ipam.PurposeTenantNetwork)})
+		}
+	}
+	return append(out, publicIPClaims(t, t.Status.PublicIPs)...)
+}
+
+// publicIPClaims returns the claims of t on ips.
+func publicIPClaims(t *tenant.Tenant, ips []string) []claims.Claim {
+	var out []claims.Claim
+	for _, ip := range ips {
+		if addr, err := netip.ParseAddr(ip); err == nil {
+			out = append(out, claims.Claim{Block: netip.PrefixFrom(addr, 32), Owner: owner(t, ipam.PurposePublicIP)})
+		}
+	}
+	return out
 }
 
 func clusterCtx(ctx context.Context) context.Context {
@@ -54,7 +95,7 @@ func clusterCtx(ctx context.Context) context.Context {
 
 // pools returns the valid AddressPools of purpose, sorted by name.
 func (a *Addresses) pools(ctx context.Context, purpose tenant.AddressPoolPurpose) ([]*tenant.AddressPool, error) {
-	list, err := a.Pools.List(clusterCtx(ctx), &metainternalversion.ListOptions{})
+	list, err := a.Storages.AddressPools.Store.List(clusterCtx(ctx), &metainternalversion.ListOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +124,7 @@ func (a *Addresses) BeginCreate(ctx context.Context, obj runtime.Object, options
 	}
 	// A second create of a name is AlreadyExists, not a clash of addresses
 	// with the first one.
-	if _, err := a.Tenants.Get(clusterCtx(ctx), t.Name, &metav1.GetOptions{}); err == nil {
+	if _, err := a.Claims.Store.Get(clusterCtx(ctx), t.Name, &metav1.GetOptions{}); err == nil {
 		return nil, apierrors.NewAlreadyExists(tenant.Resource("tenants"), t.Name)
 	}
 	t.Status = tenant.TenantStatus{}
@@ -254,110 +295,44 @@ func (a *Addresses) releaseAll(ctx context.Context, t *tenant.Tenant) {
 	}
 }
 
-// updateRecord collects, over the attempts of one update, the public IPs
-// the attempts allocated and those they meant to drop, and the holds on the
-// latter in the tenant-local keyspace.
-type updateRecord struct {
-	tenant         *tenant.Tenant
-	added, dropped []string
-	// holds are the public IPs held, for the update, in the tenant-local
-	// keyspace by holder (see hold).
-	holds  []string
-	holder ipam.Owner
-}
-
-// hold claims ip in the tenant-local keyspace for the update of t that rec
-// records, and returns "" then; or, if something holds it already (a NAT
-// gateway claimed it since the update looked), who. Held, an address the
-// update drops cannot be taken by a NAT gateway (or, later, a FloatingIP
-// or LoadBalancer) before the Tenant no longer has it; AroundUpdate
-// releases the holds once the update is over, and the sweeper those a
-// crash left.
-func (a *Addresses) hold(ctx context.Context, rec *updateRecord, t *tenant.Tenant, ip string) (string, error) {
+// hold claims ip in the tenant space for the update whose record is rec,
+// and returns "" then; or, if something holds it already (a NAT gateway
+// claimed it since the update looked), who. Held, an address the update
+// drops cannot be taken by a NAT gateway, FloatingIP or LoadBalancer
+// before the Tenant no longer has it; the update's end gives the holds
+// back, and the sweeper those a crash left.
+func (a *Addresses) hold(ctx context.Context, rec *claims.Record, t *tenant.Tenant, ip string) (string, error) {
 	addr, err := netip.ParseAddr(ip)
 	if a.Local == nil || err != nil {
 		return "", nil
 	}
-	if rec.holder.TenantUID == "" {
-		// Unique to the update: two updates of the Tenant never share a hold.
-		rec.holder = ipam.Owner{Tenant: t.Name, TenantUID: string(t.UID),
-			Purpose: base.LocalPurpose(base.LocalUsePublicIPRelease, types.UID(string(t.UID)+"/"+string(uuid.NewUUID()))),
+	// Unique to the update: two updates of the Tenant never share a hold.
+	var holder ipam.Owner
+	if holds := rec.Holds(); len(holds) > 0 {
+		holder = holds[0].Owner
+	} else {
+		holder = ipam.Owner{Tenant: t.Name, TenantUID: string(t.UID),
+			Purpose: claims.Purpose(claims.UsePublicIPRelease, types.UID(string(t.UID)+"/"+string(uuid.NewUUID()))),
 			Ref:     "tenants " + t.Name}
 	}
 	pool := ipam.Pool{Name: "public IPs of tenant " + t.Name, CIDRs: []netip.Prefix{netip.PrefixFrom(addr, 32)}}
-	err = a.Local.ClaimAddress(ctx, pool, addr, rec.holder)
+	err = a.Local.ClaimAddress(ctx, pool, addr, holder)
 	var taken *ipam.TakenError
 	switch {
 	case err == nil:
-		if !slices.Contains(rec.holds, ip) {
-			rec.holds = append(rec.holds, ip)
-		}
+		rec.Hold(a.Local, claims.Claim{Block: netip.PrefixFrom(addr, 32), Owner: holder})
 		return "", nil
 	case errors.As(err, &taken):
-		return base.HolderOf(taken), nil
+		return claims.HolderOf(taken), nil
 	default:
 		return "", err
 	}
 }
 
-// releaseHolds gives back the holds of the update rec records.
-func (a *Addresses) releaseHolds(ctx context.Context, rec *updateRecord) {
-	for _, ip := range rec.holds {
-		if addr, err := netip.ParseAddr(ip); err == nil {
-			if err := a.Local.Release(ctx, netip.PrefixFrom(addr, 32), rec.holder); err != nil {
-				klog.FromContext(ctx).Error(err, "Releasing a hold on a public IP; the sweeper will", "tenant", rec.holder.Tenant, "address", ip)
-			}
-		}
-	}
-}
-
-type updateRecordKey struct{}
-
-// AroundUpdate releases, once an update of a Tenant is stored, the public
-// IPs its attempts allocated or dropped that the stored Tenant does not
-// record. An update refused for certain before anything was written (a
-// conflict with a concurrent write, an invalid object) releases what its
-// attempts allocated: a concurrent status write (the syncer's) makes an
-// attempt allocate and then retry. Any other failed update releases
-// nothing: whether it was stored is not certain (an answer lost after etcd
-// applied it), so the sweeper, which reads the Tenant from etcd, reclaims
-// what it left unrecorded.
-func (a *Addresses) AroundUpdate(ctx context.Context) (context.Context, func(runtime.Object, error)) {
-	rec := &updateRecord{}
-	return context.WithValue(ctx, updateRecordKey{}, rec), func(stored runtime.Object, err error) {
-		if rec.tenant == nil {
-			return
-		}
-		// Stored or not, the dropped addresses need no hold any more.
-		defer a.releaseHolds(context.WithoutCancel(ctx), rec)
-		if err != nil {
-			if apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
-				a.release(context.WithoutCancel(ctx), rec.tenant, rec.added)
-			}
-			return
-		}
-		t, ok := stored.(*tenant.Tenant)
-		if !ok {
-			return
-		}
-		recorded := map[string]bool{}
-		for _, ip := range t.Status.PublicIPs {
-			recorded[ip] = true
-		}
-		var unrecorded []string
-		for _, ip := range append(append([]string(nil), rec.added...), rec.dropped...) {
-			if !recorded[ip] {
-				unrecorded = append(unrecorded, ip)
-			}
-		}
-		a.release(context.WithoutCancel(ctx), rec.tenant, unrecorded)
-	}
-}
-
 // BeginUpdate follows a change of spec.publicIPs.count: raising it
 // allocates more; lowering it drops addresses no FloatingIP, LoadBalancer
-// or NAT gateway uses (AroundUpdate releases them once the Tenant is
-// stored), and is refused (409, listing the users) while too few are unused.
+// or NAT gateway uses (given back once the Tenant is stored), and is
+// refused (409, listing the users) while too few are unused.
 func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 	n, o := obj.(*tenant.Tenant), old.(*tenant.Tenant)
 	// Only IPAM writes these; whatever the request carried is replaced (and
@@ -369,11 +344,7 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 	dryRun := options != nil && len(options.DryRun) > 0
 	have, want := len(o.Status.PublicIPs), int(n.Spec.PublicIPs.Count)
 	nothing := func(context.Context, bool) {}
-	rec, _ := ctx.Value(updateRecordKey{}).(*updateRecord)
-	if rec == nil {
-		rec = &updateRecord{} // nobody releases: the sweeper will
-	}
-	rec.tenant = o
+	rec := claims.RecordFrom(ctx)
 	switch {
 	case want == have || o.Status.Network == nil:
 		return nothing, nil
@@ -385,11 +356,12 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 		if err != nil {
 			return nil, err
 		}
-		rec.added = append(rec.added, added...)
+		rec.Add(publicIPClaims(o, added)...)
 		n.Status.PublicIPs = append(append([]string(nil), o.Status.PublicIPs...), added...)
 		setAllocated(n, fmt.Sprintf("block %s; %d public IPs (%d more from pool %s)", o.Status.Network.CIDR, want, len(added), pool))
 		if err := base.AssignStatus(ctx, n); err != nil {
-			a.release(context.WithoutCancel(ctx), o, added)
+			rec.Forget(publicIPClaims(o, added)...)
+			a.Claims.Release(ctx, publicIPClaims(o, added)...)
 			return nil, err
 		}
 		return nothing, nil
@@ -433,27 +405,15 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 			return nil, err
 		}
 		if !dryRun {
-			rec.dropped = append(rec.dropped, drop...)
+			rec.Drop(publicIPClaims(o, drop)...)
 		}
 		return nothing, nil
 	}
 }
 
-func (a *Addresses) release(ctx context.Context, t *tenant.Tenant, ips []string) {
-	for _, ip := range ips {
-		addr, err := netip.ParseAddr(ip)
-		if err != nil {
-			continue
-		}
-		if err := a.Allocator.Release(ctx, netip.PrefixFrom(addr, 32), owner(t, ipam.PurposePublicIP)); err != nil {
-			klog.FromContext(ctx).Error(err, "Releasing a public IP; the sweeper will", "tenant", t.Name, "address", ip)
-		}
-	}
-}
-
 // inUse returns the public IPs of t that its objects use, and by whom: what
-// the objects name, and what is claimed for them in the tenant-local
-// keyspace (a claim is made before its object is stored).
+// the objects name, and what is claimed for them in the tenant space (a
+// claim is made before its object is stored).
 func (a *Addresses) inUse(ctx context.Context, t *tenant.Tenant) (map[string]string, error) {
 	used := map[string]string{}
 	if a.Local != nil {
@@ -468,8 +428,9 @@ func (a *Addresses) inUse(ctx context.Context, t *tenant.Tenant) (map[string]str
 		}
 	}
 	scoped := tenancy.WithTenant(clusterCtx(ctx), t.Name)
-	for resource, store := range a.Users {
-		list, err := store.List(scoped, &metainternalversion.ListOptions{})
+	for _, st := range []*base.Storage{a.Storages.FloatingIPs, a.Storages.LoadBalancers, a.Storages.Networks} {
+		resource := st.Resource
+		list, err := st.Store.List(scoped, &metainternalversion.ListOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -479,7 +440,7 @@ func (a *Addresses) inUse(ctx context.Context, t *tenant.Tenant) (map[string]str
 				return err
 			}
 			ref := resource + " " + name
-			for _, ip := range base.PublicAddressesOf(item) {
+			for _, ip := range claims.PublicAddressesOf(item) {
 				used[ip] = ref
 			}
 			return nil
@@ -492,7 +453,7 @@ func (a *Addresses) inUse(ctx context.Context, t *tenant.Tenant) (map[string]str
 }
 
 // AfterDelete gives back everything a deleted Tenant held: its block and
-// public IPs, and its objects' claims on them in the tenant-local keyspace.
+// public IPs, and its objects' claims on them in the tenant space.
 func (a *Addresses) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
 	if options != nil && len(options.DryRun) > 0 {
 		return
@@ -505,40 +466,4 @@ func (a *Addresses) AfterDelete(obj runtime.Object, options *metav1.DeleteOption
 			}
 		}
 	}
-}
-
-// Keep says whether an allocation is still held by a live Tenant that
-// records it: the sweeper's rule (ipam.SweepUnused). It reads the watch
-// cache, and confirms from etcd before letting an allocation go.
-func (a *Addresses) Keep() func(ipam.Allocation) (bool, error) {
-	return func(alloc ipam.Allocation) (bool, error) {
-		keep, err := a.recorded(alloc, &metav1.GetOptions{ResourceVersion: "0"})
-		if err != nil || keep {
-			return true, err
-		}
-		return a.recorded(alloc, &metav1.GetOptions{})
-	}
-}
-
-func (a *Addresses) recorded(alloc ipam.Allocation, options *metav1.GetOptions) (bool, error) {
-	obj, err := a.Tenants.Get(clusterCtx(context.Background()), alloc.Owner.Tenant, options)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return true, err
-	}
-	t := obj.(*tenant.Tenant)
-	if string(t.UID) != alloc.Owner.TenantUID {
-		return false, nil
-	}
-	if t.Status.Network != nil && t.Status.Network.CIDR == alloc.Block.String() {
-		return true, nil
-	}
-	for _, ip := range t.Status.PublicIPs {
-		if alloc.Block.Bits() == 32 && ip == alloc.Block.Addr().String() {
-			return true, nil
-		}
-	}
-	return false, nil
 }

@@ -24,7 +24,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
-// Resources a Tenant owns, as named in Offboarding.Owned and in blockers.
+// Resources a Tenant owns, as named in blockers.
 const (
 	ResourceNamespaces    = "namespaces"
 	ResourceNetworks      = "networks"
@@ -47,21 +47,26 @@ var cleanedUpBySyncer = map[string]bool{ResourceNamespaces: true, ResourceNetwor
 // would delete them, and objects that outlived their Tenant would be
 // inherited by the next Tenant of the same name.
 type Offboarding struct {
-	// Tenants is the storage of Tenants.
-	Tenants *genericregistry.Store
-	// Owned are the storages of tenant-owned kinds, by resource name
-	// (Resource*): namespaces, networks, floatingips, loadbalancers.
-	Owned map[string]*genericregistry.Store
+	// Storages are the server's: Tenants, and the tenant-owned kinds
+	// (Namespaces, Networks, FloatingIPs, LoadBalancers).
+	Storages *base.Storages
 	// HostPods reads the pods of the tenant's host namespaces; nil: pods
 	// are not checked.
 	HostPods host.Pods
+}
+
+// owned returns the storages of tenant-owned kinds, by resource name
+// (Resource*).
+func (o *Offboarding) owned() map[string]*genericregistry.Store {
+	s := o.Storages
+	return base.Stores(s.Namespaces, s.Networks, s.FloatingIPs, s.LoadBalancers)
 }
 
 // Blockers reads Tenant name and lists what keeps it from being deleted,
 // sorted by resource, namespace and name.
 func (o *Offboarding) Blockers(ctx context.Context, name string) (*tenant.Tenant, []tenant.OffboardingBlocker, error) {
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
-	obj, err := o.Tenants.Get(ctx, name, &metav1.GetOptions{})
+	obj, err := o.Storages.Tenants.Store.Get(ctx, name, &metav1.GetOptions{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -89,7 +94,8 @@ func (o *Offboarding) blockersOf(ctx context.Context, t *tenant.Tenant) ([]tenan
 	stored := map[string]int32{}
 	var namespaces []string
 	var namespaceUIDs []types.UID
-	for resource, store := range o.Owned {
+	owned := o.owned()
+	for resource, store := range owned {
 		list, err := store.List(ctx, &metainternalversion.ListOptions{})
 		if err != nil {
 			return nil, err
@@ -127,7 +133,7 @@ func (o *Offboarding) blockersOf(ctx context.Context, t *tenant.Tenant) ([]tenan
 		ResourceNamespaces: u.Namespaces, ResourceNetworks: u.Networks,
 		ResourceFloatingIPs: u.FloatingIPs, ResourceLoadBalancers: u.LoadBalancers,
 	} {
-		if _, owned := o.Owned[resource]; !owned || (finalized && cleanedUpBySyncer[resource]) {
+		if _, ok := owned[resource]; !ok || (finalized && cleanedUpBySyncer[resource]) {
 			continue
 		}
 		if inFlight := used - stored[resource]; inFlight > 0 {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"k8s.io/apimachinery/pkg/types"
 	"strings"
 	"sync"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,7 +79,7 @@ var onlyAdmin = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.A
 })
 
 type server struct {
-	storage     map[string]*base.Storage
+	storage     *base.Storages
 	offboarding *tenantregistry.OffboardingREST
 	host        *fakeHostPods
 }
@@ -95,13 +96,13 @@ func setup(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		for _, s := range storage {
+		for _, s := range storage.List() {
 			s.Main.Destroy()
 		}
 	})
 	s := &server{
 		storage:     storage,
-		offboarding: tenantregistry.NewOffboardingREST(storage["tenants"].Main, apiserver.NewOffboarding(storage, host)),
+		offboarding: storage.Tenants.Subresources["offboarding"].(*tenantregistry.OffboardingREST),
 		host:        host,
 	}
 	for i, name := range []string{"acme", "globex"} {
@@ -109,7 +110,7 @@ func setup(t *testing.T) *server {
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec:       tenant.TenantSpec{Network: tenant.TenantNetwork{CIDR: fmt.Sprintf("10.%d.0.0/16", 42+i)}},
 		}
-		if _, err := storage["tenants"].Store.Create(noNamespace(), tn, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		if _, err := storage.Tenants.Store.Create(noNamespace(), tn, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -127,7 +128,7 @@ func as(u user.Info, ns string) context.Context {
 
 func (s *server) tenant(t *testing.T, name string) *tenant.Tenant {
 	t.Helper()
-	obj, err := s.storage["tenants"].Store.Get(noNamespace(), name, &metav1.GetOptions{})
+	obj, err := s.storage.Tenants.Store.Get(noNamespace(), name, &metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,15 +141,25 @@ func (s *server) hostNamespace(t *testing.T, tn, ns string) string {
 	return hostnames.Namespace(tn, s.tenant(t, tn).UID, ns)
 }
 
+// of returns the storage of resource.
+func (s *server) of(resource string) *base.Storage {
+	for _, st := range s.storage.List() {
+		if st.Resource == resource {
+			return st
+		}
+	}
+	panic("no storage of " + resource)
+}
+
 func (s *server) create(t *testing.T, u user.Info, resource, ns string, obj runtime.Object) {
 	t.Helper()
-	if _, err := s.storage[resource].Main.Create(as(u, ns), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+	if _, err := s.of(resource).Main.Create(as(u, ns), obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create %s as %s: %v", resource, u.GetName(), err)
 	}
 }
 
 func (s *server) delete(u user.Info, resource, ns, name string) (runtime.Object, error) {
-	obj, _, err := s.storage[resource].Main.Delete(as(u, ns), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
+	obj, _, err := s.of(resource).Main.Delete(as(u, ns), name, rest.ValidateAllObjectFunc, &metav1.DeleteOptions{})
 	return obj, err
 }
 
@@ -156,9 +167,9 @@ func (s *server) delete(u user.Info, resource, ns, name string) (runtime.Object,
 // syncer (finalizers) and the quota tracker (usage) do.
 func (s *server) updateTenant(t *testing.T, name string, status bool, change func(*tenant.Tenant)) {
 	t.Helper()
-	store := s.storage["tenants"].Store
+	store := s.storage.Tenants.Store
 	if status {
-		store = s.storage["tenants"].StatusStore
+		store = s.storage.Tenants.StatusStore
 	}
 	_, _, err := store.Update(noNamespace(), name, rest.DefaultUpdatedObjectInfo(nil,
 		func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
@@ -319,7 +330,7 @@ func TestOffboardingBlockers(t *testing.T) {
 
 	// Nothing new is created in it, and the syncer may delete its
 	// Namespaces despite pods started since.
-	_, err = s.storage["networks"].Main.Create(as(alice, ""), &tenant.Network{ObjectMeta: metav1.ObjectMeta{Name: "late"}, Spec: tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2}}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
+	_, err = s.storage.Networks.Main.Create(as(alice, ""), &tenant.Network{ObjectMeta: metav1.ObjectMeta{Name: "late"}, Spec: tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2}}, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 	if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "tenant acme is being deleted") {
 		t.Errorf("create in a terminating tenant: %v, want 403", err)
 	}

@@ -3,14 +3,18 @@ package tenant
 import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
-// NewStorage returns the storage of tenants and tenants/status.
+// NewStorage returns the storage of tenants, tenants/status and
+// tenants/offboarding. A Tenant is created and updated with its addresses
+// when deps have an IPAM allocator, and deleted only when nothing is
+// attached to it (Offboarding).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
+	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
 		Kind:       Kind,
 		Plural:     "tenants",
 		Singular:   "tenant",
@@ -26,6 +30,14 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		},
 		Table: base.Table[*tenant.Tenant]{Columns: columns},
 	}, deps)
+	if err != nil {
+		return nil, err
+	}
+	installAddresses(st, deps)
+	offboarding := &Offboarding{Storages: deps.Storages, HostPods: deps.HostPods}
+	st.Install(base.Hooks{BeforeDelete: offboarding.BeforeDelete})
+	st.Subresources = map[string]rest.Storage{"offboarding": NewOffboardingREST(st.Main, offboarding)}
+	return st, nil
 }
 
 var columns = []base.Column[*tenant.Tenant]{

@@ -1,4 +1,4 @@
-package base
+package claims
 
 import (
 	"context"
@@ -18,21 +18,21 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
-	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
-// Tenant-local IPAM.
+// The tenant space.
 //
 // A tenant's objects take their addresses from what IPAM gave their
 // Tenant: a Network's subnets from the Tenant's block
 // (status.network.cidr), a NAT gateway's, a FloatingIP's and a
 // LoadBalancer's address (see PublicIPs) from its public IPs
 // (status.publicIPs).
-// These claims live in a keyspace of their own, the tenant-local one: an
+// These claims live in a keyspace of their own, the tenant space: an
 // ipam.Allocator on its own etcd prefix (<etcd-prefix>/ipam-local), next
 // to the one that hands out the tenants' blocks and public IPs. IPAM never
 // gives two tenants overlapping space, so one keyspace holds the claims of
@@ -43,38 +43,38 @@ import (
 // Every claim is owned by the tenant (Owner.Tenant and TenantUID:
 // ReleaseOwner frees all of a deleted Tenant's claims) with
 //
-//   - Purpose "<use>:<object UID>" (LocalPurpose), e.g. "network:<uid>" for
+//   - Purpose "<use>:<object UID>" (Purpose), e.g. "network:<uid>" for
 //     a Network's subnet and "natgateway:<uid>" for its NAT address. It must
 //     name the object: ClaimBlock succeeds when the same owner and purpose
 //     already hold the block, which makes a retried claim harmless but
 //     would let two objects share a block were the purpose the same.
-//   - Ref "<resource> [<namespace>/]<name>" (LocalRef), e.g. "networks
+//   - Ref "<resource> [<namespace>/]<name>" (Ref), e.g. "networks
 //     blue" or "floatingips dev/fip1": whom a conflict names, and where the
 //     sweeper looks for the object that records the claim.
 
-// Uses of tenant-local claims: the first word of their Owner.Purpose.
+// Uses of claims in the tenant space: the first word of their Owner.Purpose.
 const (
-	// LocalUseNetwork is a subnet of a Network.
-	LocalUseNetwork = "network"
-	// LocalUseNATGateway is the public IP of a Network's NAT gateway.
-	LocalUseNATGateway = "natgateway"
-	// LocalUsePublicIPRelease is a public IP that an update of its Tenant
+	// UseNetwork is a subnet of a Network.
+	UseNetwork = "network"
+	// UseNATGateway is the public IP of a Network's NAT gateway.
+	UseNATGateway = "natgateway"
+	// UsePublicIPRelease is a public IP that an update of its Tenant
 	// gives up, held while the update is stored: no object takes it
 	// meanwhile. Nothing records such a hold; the sweeper reclaims the
 	// holds a crash left.
-	LocalUsePublicIPRelease = "publicip-release"
-	// LocalUseFloatingIP is the public IP of a FloatingIP.
-	LocalUseFloatingIP = "floatingip"
-	// LocalUseLoadBalancer is the public IP of a LoadBalancer.
-	LocalUseLoadBalancer = "loadbalancer"
+	UsePublicIPRelease = "publicip-release"
+	// UseFloatingIP is the public IP of a FloatingIP.
+	UseFloatingIP = "floatingip"
+	// UseLoadBalancer is the public IP of a LoadBalancer.
+	UseLoadBalancer = "loadbalancer"
 )
 
-// LocalPurpose is the Owner.Purpose of a tenant-local claim for use by the
+// Purpose is the Owner.Purpose of a claim in the tenant space for use by the
 // object of UID uid.
-func LocalPurpose(use string, uid types.UID) string { return use + ":" + string(uid) }
+func Purpose(use string, uid types.UID) string { return use + ":" + string(uid) }
 
-// ParseLocalPurpose splits a LocalPurpose.
-func ParseLocalPurpose(purpose string) (use string, uid types.UID, ok bool) {
+// ParsePurpose splits a Purpose.
+func ParsePurpose(purpose string) (use string, uid types.UID, ok bool) {
 	use, id, ok := strings.Cut(purpose, ":")
 	if !ok || use == "" || id == "" {
 		return "", "", false
@@ -82,16 +82,16 @@ func ParseLocalPurpose(purpose string) (use string, uid types.UID, ok bool) {
 	return use, types.UID(id), true
 }
 
-// LocalRef names obj of resource in the Owner.Ref of its claims.
-func LocalRef(resource string, obj metav1.Object) string {
+// Ref names obj of resource in the Owner.Ref of its claims.
+func Ref(resource string, obj metav1.Object) string {
 	if obj.GetNamespace() != "" {
 		return resource + " " + obj.GetNamespace() + "/" + obj.GetName()
 	}
 	return resource + " " + obj.GetName()
 }
 
-// ParseLocalRef splits a LocalRef.
-func ParseLocalRef(ref string) (resource, namespace, name string, ok bool) {
+// ParseRef splits a Ref.
+func ParseRef(ref string) (resource, namespace, name string, ok bool) {
 	resource, obj, ok := strings.Cut(ref, " ")
 	if !ok || resource == "" || obj == "" {
 		return "", "", "", false
@@ -102,14 +102,14 @@ func ParseLocalRef(ref string) (resource, namespace, name string, ok bool) {
 	return resource, "", obj, true
 }
 
-// LocalOwner is the owner of a claim of t's space for use by obj, an
+// OwnerFor is the owner of a claim of t's space for use by obj, an
 // object of resource.
-func LocalOwner(t *tenant.Tenant, use, resource string, obj metav1.Object) ipam.Owner {
+func OwnerFor(t *tenant.Tenant, use, resource string, obj metav1.Object) ipam.Owner {
 	return ipam.Owner{
 		Tenant:    t.Name,
 		TenantUID: string(t.UID),
-		Purpose:   LocalPurpose(use, obj.GetUID()),
-		Ref:       LocalRef(resource, obj),
+		Purpose:   Purpose(use, obj.GetUID()),
+		Ref:       Ref(resource, obj),
 	}
 }
 
@@ -126,47 +126,61 @@ func HolderOf(taken *ipam.TakenError) string {
 	}
 }
 
-// LocalSpace claims and releases tenant objects' addresses in the
-// tenant-local keyspace; see the comment above LocalUseNetwork.
-type LocalSpace struct {
-	// Allocator is the tenant-local keyspace.
+// TenantSpace claims and releases tenant objects' addresses in the
+// tenant space; see the comment above UseNetwork.
+type TenantSpace struct {
+	// Allocator is the keyspace.
 	Allocator *ipam.Allocator
-	// Tenants is the storage of Tenants.
-	Tenants *genericregistry.Store
-	// Users are the storages of kinds whose objects name public IPs
-	// (FloatingIPs, LoadBalancers, by resource name): the addresses they
-	// name count as taken, claimed in this keyspace or not (an object
-	// stored before its kind claimed here holds no claim until the next
-	// Reclaim), except to a claim for the object itself.
-	Users map[string]*genericregistry.Store
+	// Storages are the server's storages. The objects of FloatingIPs and
+	// LoadBalancers name public IPs: the addresses they name count as
+	// taken, claimed in this keyspace or not (an object stored before its
+	// kind claimed here holds no claim until the next Reclaim), except to
+	// a claim for the object itself.
+	Storages *base.Storages
 }
 
-// Target is the object a claim is made for, as its errors name it.
-type Target struct {
+// NewTenantSpace returns the tenant space of deps; nil when deps have
+// none.
+func NewTenantSpace(deps base.Deps) *TenantSpace {
+	if deps.IPAM.TenantSpace == nil {
+		return nil
+	}
+	return &TenantSpace{Allocator: deps.IPAM.TenantSpace, Storages: deps.Storages}
+}
+
+func (l *TenantSpace) tenants() *genericregistry.Store { return l.Storages.Tenants.Store }
+
+// users are the storages of the kinds whose objects name public IPs.
+func (l *TenantSpace) users() []*base.Storage {
+	return []*base.Storage{l.Storages.FloatingIPs, l.Storages.LoadBalancers}
+}
+
+// Subject is the object a claim is made for, as its errors name it.
+type Subject struct {
 	Resource schema.GroupResource
 	Kind     schema.GroupKind
 	Name     string
 }
 
 // Invalid is the 422 of the target with errs.
-func (tg Target) Invalid(errs ...*field.Error) error {
+func (tg Subject) Invalid(errs ...*field.Error) error {
 	return apierrors.NewInvalid(tg.Kind, tg.Name, field.ErrorList(errs))
 }
 
 // Conflict is the 409 of the target with a message.
-func (tg Target) Conflict(format string, args ...interface{}) error {
+func (tg Subject) Conflict(format string, args ...interface{}) error {
 	return apierrors.NewConflict(tg.Resource, tg.Name, fmt.Errorf(format, args...))
 }
 
 // CallerTenant reads, from etcd, the Tenant that the request in ctx acts
 // as: its block and public IPs are what the claims of its objects come
 // from. A Tenant being deleted takes nothing new (403, as its quota says).
-func (l *LocalSpace) CallerTenant(ctx context.Context, tg Target) (*tenant.Tenant, error) {
+func (l *TenantSpace) CallerTenant(ctx context.Context, tg Subject) (*tenant.Tenant, error) {
 	name, _ := tenancy.TenantFrom(ctx)
 	if name == "" {
 		return nil, apierrors.NewInternalError(errors.New("no tenant in request context"))
 	}
-	obj, err := l.Tenants.Get(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), name, &metav1.GetOptions{})
+	obj, err := l.tenants().Get(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), name, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil, tg.Conflict("tenant %s does not exist", name)
 	}
@@ -188,7 +202,7 @@ func (l *LocalSpace) CallerTenant(ctx context.Context, tg Target) (*tenant.Tenan
 
 // Block returns t's block (status.network.cidr) and the pool of it that
 // its Networks' subnets come from; a Tenant without one is a 409.
-func (l *LocalSpace) Block(t *tenant.Tenant, tg Target) (netip.Prefix, ipam.Pool, error) {
+func (l *TenantSpace) Block(t *tenant.Tenant, tg Subject) (netip.Prefix, ipam.Pool, error) {
 	if t.Status.Network == nil || t.Status.Network.CIDR == "" {
 		return netip.Prefix{}, ipam.Pool{}, tg.Conflict("tenant %s has no block yet (status.network.cidr)", t.Name)
 	}
@@ -211,7 +225,7 @@ func publicIPs(t *tenant.Tenant) []netip.Addr {
 }
 
 // PublicIPPool is the pool of t's public IPs, as /32s.
-func (l *LocalSpace) PublicIPPool(t *tenant.Tenant) ipam.Pool {
+func (l *TenantSpace) PublicIPPool(t *tenant.Tenant) ipam.Pool {
 	return publicIPPool(t, publicIPs(t))
 }
 
@@ -227,7 +241,7 @@ func publicIPPool(t *tenant.Tenant, addrs []netip.Addr) ipam.Pool {
 // if set (422 at path if it is not one of t's, 409 naming whoever uses
 // it), else the lowest free one (409 if none is). With dryRun it checks the
 // same and returns the address it would give, claiming nothing.
-func (l *LocalSpace) ClaimPublicIP(ctx context.Context, t *tenant.Tenant, want string, owner ipam.Owner, path *field.Path, tg Target, dryRun bool) (netip.Addr, error) {
+func (l *TenantSpace) ClaimPublicIP(ctx context.Context, t *tenant.Tenant, want string, owner ipam.Owner, path *field.Path, tg Subject, dryRun bool) (netip.Addr, error) {
 	addrs := publicIPs(t)
 	users, err := l.namedByUsers(ctx, t.Name, owner)
 	if err != nil {
@@ -286,18 +300,16 @@ func (l *LocalSpace) ClaimPublicIP(ctx context.Context, t *tenant.Tenant, want s
 		}
 	}
 	if dryRun {
-		allocs, err := l.Allocator.List(ctx, pool)
-		if err != nil {
+		free, err := l.Allocator.Preview(ctx, pool, 32)
+		var full *ipam.ExhaustedError
+		switch {
+		case err == nil:
+			return free.Addr(), nil
+		case errors.As(err, &full):
+			return netip.Addr{}, none()
+		default:
 			return netip.Addr{}, err
 		}
-		taken := append([]netip.Prefix(nil), pool.Exclude...)
-		for _, a := range allocs {
-			taken = append(taken, a.Block)
-		}
-		if free, ok := FirstFree(pool.CIDRs, taken, 32); ok {
-			return free.Addr(), nil
-		}
-		return netip.Addr{}, none()
 	}
 	got, err := l.Allocator.AllocateAddresses(ctx, pool, 1, owner)
 	var full *ipam.ExhaustedError
@@ -317,8 +329,8 @@ func (l *LocalSpace) ClaimPublicIP(ctx context.Context, t *tenant.Tenant, want s
 // Addresses), so a claim that succeeded came either before that hold,
 // which then kept addr with t, or after the update was stored, which a
 // read of t now shows.
-func (l *LocalSpace) stillTenants(ctx context.Context, t *tenant.Tenant, addr netip.Addr, owner ipam.Owner, tg Target) (netip.Addr, error) {
-	obj, err := l.Tenants.Get(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), t.Name, &metav1.GetOptions{})
+func (l *TenantSpace) stillTenants(ctx context.Context, t *tenant.Tenant, addr netip.Addr, owner ipam.Owner, tg Subject) (netip.Addr, error) {
+	obj, err := l.tenants().Get(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), t.Name, &metav1.GetOptions{})
 	if err == nil {
 		if cur, ok := obj.(*tenant.Tenant); ok && cur.UID == t.UID && slices.Contains(cur.Status.PublicIPs, addr.String()) {
 			return addr, nil
@@ -333,7 +345,7 @@ func (l *LocalSpace) stillTenants(ctx context.Context, t *tenant.Tenant, addr ne
 
 // holderOf says who, other than owner, holds space overlapping block in
 // pool ("" if nobody): the check of a dry run, which claims nothing.
-func (l *LocalSpace) holderOf(ctx context.Context, pool ipam.Pool, block netip.Prefix, owner ipam.Owner) (string, error) {
+func (l *TenantSpace) holderOf(ctx context.Context, pool ipam.Pool, block netip.Prefix, owner ipam.Owner) (string, error) {
 	allocs, err := l.Allocator.List(ctx, pool)
 	if err != nil {
 		return "", err
@@ -348,14 +360,15 @@ func (l *LocalSpace) holderOf(ctx context.Context, pool ipam.Pool, block netip.P
 	return "", nil
 }
 
-// namedByUsers returns the public IPs that the objects of l.Users in
+// namedByUsers returns the public IPs that the objects of l.users() in
 // tenant name use, and which object uses each: all but the object that
 // claims for owner, whose own address is not in use by another.
-func (l *LocalSpace) namedByUsers(ctx context.Context, name string, owner ipam.Owner) (map[netip.Addr]string, error) {
-	_, claimant, _ := ParseLocalPurpose(owner.Purpose)
+func (l *TenantSpace) namedByUsers(ctx context.Context, name string, owner ipam.Owner) (map[netip.Addr]string, error) {
+	_, claimant, _ := ParsePurpose(owner.Purpose)
 	used := map[netip.Addr]string{}
 	scoped := tenancy.WithTenant(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), name)
-	for resource, store := range l.Users {
+	for _, st := range l.users() {
+		resource, store := st.Resource, st.Store
 		// A consistent list: an object stored a moment ago without a
 		// claim must count. It waits for the watch cache to catch up with
 		// etcd (26-59 ms per create in a burst, docs/performance.md).
@@ -373,7 +386,7 @@ func (l *LocalSpace) namedByUsers(ctx context.Context, name string, owner ipam.O
 			}
 			for _, s := range PublicAddressesOf(item) {
 				if a, err := netip.ParseAddr(s); err == nil {
-					used[a] = LocalRef(resource, m)
+					used[a] = Ref(resource, m)
 				}
 			}
 			return nil
@@ -405,78 +418,8 @@ func PublicAddressesOf(obj runtime.Object) []string {
 
 // Release frees block if owner holds it. A failure is logged: the sweeper
 // reclaims what nobody records.
-func (l *LocalSpace) Release(ctx context.Context, block netip.Prefix, owner ipam.Owner) {
-	if err := l.Allocator.Release(ctx, block, owner); err != nil {
-		klog.FromContext(ctx).Error(err, "Releasing a tenant-local claim; the sweeper will", "block", block, "owner", owner.Ref, "purpose", owner.Purpose)
-	}
-}
-
-// FirstFree returns the lowest aligned block of prefix length bits that
-// lies inside space and overlaps nothing in taken: first fit, as the
-// allocator chooses when no other replica competes.
-func FirstFree(space, taken []netip.Prefix, bits int) (netip.Prefix, bool) {
-	var best netip.Prefix
-	for _, free := range ipam.Subtract(space, taken) {
-		if free.Bits() > bits {
-			continue
-		}
-		if !best.IsValid() || free.Addr().Less(best.Addr()) {
-			best = netip.PrefixFrom(free.Addr(), bits)
-		}
-	}
-	return best, best.IsValid()
-}
-
-// LocalKind tells the sweeper how to find whether the objects of one
-// resource still record their tenant-local claims.
-type LocalKind struct {
-	// Store is the storage of the resource.
-	Store *genericregistry.Store
-	// Records says whether obj records block for use (a LocalUse*).
-	Records func(obj runtime.Object, use string, block netip.Prefix) bool
-}
-
-// Keep says whether a tenant-local claim is still recorded by the object
-// its Ref names, of the UID its Purpose names: the sweeper's rule
-// (ipam.SweepUnused). It reads the watch cache, and confirms from etcd
-// before letting a claim go. Claims of resources not in kinds, or that it
-// cannot read, are kept.
-func (l *LocalSpace) Keep(kinds map[string]LocalKind) func(ipam.Allocation) (bool, error) {
-	return func(alloc ipam.Allocation) (bool, error) {
-		keep, err := recordedLocally(kinds, alloc, &metav1.GetOptions{ResourceVersion: "0"})
-		if err != nil || keep {
-			return true, err
-		}
-		return recordedLocally(kinds, alloc, &metav1.GetOptions{})
-	}
-}
-
-func recordedLocally(kinds map[string]LocalKind, alloc ipam.Allocation, options *metav1.GetOptions) (bool, error) {
-	use, uid, ok := ParseLocalPurpose(alloc.Owner.Purpose)
-	if !ok {
-		return true, nil
-	}
-	resource, ns, name, ok := ParseLocalRef(alloc.Owner.Ref)
-	if !ok {
-		return true, nil
-	}
-	kind, ok := kinds[resource]
-	if !ok {
-		return true, nil
-	}
-	ctx := tenancy.WithTenant(genericapirequest.WithNamespace(context.Background(), ns), alloc.Owner.Tenant)
-	obj, err := kind.Store.Get(ctx, name, options)
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return true, err
-	}
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return true, err
-	}
-	return m.GetUID() == uid && kind.Records(obj, use, alloc.Block), nil
+func (l *TenantSpace) Release(ctx context.Context, block netip.Prefix, owner ipam.Owner) {
+	release(ctx, l.Allocator, Claim{Block: block, Owner: owner})
 }
 
 func orNone(s []string) string {
