@@ -3,13 +3,15 @@ package apiserver
 import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/syncer"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
 // installSyncer runs the syncer once the server serves: it campaigns for
 // the host Lease, and syncs while it leads.
 func (s *Server) installSyncer(config syncer.Config) error {
-	sy, err := syncer.New(config, s.Storage)
+	sy, err := syncer.New(config, syncerStorage(s.Storage))
 	if err != nil {
 		return err
 	}
@@ -18,4 +20,16 @@ func (s *Server) installSyncer(config syncer.Config) error {
 		return nil
 	})
 	return nil
+}
+
+// syncerStorage is the server's storage as the syncer reads and writes it:
+// the registry's stores, past the guards.
+func syncerStorage(s *base.Storages) controller.Storage {
+	kind := func(st *base.Storage) controller.Kind {
+		return controller.Kind{Resource: st.Resource, Store: st.Store, Status: st.StatusStore, Create: st.Main}
+	}
+	return controller.Storage{
+		Tenants: kind(s.Tenants), Namespaces: kind(s.Namespaces), Networks: kind(s.Networks),
+		FloatingIPs: kind(s.FloatingIPs), LoadBalancers: kind(s.LoadBalancers),
+	}
 }

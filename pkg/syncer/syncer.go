@@ -43,7 +43,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/syncer/checker"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/floatingip"
@@ -77,12 +76,12 @@ type Config struct {
 // Syncer is a configured syncer, ready to Run.
 type Syncer struct {
 	config  Config
-	storage *base.Storages
+	storage controller.Storage
 	host    controller.HostClients
 }
 
 // New returns a syncer of the server's storage.
-func New(config Config, storage *base.Storages) (*Syncer, error) {
+func New(config Config, storage controller.Storage) (*Syncer, error) {
 	if config.Identity == "" {
 		hostname, err := os.Hostname()
 		if err != nil {

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -66,14 +65,8 @@ type hostObject struct {
 	marks hostnames.Marks
 	// namespace is the tenant Namespace of a namespaced owner.
 	namespace string
-	delete    func(ctx context.Context, opts metav1.DeleteOptions) error
+	delete    func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error
 }
-
-// Kind labels of the host objects of LoadBalancers and FloatingIPs.
-var (
-	loadBalancerLabel = hostnames.KindLabel("LoadBalancer")
-	floatingIPLabel   = hostnames.KindLabel("FloatingIP")
-)
 
 // Pass removes the orphans it finds now and returns how many it deleted.
 func (c *Checker) Pass(ctx context.Context) (int, error) {
@@ -87,7 +80,7 @@ func (c *Checker) Pass(ctx context.Context) (int, error) {
 			continue
 		}
 		uid := h.obj.GetUID()
-		err = h.delete(ctx, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		err = h.delete(ctx, h.obj.GetNamespace(), h.obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return deleted, err
 		}
@@ -98,66 +91,21 @@ func (c *Checker) Pass(ctx context.Context) (int, error) {
 	return deleted, nil
 }
 
-// hostObjects lists, from the informers, the host objects that carry the
-// syncer's full marks and are not already terminating.
+// hostObjects lists, from the informers of the host kinds the
+// controllers registered, the host objects that carry the syncer's full
+// marks and are not already terminating.
 func (c *Checker) hostObjects() []hostObject {
 	var out []hostObject
-	// add lists the objects of inf; the first of kindLabels an object
-	// carries names its owner (a Service in a host namespace carries the
-	// Namespace label too, but its owner is the LoadBalancer or
-	// FloatingIP).
-	add := func(inf cache.SharedIndexInformer, kind string, kindLabels []string, del func(m metav1.Object) func(context.Context, metav1.DeleteOptions) error) {
-		for _, obj := range inf.GetStore().List() {
+	for _, k := range c.src.Orphans.Kinds() {
+		for _, obj := range k.Informer.GetStore().List() {
 			m, ok := obj.(metav1.Object)
 			if !ok || m.GetDeletionTimestamp() != nil {
 				continue
 			}
-			kindLabel := kindLabels[0]
-			for _, l := range kindLabels {
-				if _, has := m.GetLabels()[l]; has {
-					kindLabel = l
-					break
-				}
-			}
-			if marks, ok := hostnames.MarksOf(m, kindLabel); ok {
-				out = append(out, hostObject{obj: m, kind: kind, marks: marks, namespace: m.GetLabels()[hostnames.NamespaceLabel], delete: del(m)})
+			if marks, ok := hostnames.MarksOf(m, c.src.Orphans.OwnerLabel(k.Kind, m)); ok {
+				out = append(out, hostObject{obj: m, kind: k.Kind, marks: marks, namespace: m.GetLabels()[hostnames.NamespaceLabel], delete: k.Delete})
 			}
 		}
-	}
-	namespaceOnly, networkOnly := []string{hostnames.NamespaceLabel}, []string{hostnames.NetworkLabel}
-	host := c.src.Host
-	add(c.src.HostNamespaces, "Namespace", namespaceOnly, func(m metav1.Object) func(context.Context, metav1.DeleteOptions) error {
-		return func(ctx context.Context, o metav1.DeleteOptions) error {
-			return host.CoreV1().Namespaces().Delete(ctx, m.GetName(), o)
-		}
-	})
-	add(c.src.HostRoleBindings, "RoleBinding", namespaceOnly, func(m metav1.Object) func(context.Context, metav1.DeleteOptions) error {
-		return func(ctx context.Context, o metav1.DeleteOptions) error {
-			return host.RbacV1().RoleBindings(m.GetNamespace()).Delete(ctx, m.GetName(), o)
-		}
-	})
-	add(c.src.HostCUDNs, "ClusterUserDefinedNetwork", networkOnly, func(m metav1.Object) func(context.Context, metav1.DeleteOptions) error {
-		return func(ctx context.Context, o metav1.DeleteOptions) error {
-			return c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks().Delete(ctx, m.GetName(), o)
-		}
-	})
-	add(c.src.HostEgressIPs, "EgressIP", []string{floatingIPLabel, hostnames.NetworkLabel}, func(m metav1.Object) func(context.Context, metav1.DeleteOptions) error {
-		return func(ctx context.Context, o metav1.DeleteOptions) error {
-			return c.src.HostEgressIP.K8sV1().EgressIPs().Delete(ctx, m.GetName(), o)
-		}
-	})
-	add(c.src.HostServices, "Service", []string{loadBalancerLabel, floatingIPLabel}, func(m metav1.Object) func(context.Context, metav1.DeleteOptions) error {
-		return func(ctx context.Context, o metav1.DeleteOptions) error {
-			return host.CoreV1().Services(m.GetNamespace()).Delete(ctx, m.GetName(), o)
-		}
-	})
-	for gvr, inf := range c.src.HostMetalLB {
-		client := c.src.HostDynamic.Resource(gvr)
-		add(inf, gvr.Resource, []string{""}, func(m metav1.Object) func(context.Context, metav1.DeleteOptions) error {
-			return func(ctx context.Context, o metav1.DeleteOptions) error {
-				return client.Namespace(m.GetNamespace()).Delete(ctx, m.GetName(), o)
-			}
-		})
 	}
 	return out
 }
@@ -172,7 +120,7 @@ func (c *Checker) hostObjects() []hostObject {
 // alive (if it was just deleted, the next pass sees it), so a pass over
 // thousands of live objects reads nothing from etcd.
 func (c *Checker) orphaned(ctx context.Context, h hostObject) (bool, error) {
-	if c.owners(h.marks.KindLabel).namespaced && h.namespace == "" {
+	if owners, _ := c.src.Orphans.Owners(h.marks.KindLabel); owners.Namespaced && h.namespace == "" {
 		return false, nil // no namespace to find its owner in: not provably an orphan
 	}
 	if c.cachedOwner(h) {
@@ -196,12 +144,15 @@ func (c *Checker) orphaned(ctx context.Context, h hostObject) (bool, error) {
 	if h.marks.KindLabel == "" {
 		return h.marks.OwnerUID != t.UID, nil
 	}
-	owners := c.owners(h.marks.KindLabel)
+	owners, ok := c.src.Orphans.Owners(h.marks.KindLabel)
+	if !ok {
+		return false, nil // nobody registered its owners: not provably an orphan
+	}
 	ns := ""
-	if owners.namespaced {
+	if owners.Namespaced {
 		ns = h.namespace
 	}
-	obj, err = owners.store.Get(genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t.Name), ns), h.marks.Name, &metav1.GetOptions{})
+	obj, err = owners.Store.Get(genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t.Name), ns), h.marks.Name, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return true, nil
 	}
@@ -213,28 +164,6 @@ func (c *Checker) orphaned(ctx context.Context, h hostObject) (bool, error) {
 		return false, err
 	}
 	return m.GetUID() != types.UID(h.marks.OwnerUID), nil
-}
-
-// ownerSource is where the tenant objects that own host objects of one
-// kind label are: the storage, and the informer of the same objects.
-type ownerSource struct {
-	store      *genericregistry.Store
-	informer   cache.SharedIndexInformer
-	namespaced bool
-}
-
-// owners returns where the owners of host objects marked with kindLabel
-// are: Networks, LoadBalancers, FloatingIPs, or Namespaces.
-func (c *Checker) owners(kindLabel string) ownerSource {
-	switch kindLabel {
-	case hostnames.NetworkLabel:
-		return ownerSource{c.src.Storage.Networks.Store, c.src.Networks, false}
-	case loadBalancerLabel:
-		return ownerSource{c.src.Storage.LoadBalancers.Store, c.src.LoadBalancers, true}
-	case floatingIPLabel:
-		return ownerSource{c.src.Storage.FloatingIPs.Store, c.src.FloatingIPs, true}
-	}
-	return ownerSource{c.src.Storage.Namespaces.Store, c.src.Namespaces, false}
 }
 
 // cachedOwner says whether the informers hold the owner of h, by UID.
@@ -250,12 +179,15 @@ func (c *Checker) cachedOwner(h hostObject) bool {
 	if h.marks.KindLabel == "" {
 		return h.marks.OwnerUID == t.UID
 	}
-	owners := c.owners(h.marks.KindLabel)
+	owners, ok := c.src.Orphans.Owners(h.marks.KindLabel)
+	if !ok {
+		return false
+	}
 	ns := ""
-	if owners.namespaced {
+	if owners.Namespaced {
 		ns = h.namespace
 	}
-	obj, exists, err = owners.informer.GetStore().GetByKey(controller.ObjectKey(t.Name, ns, h.marks.Name))
+	obj, exists, err = owners.Informer.GetStore().GetByKey(controller.ObjectKey(t.Name, ns, h.marks.Name))
 	if err != nil || !exists {
 		return false
 	}

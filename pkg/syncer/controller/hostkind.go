@@ -36,6 +36,10 @@ type HostKind[T HostObject] struct {
 	Matches func(have, want T) bool
 	// Repair returns a copy of have changed to match want (marks are applied after).
 	Repair func(have, want T) T
+	// Replace, when set, says that have differs from want in a field the
+	// host does not let change (a RoleBinding's roleRef, a network's
+	// spec): it is deleted, and want made once it is gone.
+	Replace func(have, want T) bool
 }
 
 // Ensured is what Ensure found: the object is ours and matches (Synced,
@@ -98,6 +102,14 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 	}
 	if have.GetDeletionTimestamp() != nil {
 		return Ensured[T]{Reason: ReasonWaiting, Message: fmt.Sprintf("%s %s is being deleted; it is made again once it is gone", k.Kind, key)}, nil
+	}
+	if k.Replace != nil && k.Replace(have, want) {
+		if err := k.remove(ctx, have); err != nil {
+			return none, err
+		}
+		klog.FromContext(ctx).Info("Replacing host object changed where it cannot be repaired", "kind", k.Kind, "object", key)
+		return Ensured[T]{Reason: ReasonWaiting, Message: fmt.Sprintf(
+			"%s %s was changed on the host where it cannot be repaired and is being replaced", k.Kind, key)}, nil
 	}
 	if !k.Matches(have, want) || !marks.On(have) {
 		repaired := k.Repair(have, want)

@@ -21,7 +21,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
 // MetalLB resources the syncer makes.
@@ -51,9 +50,9 @@ func indexByTenant(obj interface{}) ([]string, error) {
 
 // Sources are the clients and informers the controllers share.
 type Sources struct {
-	// Storage is the server's storage by resource: tenant objects are read
-	// and written in process.
-	Storage     *base.Storages
+	// Storage is the server's storage of tenant objects, read and written
+	// in process.
+	Storage     Storage
 	Host        kubernetes.Interface
 	HostDynamic dynamic.Interface
 	// HostUDN and HostEgressIP are the typed clients of the OVN-Kubernetes
@@ -75,6 +74,9 @@ type Sources struct {
 	HostMetalLB map[schema.GroupVersionResource]cache.SharedIndexInformer
 
 	Health *HostHealth
+	// Orphans is what the periodic check looks at; the controllers
+	// register their host kinds in it.
+	Orphans *Orphans
 
 	kube     informers.SharedInformerFactory
 	dynamic  dynamicinformer.DynamicSharedInformerFactory
@@ -91,19 +93,20 @@ type HostClients struct {
 }
 
 // NewSources builds the informers; Start runs them.
-func NewSources(storage *base.Storages, host HostClients, metallbNamespace string) *Sources {
+func NewSources(storage Storage, host HostClients, metallbNamespace string) *Sources {
 	byTenant := cache.Indexers{ByTenant: indexByTenant}
 	selected := func(o *metav1.ListOptions) { o.LabelSelector = hostObjectSelector }
 	s := &Sources{
 		Storage: storage, Host: host.Kube, HostDynamic: host.Dynamic, HostUDN: host.UDN, HostEgressIP: host.EgressIP,
 		MetalLBNamespace: metallbNamespace,
-		Tenants:          newStoreInformer(storage.Tenants.Store, nil, false),
-		Namespaces:       newStoreInformer(storage.Namespaces.Store, byTenant, true),
-		Networks:         newStoreInformer(storage.Networks.Store, byTenant, true),
-		LoadBalancers:    newStoreInformer(storage.LoadBalancers.Store, byTenant, true),
-		FloatingIPs:      newStoreInformer(storage.FloatingIPs.Store, byTenant, true),
+		Tenants:          newStoreInformer(storage.Tenants, nil, false),
+		Namespaces:       newStoreInformer(storage.Namespaces, byTenant, true),
+		Networks:         newStoreInformer(storage.Networks, byTenant, true),
+		LoadBalancers:    newStoreInformer(storage.LoadBalancers, byTenant, true),
+		FloatingIPs:      newStoreInformer(storage.FloatingIPs, byTenant, true),
 		HostMetalLB:      map[schema.GroupVersionResource]cache.SharedIndexInformer{},
 		Health:           &HostHealth{client: host.Kube},
+		Orphans:          &Orphans{},
 		kube:             informers.NewSharedInformerFactoryWithOptions(host.Kube, 0, informers.WithTweakListOptions(selected)),
 		dynamic:          dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, metallbNamespace, selected),
 		udn:              udninformers.NewSharedInformerFactoryWithOptions(host.UDN, 0, udninformers.WithTweakListOptions(selected)),

@@ -11,7 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/tenancy"
@@ -33,7 +32,7 @@ const (
 // storage, unless mutate reports no change. It reads the object from the
 // storage, never from an informer: what it writes is never older than
 // what is stored. A missing object is not an error (it was deleted).
-func UpdateStatus(ctx context.Context, statusStore *genericregistry.Store, t, ns, name string, mutate func(obj runtime.Object) bool) error {
+func UpdateStatus(ctx context.Context, statusStore rest.Updater, t, ns, name string, mutate func(obj runtime.Object) bool) error {
 	ctx = genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t), ns)
 	changed := false
 	_, _, err := statusStore.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
@@ -23,7 +22,7 @@ import (
 // the syncer runs in the server, so its view of tenant.io objects costs no
 // HTTP round trip, no serialization and no authorization.
 type storeListerWatcher struct {
-	store *genericregistry.Store
+	store Store
 }
 
 var _ cache.ListerWatcher = storeListerWatcher{}
@@ -93,9 +92,9 @@ func (lw storeListerWatcher) IsWatchListSemanticsUnSupported() bool { return tru
 // is how the syncer forms keys to read them.
 //
 // Provider kinds (Tenants) are not partitioned: their informer keys them by name.
-func newStoreInformer(store *genericregistry.Store, indexers cache.Indexers, partitioned bool) cache.SharedIndexInformer {
-	informer := cache.NewSharedIndexInformerWithOptions(storeListerWatcher{store: store}, store.New(),
-		cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: store.DefaultQualifiedResource.String()})
+func newStoreInformer(kind Kind, indexers cache.Indexers, partitioned bool) cache.SharedIndexInformer {
+	informer := cache.NewSharedIndexInformerWithOptions(storeListerWatcher{store: kind.Store}, kind.Store.New(),
+		cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: kind.Resource + ".tenant.io"})
 	if !partitioned {
 		return informer
 	}
@@ -113,7 +112,7 @@ func newStoreInformer(store *genericregistry.Store, indexers cache.Indexers, par
 		}
 		t := m.GetLabels()[tenancy.TenantLabel]
 		if t == "" {
-			return nil, fmt.Errorf("%s %q has no %s label", store.DefaultQualifiedResource, m.GetName(), tenancy.TenantLabel)
+			return nil, fmt.Errorf("%s %q has no %s label", kind.Resource+".tenant.io", m.GetName(), tenancy.TenantLabel)
 		}
 		m.SetNamespace(CacheNamespace(t, m.GetNamespace()))
 		return o, nil

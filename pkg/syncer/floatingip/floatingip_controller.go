@@ -29,7 +29,13 @@ type Controller struct {
 // New returns a Controller reading and writing through src.
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src, services: src.Services(), egressIPs: src.EgressIPs()}
-	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.FloatingIP, details]{
+		Kind: "floatingIP", Tenants: src.Tenants, Objects: src.FloatingIPs, Health: src.Health,
+		Sync: c.sync, Remove: c.removeGone, SetStatus: c.setStatus,
+	}).Reconcile)
+	src.Orphans.Register(FloatingIPLabel,
+		controller.Owners{Store: src.Storage.FloatingIPs.Store, Informer: src.FloatingIPs, Namespaced: true},
+		c.services.Objects(), c.egressIPs.Objects())
 	if err := c.Watch(src.FloatingIPs, cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueue,
 		UpdateFunc: func(old, obj interface{}) {

@@ -33,83 +33,41 @@ const (
 	ReasonAssociated = "Associated"
 )
 
-const (
-	takenRecheck = 10 * time.Second
-	// targetRecheck is how often a FloatingIP whose target Pod is missing
-	// looks again: pods carry none of the syncer's labels before it labels
-	// them, so no event says when one appears.
-	targetRecheck = 5 * time.Second
-)
+// targetRecheck is how often a FloatingIP whose target Pod is missing
+// looks again: pods carry none of the syncer's labels before it labels
+// them, so no event says when one appears.
+const targetRecheck = 5 * time.Second
 
-// outcome is what a reconcile found, for the status.
-type outcome struct {
-	synced          bool
-	reason, message string
+// details are what a sync reports besides the conditions.
+type details struct {
 	// associated: host objects synced, the target found and, with ports,
 	// the address assigned by MetalLB.
 	associated bool
 	assigned   string // the address MetalLB assigned the Service
 }
 
-func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
-	logger := klog.FromContext(ctx).WithValues("tenant", key.Tenant, "namespace", key.Namespace, "floatingIP", key.Name)
-	ctx = klog.NewContext(ctx, logger)
-	obj, exists, err := c.src.Tenants.GetStore().GetByKey(key.Tenant)
-	if err != nil || !exists {
-		return err
-	}
-	t := obj.(*tenant.Tenant)
-	if t.DeletionTimestamp != nil {
-		return nil
-	}
-	hostNS := hostnames.Namespace(t.Name, t.UID, key.Namespace)
-	obj, exists, err = c.src.FloatingIPs.GetStore().GetByKey(controller.ObjectKey(key.Tenant, key.Namespace, key.Name))
-	if err != nil {
-		return err
-	}
-	if !exists {
-		return c.removeHostObjects(ctx, t, key, hostNS, "")
-	}
-	fip := obj.(*tenant.FloatingIP)
-	var out outcome
-	if err := c.src.Health.Err(); err != nil {
-		out = outcome{reason: controller.ReasonHostUnreachable, message: err.Error()}
-	} else if out, err = c.sync(ctx, t, fip, key, hostNS); err != nil {
-		out = outcome{reason: controller.ReasonHostError, message: err.Error()}
-		if controller.Unreachable(err) {
-			out.reason = controller.ReasonHostUnreachable
-		}
-	}
-	if serr := c.setStatus(ctx, t, key.Namespace, fip, out); serr != nil {
-		return serr
-	}
-	if err != nil {
-		return err
-	}
-	switch {
-	case !out.synced && out.reason == controller.ReasonHostNameTaken:
-		return controller.Requeue(takenRecheck, "%s", out.message)
-	case !out.synced && out.reason == controller.ReasonWaiting:
-		return controller.Requeue(time.Second, "%s", out.message)
-	case out.reason == ReasonTargetNotFound:
-		return controller.Requeue(targetRecheck, "%s", out.message)
-	}
-	return nil
+type outcome = controller.Outcome[details]
+
+// removeGone removes the host objects of a FloatingIP that no longer
+// exists.
+func (c *Controller) removeGone(ctx context.Context, t *tenant.Tenant, key queue.Key) error {
+	return c.removeHostObjects(ctx, t, key, hostnames.Namespace(t.Name, t.UID, key.Namespace), "")
 }
 
-func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, fip *tenant.FloatingIP, key queue.Key, hostNS string) (outcome, error) {
+func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, fip *tenant.FloatingIP, key queue.Key) (outcome, error) {
+	hostNS := hostnames.Namespace(t.Name, t.UID, key.Namespace)
 	if fip.Spec.Target == nil {
 		// Only the address is held: no host object.
 		if err := c.removeHostObjects(ctx, t, key, hostNS, fip.UID); err != nil {
 			return outcome{}, err
 		}
-		return outcome{synced: true, reason: ReasonNoTarget, message: "no target: the FloatingIP holds its address"}, nil
+		return outcome{Synced: true, Reason: ReasonNoTarget, Message: "no target: the FloatingIP holds its address"}, nil
 	}
 	if fip.Status.Address == "" {
-		return outcome{reason: controller.ReasonWaiting, message: "the FloatingIP has no address yet"}, nil
+		return outcome{Reason: controller.ReasonWaiting, Message: "the FloatingIP has no address yet"}, nil
 	}
 	if msg := c.src.HostNamespaceNotReady(t, key.Namespace, hostNS); msg != "" {
-		return outcome{reason: controller.ReasonWaiting, message: msg}, nil
+		return outcome{Reason: controller.ReasonWaiting, Message: msg}, nil
 	}
 	marks := Marks(t, fip)
 	found, err := c.labelTargetPod(ctx, fip, hostNS)
@@ -118,28 +76,29 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, fip *tenant.Flo
 	}
 	e, err := c.egressIPs.Ensure(ctx, EgressIP(t, fip, key.Namespace, hostNS), marks)
 	if err != nil || !e.Synced {
-		return outcome{reason: e.Reason, message: e.Message}, err
+		return outcome{Reason: e.Reason, Message: e.Message}, err
 	}
-	out := outcome{synced: true}
+	out := outcome{Synced: true}
 	if len(fip.Spec.Ports) == 0 {
 		if _, err := c.services.Remove(ctx, hostNS, hostnames.FloatingIPService(fip.Name), marks); err != nil {
 			return outcome{}, err
 		}
-		out.associated = true
+		out.Details.associated = true
 	} else {
 		s, err := c.services.Ensure(ctx, Service(t, fip, key.Namespace, hostNS), marks)
 		if err != nil || !s.Synced {
-			return outcome{reason: s.Reason, message: s.Message}, err
+			return outcome{Reason: s.Reason, Message: s.Message}, err
 		}
-		out.assigned = loadbalancer.AssignedAddress(s.Obj)
-		out.associated = out.assigned == fip.Status.Address
-		if !out.associated {
-			out.reason, out.message = ReasonAddressPending, "MetalLB has not assigned "+fip.Status.Address+" to Service "+hostNS+"/"+s.Obj.Name+" yet"
+		out.Details.assigned = loadbalancer.AssignedAddress(s.Obj)
+		out.Details.associated = out.Details.assigned == fip.Status.Address
+		if !out.Details.associated {
+			out.Reason, out.Message = ReasonAddressPending, "MetalLB has not assigned "+fip.Status.Address+" to Service "+hostNS+"/"+s.Obj.Name+" yet"
 		}
 	}
 	if !found {
-		out.associated = false
-		out.reason, out.message = ReasonTargetNotFound, fmt.Sprintf("Pod %s does not exist in namespace %s", fip.Spec.Target.Name, key.Namespace)
+		out.Details.associated = false
+		out.Reason, out.Message = ReasonTargetNotFound, fmt.Sprintf("Pod %s does not exist in namespace %s", fip.Spec.Target.Name, key.Namespace)
+		out.RequeueAfter = targetRecheck
 	}
 	return out, nil
 }
@@ -225,24 +184,25 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, ke
 // setStatus records out in the FloatingIP's status: phase Allocated (it
 // holds its address) or Associated (bound to its target both ways),
 // HostSynced, and Ready (synced, and associated when it has a target).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, ns string, fip *tenant.FloatingIP, out outcome) error {
-	reason, message := out.reason, out.message
-	if out.synced && reason == "" {
+func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.Key, fip *tenant.FloatingIP, out outcome) error {
+	ns := key.Namespace
+	reason, message := out.Reason, out.Message
+	if out.Synced && reason == "" {
 		reason, message = controller.ReasonSynced, "the host Service and EgressIP match"
 	}
 	syncedReason, syncedMessage := reason, message
-	if out.synced {
+	if out.Synced {
 		syncedReason, syncedMessage = controller.ReasonSynced, "the host objects match"
 		if fip.Spec.Target == nil {
 			syncedMessage = "no target: no host object"
 		}
 	}
-	ready, readyReason, readyMessage := out.synced && (fip.Spec.Target == nil || out.associated), reason, message
+	ready, readyReason, readyMessage := out.Synced && (fip.Spec.Target == nil || out.Details.associated), reason, message
 	if ready && fip.Spec.Target != nil {
 		readyReason, readyMessage = ReasonAssociated, fmt.Sprintf("%s is bound to %s %s", fip.Status.Address, fip.Spec.Target.Kind, fip.Spec.Target.Name)
 	}
 	phase := tenant.FloatingIPPhaseAllocated
-	if fip.Spec.Target != nil && out.associated && out.synced {
+	if fip.Spec.Target != nil && out.Details.associated && out.Synced {
 		phase = tenant.FloatingIPPhaseAssociated
 	}
 	mutate := func(obj runtime.Object) bool {
@@ -258,12 +218,12 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, ns string,
 		}
 		changed := s.ObservedGeneration != gen || s.Phase != p
 		s.ObservedGeneration, s.Phase = gen, p
-		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.synced, syncedReason, syncedMessage) || changed
+		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.Synced, syncedReason, syncedMessage) || changed
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
 	if !mutate(fip.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.FloatingIPs.StatusStore, t.Name, ns, fip.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.FloatingIPs.Status, t.Name, ns, fip.Name, mutate)
 }

@@ -27,7 +27,13 @@ type Controller struct {
 // New returns a Controller reading and writing through src.
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src, services: src.Services()}
-	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.LoadBalancer, details]{
+		Kind: "loadBalancer", Tenants: src.Tenants, Objects: src.LoadBalancers, Health: src.Health,
+		Sync: c.sync, Remove: c.removeService, SetStatus: c.setStatus,
+	}).Reconcile)
+	src.Orphans.Register(LoadBalancerLabel,
+		controller.Owners{Store: src.Storage.LoadBalancers.Store, Informer: src.LoadBalancers, Namespaced: true},
+		c.services.Objects())
 	if err := c.Watch(src.LoadBalancers, cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueue,
 		UpdateFunc: func(old, obj interface{}) {

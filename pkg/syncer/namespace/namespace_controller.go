@@ -29,7 +29,13 @@ type Controller struct {
 // New returns a Controller reading and writing through src.
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src}
-	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Namespace, details]{
+		Kind: "namespace", Tenants: src.Tenants, Objects: src.Namespaces, Health: src.Health,
+		Sync: c.sync, Remove: c.removeHostNamespace, SetStatus: c.setStatus,
+	}).Reconcile)
+	src.Orphans.Register(hostnames.NamespaceLabel,
+		controller.Owners{Store: src.Storage.Namespaces.Store, Informer: src.Namespaces},
+		src.HostNamespaceKind().Objects(), src.RoleBindings().Objects())
 
 	// Tenant Namespaces: their cached copies carry the tenant in metadata.namespace.
 	// Their status is the syncer's own output: a change of it alone (the

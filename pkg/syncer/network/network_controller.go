@@ -25,7 +25,13 @@ type Controller struct {
 // New returns a Controller reading and writing through src.
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src}
-	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Network, details]{
+		Kind: "network", Tenants: src.Tenants, Objects: src.Networks, Health: src.Health,
+		Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
+	}).Reconcile)
+	src.Orphans.Register(hostnames.NetworkLabel,
+		controller.Owners{Store: src.Storage.Networks.Store, Informer: src.Networks},
+		src.ClusterUserDefinedNetworks().Objects(), src.EgressIPs().Objects())
 
 	// Networks: a new spec (the NAT gateway turned on or off comes with its
 	// address) or a delete. Their status is mostly the syncer's own output.

@@ -2,9 +2,7 @@ package network
 
 import (
 	"context"
-	"fmt"
 	"sort"
-	"time"
 
 	egressipv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1"
 	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
@@ -25,13 +23,6 @@ import (
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
-const (
-	// takenRecheck is how often a Network whose host name is taken by
-	// someone else's object looks again (that object carries none of our
-	// labels, so no event tells when it goes).
-	takenRecheck = 10 * time.Second
-)
-
 // Reasons of the Network's conditions besides the syncer's common ones.
 const (
 	// ReasonNetworkPending: OVN-Kubernetes has not reported on the host network yet.
@@ -41,155 +32,37 @@ const (
 	ReasonNetworkNotCreated = "NetworkNotCreated"
 )
 
-// outcome is what a reconcile found, for the status.
-type outcome struct {
-	synced  bool
-	reason  string
-	message string
-	// cudn is the host network as last seen, when it is ours.
+// details are what a sync reports besides the conditions: the host
+// network as last seen, when it is ours.
+type details struct {
 	cudn *udnv1.ClusterUserDefinedNetwork
 }
 
-func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
-	logger := klog.FromContext(ctx).WithValues("tenant", key.Tenant, "network", key.Name)
-	ctx = klog.NewContext(ctx, logger)
-	obj, exists, err := c.src.Tenants.GetStore().GetByKey(key.Tenant)
-	if err != nil || !exists {
-		return err // no Tenant: the periodic check removes what is left
-	}
-	t := obj.(*tenant.Tenant)
-	if t.DeletionTimestamp != nil {
-		return nil // offboarding removes everything of the tenant
-	}
-	obj, exists, err = c.src.Networks.GetStore().GetByKey(controller.ObjectKey(key.Tenant, "", key.Name))
-	if err != nil {
-		return err
-	}
-	if !exists {
-		return c.removeHostObjects(ctx, t, key.Name)
-	}
-	n := obj.(*tenant.Network)
-
-	var out outcome
-	if err := c.src.Health.Err(); err != nil {
-		out = outcome{reason: controller.ReasonHostUnreachable, message: err.Error()}
-	} else {
-		out, err = c.sync(ctx, t, n)
-		if err != nil {
-			out = outcome{reason: controller.ReasonHostError, message: err.Error()}
-			if controller.Unreachable(err) {
-				out.reason = controller.ReasonHostUnreachable
-			}
-		}
-	}
-	if serr := c.setStatus(ctx, t, n, out); serr != nil {
-		return serr
-	}
-	if err != nil {
-		return err
-	}
-	switch {
-	case !out.synced && out.reason == controller.ReasonHostNameTaken:
-		return controller.Requeue(takenRecheck, "%s", out.message)
-	case !out.synced && out.reason == controller.ReasonWaiting:
-		return controller.Requeue(time.Second, "%s", out.message)
-	}
-	return nil
-}
+type outcome = controller.Outcome[details]
 
 // sync makes the host network, and the NAT gateway's EgressIP, match n.
-func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
+func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Network, _ queue.Key) (outcome, error) {
 	if len(n.Spec.Subnets) == 0 {
-		return outcome{reason: controller.ReasonWaiting, message: "the network has no subnets yet"}, nil
+		return outcome{Reason: controller.ReasonWaiting, Message: "the network has no subnets yet"}, nil
 	}
 	out, err := c.syncCUDN(ctx, t, n)
-	if err != nil || !out.synced {
+	if err != nil || !out.Synced {
 		return out, err
 	}
 	gw, err := c.syncNATGateway(ctx, t, n)
 	if err != nil {
 		return outcome{}, err
 	}
-	gw.cudn = out.cudn
+	gw.Details.cudn = out.Details.cudn
 	return gw, nil
 }
 
 func (c *Controller) syncCUDN(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
-	want := ClusterUserDefinedNetwork(t, n)
-	client := c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks()
-	var have *udnv1.ClusterUserDefinedNetwork
-	if obj, exists, err := c.src.HostCUDNs.GetStore().GetByKey(want.Name); err != nil {
-		return outcome{}, err
-	} else if exists {
-		have = obj.(*udnv1.ClusterUserDefinedNetwork)
-	} else {
-		created, err := client.Create(ctx, want, metav1.CreateOptions{FieldManager: controller.FieldManager})
-		switch {
-		case err == nil:
-			klog.FromContext(ctx).V(2).Info("Created host network", "clusterUserDefinedNetwork", want.Name)
-			return outcome{synced: true, cudn: created}, nil
-		case !apierrors.IsAlreadyExists(err):
-			return outcome{}, err
-		}
-		// Someone else's network (it carries no tenant label, so the
-		// informer does not have it), or ours not cached yet.
-		if have, err = client.Get(ctx, want.Name, metav1.GetOptions{}); err != nil {
-			return outcome{}, err
-		}
+	got, err := c.src.ClusterUserDefinedNetworks().Ensure(ctx, ClusterUserDefinedNetwork(t, n), Marks(t, n))
+	if err != nil || !got.Synced {
+		return outcome{Reason: got.Reason, Message: got.Message}, err
 	}
-
-	marks := Marks(t, n)
-	if !hostnames.OwnedBy(have, n.UID) {
-		return c.foreignCUDN(ctx, marks, have)
-	}
-	if have.DeletionTimestamp != nil {
-		return outcome{reason: controller.ReasonWaiting, message: fmt.Sprintf(
-			"ClusterUserDefinedNetwork %s is being deleted; it is created again once it is gone", have.Name)}, nil
-	}
-	if !apiequality.Semantic.DeepEqual(have.Spec.Network, want.Spec.Network) {
-		// The network spec of a ClusterUserDefinedNetwork is immutable:
-		// an edited one is replaced.
-		if err := deleteCUDN(ctx, c.src, have); err != nil {
-			return outcome{}, err
-		}
-		klog.FromContext(ctx).Info("Replacing host network whose spec was changed on the host", "clusterUserDefinedNetwork", have.Name)
-		return outcome{reason: controller.ReasonWaiting, message: fmt.Sprintf(
-			"ClusterUserDefinedNetwork %s was changed on the host and is being replaced", have.Name)}, nil
-	}
-	if !apiequality.Semantic.DeepEqual(have.Spec.NamespaceSelector, want.Spec.NamespaceSelector) || !marks.On(have) {
-		repaired := have.DeepCopy()
-		repaired.Spec.NamespaceSelector = want.Spec.NamespaceSelector
-		marks.Apply(repaired)
-		updated, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: controller.FieldManager})
-		if err != nil {
-			return outcome{}, err
-		}
-		klog.FromContext(ctx).Info("Repaired host network", "clusterUserDefinedNetwork", have.Name)
-		have = updated
-	}
-	return outcome{synced: true, cudn: have}, nil
-}
-
-// foreignCUDN handles a host network with the would-be name that is not
-// this Network's. One the syncer made for an earlier Network of the same
-// name (of this tenant) belongs to an object that no longer exists: it is
-// deleted, and the new one made when it is gone. Anything else is someone
-// else's and left alone: the name is taken.
-func (c *Controller) foreignCUDN(ctx context.Context, marks hostnames.Marks, have *udnv1.ClusterUserDefinedNetwork) (outcome, error) {
-	found, ours := hostnames.MarksOf(have, hostnames.NetworkLabel)
-	if !ours || found.Tenant != marks.Tenant || found.TenantUID != marks.TenantUID || found.Name != marks.Name {
-		return outcome{reason: controller.ReasonHostNameTaken, message: fmt.Sprintf(
-			"ClusterUserDefinedNetwork %s exists and was not made for this Network; it is left untouched: "+
-				"the provider must remove or rename it", have.Name)}, nil
-	}
-	if have.DeletionTimestamp == nil {
-		if err := deleteCUDN(ctx, c.src, have); err != nil {
-			return outcome{}, err
-		}
-		klog.FromContext(ctx).Info("Deleted host network of a former Network", "clusterUserDefinedNetwork", have.Name, "ownerUID", found.OwnerUID)
-	}
-	return outcome{reason: controller.ReasonWaiting, message: fmt.Sprintf(
-		"ClusterUserDefinedNetwork %s of a former Network %s is being deleted; this one is created once it is gone", have.Name, marks.Name)}, nil
+	return outcome{Synced: true, Details: details{cudn: got.Obj}}, nil
 }
 
 // syncNATGateway makes the EgressIP of n's NAT gateway exist exactly while
@@ -202,31 +75,23 @@ func (c *Controller) syncNATGateway(ctx context.Context, t *tenant.Tenant, n *te
 		if removed {
 			klog.FromContext(ctx).Info("Deleted the NAT gateway's EgressIP", "egressIP", name)
 		}
-		return outcome{synced: err == nil}, err
+		return outcome{Synced: err == nil}, err
 	}
 	if n.Status.NATGatewayIP == "" {
-		return outcome{reason: controller.ReasonWaiting, message: "the NAT gateway has no address yet"}, nil
+		return outcome{Reason: controller.ReasonWaiting, Message: "the NAT gateway has no address yet"}, nil
 	}
 	got, err := egressIPs.Ensure(ctx, NATGatewayEgressIP(t, n, n.Status.NATGatewayIP), Marks(t, n))
 	if err != nil {
 		return outcome{}, err
 	}
-	return outcome{synced: got.Synced, reason: got.Reason, message: got.Message}, nil
-}
-
-func deleteCUDN(ctx context.Context, src *controller.Sources, have *udnv1.ClusterUserDefinedNetwork) error {
-	uid := have.UID
-	err := src.HostUDN.K8sV1().ClusterUserDefinedNetworks().Delete(ctx, have.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil // gone, or replaced by another object: not ours to delete
-	}
-	return err
+	return outcome{Synced: got.Synced, Reason: got.Reason, Message: got.Message}, nil
 }
 
 // removeHostObjects deletes the host network and EgressIP of a tenant
 // Network that no longer exists, if the syncer made them for a Network of
 // that name of this Tenant, and the Network is not in storage either.
-func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, name string) error {
+func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, key queue.Key) error {
+	name := key.Name
 	cudnName := hostnames.ClusterUserDefinedNetwork(t.UID, name)
 	var owners []types.UID
 	var cudn *udnv1.ClusterUserDefinedNetwork
@@ -272,7 +137,8 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, na
 		klog.FromContext(ctx).Info("Deleted the NAT gateway's EgressIP of a deleted Network", "egressIP", egress.Name)
 	}
 	if deleteCUDNToo {
-		if err := deleteCUDN(ctx, c.src, cudn); err != nil {
+		found, _ := hostnames.MarksOf(cudn, hostnames.NetworkLabel)
+		if _, err := c.src.ClusterUserDefinedNetworks().Remove(ctx, "", cudn.Name, found); err != nil {
 			return err
 		}
 		klog.FromContext(ctx).Info("Deleted host network of a deleted Network", "clusterUserDefinedNetwork", cudn.Name)
@@ -311,10 +177,10 @@ func (c *Controller) attached(t string, n string) []string {
 // the subnets in effect, the attached Namespaces, HostSynced, the
 // conditions OVN-Kubernetes reports on the host network, and Ready (synced,
 // and the network created).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.Network, out outcome) error {
-	reason, message := out.reason, out.message
+func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Key, n *tenant.Network, out outcome) error {
+	reason, message := out.Reason, out.Message
 	hostName := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
-	if out.synced {
+	if out.Synced {
 		reason, message = controller.ReasonSynced, "ClusterUserDefinedNetwork "+hostName+" matches"
 		if n.Spec.NATGateway != nil && n.Spec.NATGateway.Enabled {
 			message += "; EgressIP " + hostnames.NATGatewayEgressIP(hostName) + " gives the NAT gateway " + n.Status.NATGatewayIP
@@ -332,17 +198,17 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.
 			!apiequality.Semantic.DeepEqual(s.Subnets, live.Spec.Subnets) || s.ObservedGeneration != gen
 		s.HostNetwork, s.Namespaces, s.ObservedGeneration = hostName, namespaces, gen
 		s.Subnets = append([]string(nil), live.Spec.Subnets...)
-		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.synced, reason, message) || changed
-		if out.cudn != nil {
-			changed = mirrorConditions(&s.Conditions, gen, out.cudn) || changed
-		} else if out.synced || meta.FindStatusCondition(s.Conditions, tenant.ConditionNetworkCreated) == nil {
+		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.Synced, reason, message) || changed
+		if out.Details.cudn != nil {
+			changed = mirrorConditions(&s.Conditions, gen, out.Details.cudn) || changed
+		} else if out.Synced || meta.FindStatusCondition(s.Conditions, tenant.ConditionNetworkCreated) == nil {
 			changed = meta.SetStatusCondition(&s.Conditions, metav1.Condition{
 				Type: tenant.ConditionNetworkCreated, Status: metav1.ConditionUnknown, Reason: ReasonNetworkPending,
 				Message: "the host network is not synced", ObservedGeneration: gen,
 			}) || changed
 		}
-		ready, readyReason, readyMessage := out.synced, reason, message
-		if created := meta.FindStatusCondition(s.Conditions, tenant.ConditionNetworkCreated); out.synced && (created == nil || created.Status != metav1.ConditionTrue) {
+		ready, readyReason, readyMessage := out.Synced, reason, message
+		if created := meta.FindStatusCondition(s.Conditions, tenant.ConditionNetworkCreated); out.Synced && (created == nil || created.Status != metav1.ConditionTrue) {
 			ready, readyReason = false, ReasonNetworkNotCreated
 			readyMessage = "OVN-Kubernetes has not reported ClusterUserDefinedNetwork " + hostName + " created"
 			if created != nil && created.Message != "" {
@@ -357,7 +223,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.
 	if !mutate(n.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Networks.StatusStore, t.Name, "", n.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.Networks.Status, t.Name, "", n.Name, mutate)
 }
 
 // maxMessage bounds a mirrored condition's message (metav1.Condition allows 32768).

@@ -3,15 +3,9 @@ package tenant
 import (
 	"context"
 	"fmt"
-	"reflect"
 
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -70,81 +64,23 @@ func (c *Controller) syncMetalLB(ctx context.Context, t *tenant.Tenant, hostName
 }
 
 // ensureMetalLB creates, repairs or deletes one MetalLB object. A problem
-// is a state the syncer may not fix (the name is someone else's).
+// is a state the syncer may not fix (the name is someone else's) or waits
+// for (an object of the name being deleted).
 func (c *Controller) ensureMetalLB(ctx context.Context, o metallbObject, name string, marks hostnames.Marks) (string, error) {
 	ns := c.src.MetalLBNamespace
-	client := c.src.HostDynamic.Resource(o.gvr).Namespace(ns)
-	cached, exists, err := c.src.HostMetalLB[o.gvr].GetStore().GetByKey(ns + "/" + name)
-	if err != nil {
-		return "", err
-	}
-	var have *unstructured.Unstructured
-	if exists {
-		have = cached.(*unstructured.Unstructured)
-	}
+	kind := c.src.MetalLBKind(o.gvr, o.kind, o.spec)
 	if o.spec == nil {
-		if have == nil || !hostnames.OwnedBy(have, marks.OwnerUID) {
-			return "", nil
-		}
-		uid := have.GetUID()
-		err := client.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return "", err
-		}
-		return "", nil
+		_, err := kind.Remove(ctx, ns, name, marks)
+		return "", err
 	}
-	spec, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o.spec)
+	want, err := controller.NewMetalLBObject(o.gvr, o.kind, ns, name, o.spec)
 	if err != nil {
 		return "", err
 	}
-	if have == nil {
-		u := &unstructured.Unstructured{Object: map[string]interface{}{"spec": spec}}
-		u.SetGroupVersionKind(o.gvr.GroupVersion().WithKind(o.kind))
-		u.SetName(name)
-		u.SetNamespace(ns)
-		marks.Apply(u)
-		_, err := client.Create(ctx, u, metav1.CreateOptions{FieldManager: controller.FieldManager})
-		if err == nil {
-			klog.FromContext(ctx).V(2).Info("Created MetalLB object", "kind", o.kind, "name", name)
-			return "", nil
-		}
-		if !apierrors.IsAlreadyExists(err) {
-			return "", err
-		}
-		if have, err = client.Get(ctx, name, metav1.GetOptions{}); err != nil {
-			return "", err
-		}
-	}
-	if !hostnames.OwnedBy(have, marks.OwnerUID) {
-		return fmt.Sprintf("%s %s/%s exists and was not made for this tenant; it is left untouched", o.kind, ns, name), nil
-	}
-	same, err := sameSpec(have, o.spec)
-	if err != nil {
+	marks.Apply(want)
+	got, err := kind.Ensure(ctx, want, marks)
+	if err != nil || got.Synced {
 		return "", err
 	}
-	if same && marks.On(have) {
-		return "", nil
-	}
-	repaired := have.DeepCopy()
-	repaired.Object["spec"] = spec
-	marks.Apply(repaired)
-	if _, err := client.Update(ctx, repaired, metav1.UpdateOptions{FieldManager: controller.FieldManager}); err != nil {
-		return "", err
-	}
-	klog.FromContext(ctx).Info("Repaired MetalLB object", "kind", o.kind, "name", name)
-	return "", nil
-}
-
-// sameSpec compares the spec of have with want in want's typed form, so
-// that fields the CRD defaults (avoidBuggyIPs: false) do not count as drift.
-func sameSpec(have *unstructured.Unstructured, want interface{}) (bool, error) {
-	raw, _, err := unstructured.NestedMap(have.Object, "spec")
-	if err != nil {
-		return false, err
-	}
-	typed := reflect.New(reflect.TypeOf(want).Elem()).Interface()
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, typed); err != nil {
-		return false, nil // not even our shape: rewrite it
-	}
-	return reflect.DeepEqual(typed, want), nil
+	return got.Message, nil
 }

@@ -17,7 +17,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -73,7 +72,7 @@ func (c *Controller) deleteTenantObjects(ctx context.Context, t *tenant.Tenant) 
 	scoped := tenancy.WithTenant(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), t.Name)
 	// Contents first.
 	s := c.src.Storage
-	for _, st := range []*base.Storage{s.FloatingIPs, s.LoadBalancers, s.Networks, s.Namespaces} {
+	for _, st := range []controller.Kind{s.FloatingIPs, s.LoadBalancers, s.Networks, s.Namespaces} {
 		resource, store := st.Resource, st.Store
 		list, err := store.List(scoped, &metainternalversion.ListOptions{})
 		if err != nil {

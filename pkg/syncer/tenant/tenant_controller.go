@@ -42,6 +42,11 @@ type Controller struct {
 func New(src *controller.Sources, advertise Advertisement) (*Controller, error) {
 	c := &Controller{src: src, Advertise: advertise}
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+	// The MetalLB objects are the Tenant's own (no kind label).
+	src.Orphans.Register("", controller.Owners{Store: src.Storage.Tenants.Store, Informer: src.Tenants},
+		src.MetalLBKind(controller.IPAddressPools, "IPAddressPool", nil).Objects(),
+		src.MetalLBKind(controller.L2Advertisements, "L2Advertisement", nil).Objects(),
+		src.MetalLBKind(controller.BGPAdvertisements, "BGPAdvertisement", nil).Objects())
 	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueTenant,
 		UpdateFunc: func(old, obj interface{}) {

@@ -18,7 +18,6 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
@@ -106,10 +105,10 @@ func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
 		Spec:       tenant.NamespaceSpec{Network: tenant.DefaultNetwork},
 	}
 	for _, d := range []struct {
-		storage *base.Storage
+		storage controller.Kind
 		obj     runtime.Object
 	}{{c.src.Storage.Networks, network}, {c.src.Storage.Namespaces, ns}} {
-		_, err := d.storage.Main.Create(asTenant, d.obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: controller.FieldManager})
+		_, err := d.storage.Create.Create(asTenant, d.obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: controller.FieldManager})
 		switch {
 		case err == nil:
 			klog.FromContext(ctx).Info("Onboarding tenant: created its default " + d.storage.Resource[:len(d.storage.Resource)-1])
@@ -244,7 +243,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced boo
 	if !mutate(t.DeepCopy()) {
 		return nil // as cached: no read of the storage
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Tenants.StatusStore, "", "", t.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.Tenants.Status, "", "", t.Name, mutate)
 }
 
 // ours are the tenant's host objects in an informer: made for this Tenant

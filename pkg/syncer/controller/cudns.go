@@ -1,0 +1,43 @@
+package controller
+
+import (
+	"context"
+
+	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ClusterUserDefinedNetworks is the host kind of the networks the syncer
+// makes (tenant Networks): the namespace selector is repaired, and a
+// network whose spec changed (immutable) is replaced.
+func (s *Sources) ClusterUserDefinedNetworks() HostKind[*udnv1.ClusterUserDefinedNetwork] {
+	client := s.HostUDN.K8sV1().ClusterUserDefinedNetworks()
+	return HostKind[*udnv1.ClusterUserDefinedNetwork]{
+		Kind:     "ClusterUserDefinedNetwork",
+		Informer: s.HostCUDNs,
+		Create: func(ctx context.Context, obj *udnv1.ClusterUserDefinedNetwork) (*udnv1.ClusterUserDefinedNetwork, error) {
+			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+		},
+		Get: func(ctx context.Context, _, name string) (*udnv1.ClusterUserDefinedNetwork, error) {
+			return client.Get(ctx, name, metav1.GetOptions{})
+		},
+		Update: func(ctx context.Context, obj *udnv1.ClusterUserDefinedNetwork) (*udnv1.ClusterUserDefinedNetwork, error) {
+			return client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+		},
+		Delete: func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
+			return client.Delete(ctx, name, opts)
+		},
+		Matches: func(have, want *udnv1.ClusterUserDefinedNetwork) bool {
+			return apiequality.Semantic.DeepEqual(have.Spec.NamespaceSelector, want.Spec.NamespaceSelector)
+		},
+		Repair: func(have, want *udnv1.ClusterUserDefinedNetwork) *udnv1.ClusterUserDefinedNetwork {
+			out := have.DeepCopy()
+			out.Spec.NamespaceSelector = want.Spec.NamespaceSelector
+			return out
+		},
+		Replace: func(have, want *udnv1.ClusterUserDefinedNetwork) bool {
+			return !apiequality.Semantic.DeepEqual(have.Spec.Network, want.Spec.Network)
+		},
+	}
+}

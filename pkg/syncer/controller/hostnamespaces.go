@@ -1,0 +1,50 @@
+package controller
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// HostNamespaceKind is the host kind of the host namespaces the syncer makes
+// (tenant Namespaces). Only the labels the syncer wants are its own: they
+// are repaired, and labels that others add (OpenShift's, a provider's)
+// are left.
+func (s *Sources) HostNamespaceKind() HostKind[*corev1.Namespace] {
+	client := s.Host.CoreV1().Namespaces()
+	return HostKind[*corev1.Namespace]{
+		Kind:     "host namespace",
+		Informer: s.HostNamespaces,
+		Create: func(ctx context.Context, obj *corev1.Namespace) (*corev1.Namespace, error) {
+			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+		},
+		Get: func(ctx context.Context, _, name string) (*corev1.Namespace, error) {
+			return client.Get(ctx, name, metav1.GetOptions{})
+		},
+		Update: func(ctx context.Context, obj *corev1.Namespace) (*corev1.Namespace, error) {
+			return client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+		},
+		Delete: func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
+			return client.Delete(ctx, name, opts)
+		},
+		Matches: func(have, want *corev1.Namespace) bool {
+			for k, v := range want.Labels {
+				if got, ok := have.Labels[k]; !ok || got != v {
+					return false
+				}
+			}
+			return true
+		},
+		Repair: func(have, want *corev1.Namespace) *corev1.Namespace {
+			out := have.DeepCopy()
+			if out.Labels == nil {
+				out.Labels = map[string]string{}
+			}
+			for k, v := range want.Labels {
+				out.Labels[k] = v
+			}
+			return out
+		},
+	}
+}

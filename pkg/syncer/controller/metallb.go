@@ -1,0 +1,69 @@
+package controller
+
+import (
+	"context"
+	"reflect"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// MetalLBKind is the host kind of the MetalLB objects of resource gvr
+// that the syncer makes in the MetalLB namespace, read through the
+// dynamic client. spec is the typed spec the syncer wants (a pointer):
+// specs compare in that form, so that fields the CRD defaults
+// (avoidBuggyIPs: false) do not count as drift.
+func (s *Sources) MetalLBKind(gvr schema.GroupVersionResource, kind string, spec interface{}) HostKind[*unstructured.Unstructured] {
+	client := s.HostDynamic.Resource(gvr)
+	return HostKind[*unstructured.Unstructured]{
+		Kind:     kind,
+		Informer: s.HostMetalLB[gvr],
+		Create: func(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			return client.Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+		},
+		Get: func(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error) {
+			return client.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		},
+		Update: func(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+			return client.Namespace(obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+		},
+		Delete: func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
+			return client.Namespace(namespace).Delete(ctx, name, opts)
+		},
+		Matches: func(have, _ *unstructured.Unstructured) bool { return sameSpec(have, spec) },
+		Repair: func(have, want *unstructured.Unstructured) *unstructured.Unstructured {
+			out := have.DeepCopy()
+			out.Object["spec"] = want.Object["spec"]
+			return out
+		},
+	}
+}
+
+// NewMetalLBObject returns the MetalLB object of resource gvr named
+// namespace/name with spec (a pointer to the typed spec).
+func NewMetalLBObject(gvr schema.GroupVersionResource, kind, namespace, name string, spec interface{}) (*unstructured.Unstructured, error) {
+	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(spec)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: map[string]interface{}{"spec": raw}}
+	u.SetGroupVersionKind(gvr.GroupVersion().WithKind(kind))
+	u.SetName(name)
+	u.SetNamespace(namespace)
+	return u, nil
+}
+
+// sameSpec compares the spec of have with want in want's typed form.
+func sameSpec(have *unstructured.Unstructured, want interface{}) bool {
+	raw, _, err := unstructured.NestedMap(have.Object, "spec")
+	if err != nil {
+		return false
+	}
+	typed := reflect.New(reflect.TypeOf(want).Elem()).Interface()
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, typed); err != nil {
+		return false // not even our shape: rewrite it
+	}
+	return reflect.DeepEqual(typed, want)
+}

@@ -1,0 +1,112 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+)
+
+const (
+	// takenRecheck is how often an object whose host name someone else
+	// holds looks again: nothing of the syncer's says when it is freed.
+	takenRecheck = 10 * time.Second
+	// waitingRecheck is how often an object waiting for the host (a host
+	// namespace terminating, an address not assigned yet) looks again.
+	waitingRecheck = time.Second
+)
+
+// Outcome is what a sync found: the host objects exist and match
+// (Synced), or why not (Reason and Message, for the object's conditions).
+// Details are what the kind's status reports besides (an address, the
+// host object as last seen).
+type Outcome[X any] struct {
+	Synced          bool
+	Reason, Message string
+	Details         X
+	// RequeueAfter, when set, has the object looked at again after that
+	// long although nothing failed: what it waits for raises no event.
+	RequeueAfter time.Duration
+}
+
+// Reconciler is the skeleton of the controllers of tenant objects of kind
+// O: it reads the object's Tenant and the object from the informers, has
+// the kind sync the host or remove what the object left, reports the
+// outcome in the object's status, and says when to look again. A Tenant
+// that is gone or being deleted is offboarding's and the checker's: its
+// objects are left alone.
+type Reconciler[O any, X any] struct {
+	// Kind names the kind in logs ("network").
+	Kind string
+	// Tenants and Objects are the informers of Tenants and of the kind.
+	Tenants, Objects cache.SharedIndexInformer
+	// Health says whether the host answers; nil: it always does.
+	Health interface{ Err() error }
+	// Sync brings the host in line with o, of Tenant t.
+	Sync func(ctx context.Context, t *tenant.Tenant, o O, key queue.Key) (Outcome[X], error)
+	// Remove removes the host objects of the object key names, which no
+	// longer exists.
+	Remove func(ctx context.Context, t *tenant.Tenant, key queue.Key) error
+	// SetStatus writes out into o's status.
+	SetStatus func(ctx context.Context, t *tenant.Tenant, key queue.Key, o O, out Outcome[X]) error
+}
+
+func (r *Reconciler[O, X]) hostDown() error {
+	if r.Health == nil {
+		return nil
+	}
+	return r.Health.Err()
+}
+
+// Reconcile implements ReconcileFunc. A sync that fails is reported in the
+// status (HostUnreachable when the host does not answer, HostError
+// otherwise) and retried with backoff; while the host health check fails,
+// nothing is synced.
+func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
+	logger := klog.FromContext(ctx).WithValues("tenant", key.Tenant, r.Kind, key.String())
+	ctx = klog.NewContext(ctx, logger)
+	obj, exists, err := r.Tenants.GetStore().GetByKey(key.Tenant)
+	if err != nil || !exists {
+		return err
+	}
+	t := obj.(*tenant.Tenant)
+	if t.DeletionTimestamp != nil {
+		return nil
+	}
+	obj, exists, err = r.Objects.GetStore().GetByKey(ObjectKey(key.Tenant, key.Namespace, key.Name))
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return r.Remove(ctx, t, key)
+	}
+	o := obj.(O)
+	var out Outcome[X]
+	if down := r.hostDown(); down != nil {
+		// Not retried: the host's return requeues every object.
+		out = Outcome[X]{Reason: ReasonHostUnreachable, Message: down.Error()}
+	} else if out, err = r.Sync(ctx, t, o, key); err != nil {
+		out = Outcome[X]{Reason: ReasonHostError, Message: err.Error()}
+		if Unreachable(err) {
+			out.Reason = ReasonHostUnreachable
+		}
+	}
+	if serr := r.SetStatus(ctx, t, key, o, out); serr != nil {
+		return serr
+	}
+	switch {
+	case err != nil:
+		return err
+	case !out.Synced && out.Reason == ReasonHostNameTaken:
+		return Requeue(takenRecheck, "%s", out.Message)
+	case !out.Synced && out.Reason == ReasonWaiting:
+		return Requeue(waitingRecheck, "%s", out.Message)
+	case out.RequeueAfter > 0:
+		return Requeue(out.RequeueAfter, "%s", out.Message)
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+)
+
+type downHost struct{ err error }
+
+func (h downHost) Err() error { return h.err }
+
+// TestReconciler checks the skeleton every tenant-object controller runs:
+// which Tenants and objects it leaves alone, when it removes, what status
+// it writes for each outcome, and when it asks to look again.
+func TestReconciler(t *testing.T) {
+	acme := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "uid-acme"}}
+	leaving := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "leaving", UID: "uid-leaving", DeletionTimestamp: &metav1.Time{Time: time.Now()}}}
+	// Cached copies carry their tenant (and namespace) in metadata.namespace.
+	blue := &tenant.Network{ObjectMeta: metav1.ObjectMeta{Namespace: CacheNamespace("acme", ""), Name: "blue", UID: "uid-blue"}}
+	left := &tenant.Network{ObjectMeta: metav1.ObjectMeta{Namespace: CacheNamespace("leaving", ""), Name: "blue"}}
+	refused := errors.New("connection refused")
+	broken := errors.New("admission webhook denied the request")
+
+	for _, c := range []struct {
+		name     string
+		key      queue.Key
+		health   error
+		outcome  Outcome[string]
+		syncErr  error
+		calls    []string
+		status   *Outcome[string] // the status written, if any
+		requeue  time.Duration    // a *RequeueError after that long
+		failWith error            // the error returned, other than a requeue
+	}{
+		{name: "no tenant", key: queue.Key{Tenant: "gone", Name: "blue"}},
+		{name: "tenant being deleted", key: queue.Key{Tenant: "leaving", Name: "blue"}},
+		{name: "object gone", key: queue.Key{Tenant: "acme", Name: "green"}, calls: []string{"remove acme/green"}},
+		{name: "synced", key: queue.Key{Tenant: "acme", Name: "blue"},
+			outcome: Outcome[string]{Synced: true, Details: "cudn"}, calls: []string{"sync blue"},
+			status: &Outcome[string]{Synced: true, Details: "cudn"}},
+		{name: "host down", key: queue.Key{Tenant: "acme", Name: "blue"}, health: refused,
+			status: &Outcome[string]{Reason: ReasonHostUnreachable, Message: "connection refused"}},
+		{name: "host error", key: queue.Key{Tenant: "acme", Name: "blue"}, syncErr: broken, calls: []string{"sync blue"},
+			status: &Outcome[string]{Reason: ReasonHostError, Message: broken.Error()}, failWith: broken},
+		{name: "name taken", key: queue.Key{Tenant: "acme", Name: "blue"}, calls: []string{"sync blue"},
+			outcome: Outcome[string]{Reason: ReasonHostNameTaken, Message: "someone's"},
+			status:  &Outcome[string]{Reason: ReasonHostNameTaken, Message: "someone's"}, requeue: takenRecheck},
+		{name: "waiting", key: queue.Key{Tenant: "acme", Name: "blue"}, calls: []string{"sync blue"},
+			outcome: Outcome[string]{Reason: ReasonWaiting, Message: "terminating"},
+			status:  &Outcome[string]{Reason: ReasonWaiting, Message: "terminating"}, requeue: waitingRecheck},
+		{name: "synced, looking again later", key: queue.Key{Tenant: "acme", Name: "blue"}, calls: []string{"sync blue"},
+			outcome: Outcome[string]{Synced: true, Reason: "TargetNotFound", RequeueAfter: 5 * time.Second},
+			status:  &Outcome[string]{Synced: true, Reason: "TargetNotFound", RequeueAfter: 5 * time.Second}, requeue: 5 * time.Second},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tenants := cache.NewSharedIndexInformer(&cache.ListWatch{}, &tenant.Tenant{}, 0, cache.Indexers{})
+			objects := cache.NewSharedIndexInformer(&cache.ListWatch{}, &tenant.Network{}, 0, cache.Indexers{})
+			for _, o := range []interface{}{acme, leaving} {
+				if err := tenants.GetStore().Add(o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, o := range []interface{}{blue, left} {
+				if err := objects.GetStore().Add(o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var calls []string
+			var status *Outcome[string]
+			r := &Reconciler[*tenant.Network, string]{
+				Kind: "network", Tenants: tenants, Objects: objects, Health: downHost{c.health},
+				Sync: func(_ context.Context, tn *tenant.Tenant, n *tenant.Network, _ queue.Key) (Outcome[string], error) {
+					if tn != acme {
+						t.Errorf("sync for tenant %s", tn.Name)
+					}
+					calls = append(calls, "sync "+n.Name)
+					return c.outcome, c.syncErr
+				},
+				Remove: func(_ context.Context, tn *tenant.Tenant, key queue.Key) error {
+					calls = append(calls, "remove "+tn.Name+"/"+key.Name)
+					return nil
+				},
+				SetStatus: func(_ context.Context, _ *tenant.Tenant, _ queue.Key, n *tenant.Network, out Outcome[string]) error {
+					if n != blue {
+						t.Errorf("status of %s", n.Name)
+					}
+					status = &out
+					return nil
+				},
+			}
+			err := r.Reconcile(context.Background(), c.key)
+			if !slices.Equal(calls, c.calls) {
+				t.Errorf("calls %v, want %v", calls, c.calls)
+			}
+			switch {
+			case c.status == nil && status != nil:
+				t.Errorf("status %+v written, want none", *status)
+			case c.status != nil && (status == nil || *status != *c.status):
+				t.Errorf("status %+v, want %+v", status, *c.status)
+			}
+			var requeue *RequeueError
+			switch {
+			case c.requeue > 0:
+				if !errors.As(err, &requeue) || requeue.After != c.requeue {
+					t.Errorf("error %v, want a requeue after %s", err, c.requeue)
+				}
+			case c.failWith != nil:
+				if !errors.Is(err, c.failWith) {
+					t.Errorf("error %v, want %v", err, c.failWith)
+				}
+			case err != nil:
+				t.Errorf("error %v, want none", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,35 @@
+package controller
+
+import (
+	"k8s.io/apiserver/pkg/registry/rest"
+)
+
+// Store is how the syncer reads and writes one kind of tenant object in
+// the server's storage, in process, past the guards: every tenant's
+// objects (a context with tenancy.WithAllTenants lists them all).
+// pkg/apiserver hands it the registry's stores; tests may hand it fakes.
+type Store interface {
+	rest.Storage
+	rest.Getter
+	rest.Lister
+	rest.Watcher
+	rest.Updater
+	rest.GracefulDeleter
+}
+
+// Kind is the storage of one kind of tenant object.
+type Kind struct {
+	// Resource is the resource name ("networks").
+	Resource string
+	// Store reads and writes the objects; Status writes their status.
+	Store  Store
+	Status rest.Updater
+	// Create creates an object as its tenant would (guard, quota,
+	// defaults and hooks): onboarding creates a tenant's defaults with it.
+	Create rest.Creater
+}
+
+// Storage is the storage of the kinds the syncer reads and writes.
+type Storage struct {
+	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers Kind
+}
