@@ -1,0 +1,220 @@
+// Package controllertest gives the syncer's unit tests its sources over
+// fakes: an in-memory Store of tenant objects, and fake host clients whose
+// informers run.
+package controllertest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	egressipfake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned/fake"
+	udnfake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned/fake"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	"k8s.io/apiserver/pkg/registry/rest"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
+)
+
+// Store is an in-memory controller.Store of one kind of tenant object,
+// keyed by tenant, namespace and name as the request context says. It
+// lists nothing and watches nothing: tests put the objects the controller
+// reads into the informers themselves (Sources.Cache).
+type Store struct {
+	newObj, newList func() runtime.Object
+
+	mu      sync.Mutex
+	objects map[string]runtime.Object
+	// Updates counts the updates made through the store.
+	Updates int
+}
+
+var _ controller.Store = &Store{}
+
+// NewStore returns an empty Store of the kind newObj and newList make.
+func NewStore(newObj, newList func() runtime.Object) *Store {
+	return &Store{newObj: newObj, newList: newList, objects: map[string]runtime.Object{}}
+}
+
+func key(ctx context.Context, name string) string {
+	t, _ := tenancy.TenantFrom(ctx)
+	return t + "/" + genericapirequest.NamespaceValue(ctx) + "/" + name
+}
+
+// Put stores obj for tenant t, in tenant Namespace ns ("" for none).
+func (s *Store) Put(t, ns string, obj runtime.Object) {
+	m, _ := meta.Accessor(obj)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.objects[t+"/"+ns+"/"+m.GetName()] = obj.DeepCopyObject()
+}
+
+// Remove deletes the object of tenant t named ns/name.
+func (s *Store) Remove(t, ns, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.objects, t+"/"+ns+"/"+name)
+}
+
+// Stored returns the object of tenant t named ns/name, or nil.
+func (s *Store) Stored(t, ns, name string) runtime.Object {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.objects[t+"/"+ns+"/"+name]; ok {
+		return o.DeepCopyObject()
+	}
+	return nil
+}
+
+func (s *Store) New() runtime.Object     { return s.newObj() }
+func (s *Store) NewList() runtime.Object { return s.newList() }
+func (s *Store) Destroy()                {}
+
+func (s *Store) notFound(name string) error {
+	return apierrors.NewNotFound(tenant.Resource("objects"), name)
+}
+
+func (s *Store) Get(ctx context.Context, name string, _ *metav1.GetOptions) (runtime.Object, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if o, ok := s.objects[key(ctx, name)]; ok {
+		return o.DeepCopyObject(), nil
+	}
+	return nil, s.notFound(name)
+}
+
+func (s *Store) List(context.Context, *metainternalversion.ListOptions) (runtime.Object, error) {
+	return s.newList(), nil
+}
+
+func (s *Store) ConvertToTable(context.Context, runtime.Object, runtime.Object) (*metav1.Table, error) {
+	return &metav1.Table{}, nil
+}
+
+func (s *Store) Watch(context.Context, *metainternalversion.ListOptions) (watch.Interface, error) {
+	return watch.NewFake(), nil
+}
+
+func (s *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObjectInfo, _ rest.ValidateObjectFunc, _ rest.ValidateObjectUpdateFunc, _ bool, _ *metav1.UpdateOptions) (runtime.Object, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, ok := s.objects[key(ctx, name)]
+	if !ok {
+		return nil, false, s.notFound(name)
+	}
+	obj, err := objInfo.UpdatedObject(ctx, old.DeepCopyObject())
+	if err != nil {
+		return nil, false, err
+	}
+	s.objects[key(ctx, name)] = obj
+	s.Updates++
+	return obj.DeepCopyObject(), false, nil
+}
+
+func (s *Store) Delete(ctx context.Context, name string, _ rest.ValidateObjectFunc, _ *metav1.DeleteOptions) (runtime.Object, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	o, ok := s.objects[key(ctx, name)]
+	if !ok {
+		return nil, false, s.notFound(name)
+	}
+	delete(s.objects, key(ctx, name))
+	return o, true, nil
+}
+
+// Fakes are the fake storage and host of a Sources.
+type Fakes struct {
+	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers *Store
+	Kube                                                      *kubefake.Clientset
+	UDN                                                       *udnfake.Clientset
+	EgressIP                                                  *egressipfake.Clientset
+}
+
+// NewSources returns Sources over fakes, with the host informers running
+// until the test ends. The storage informers do not run: Cache puts the
+// objects the controllers read into them.
+func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
+	t.Helper()
+	f := &Fakes{
+		Tenants:       NewStore(func() runtime.Object { return &tenant.Tenant{} }, func() runtime.Object { return &tenant.TenantList{} }),
+		Namespaces:    NewStore(func() runtime.Object { return &tenant.Namespace{} }, func() runtime.Object { return &tenant.NamespaceList{} }),
+		Networks:      NewStore(func() runtime.Object { return &tenant.Network{} }, func() runtime.Object { return &tenant.NetworkList{} }),
+		FloatingIPs:   NewStore(func() runtime.Object { return &tenant.FloatingIP{} }, func() runtime.Object { return &tenant.FloatingIPList{} }),
+		LoadBalancers: NewStore(func() runtime.Object { return &tenant.LoadBalancer{} }, func() runtime.Object { return &tenant.LoadBalancerList{} }),
+		Kube:          kubefake.NewClientset(),
+		UDN:           udnfake.NewSimpleClientset(),
+		EgressIP:      egressipfake.NewSimpleClientset(),
+	}
+	kind := func(resource string, s *Store) controller.Kind {
+		return controller.Kind{Resource: resource, Store: s, Status: s}
+	}
+	storage := controller.Storage{
+		Tenants: kind("tenants", f.Tenants), Namespaces: kind("namespaces", f.Namespaces), Networks: kind("networks", f.Networks),
+		FloatingIPs: kind("floatingips", f.FloatingIPs), LoadBalancers: kind("loadbalancers", f.LoadBalancers),
+	}
+	host := controller.HostClients{Kube: f.Kube, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), UDN: f.UDN, EgressIP: f.EgressIP}
+	src := controller.NewSources(storage, host, "metallb-system")
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	hostInformers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings, src.HostServices, src.HostCUDNs, src.HostEgressIPs}
+	for _, inf := range hostInformers {
+		go inf.RunWithContext(ctx)
+	}
+	for _, inf := range hostInformers {
+		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+			t.Fatal("host informers did not sync")
+		}
+	}
+	return src, f
+}
+
+// Cache puts obj, a tenant object of tenant t in tenant Namespace ns,
+// into informer as the storage informers hold it (a Tenant as it is).
+func Cache(t *testing.T, informer cache.SharedIndexInformer, tn, ns string, obj runtime.Object) {
+	t.Helper()
+	o := obj.DeepCopyObject()
+	m, _ := meta.Accessor(o)
+	if _, isTenant := o.(*tenant.Tenant); !isTenant {
+		m.SetNamespace(controller.CacheNamespace(tn, ns))
+	}
+	if err := informer.GetStore().Add(o); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Uncache removes the object of tenant t named ns/name from informer.
+func Uncache(t *testing.T, informer cache.SharedIndexInformer, tn, ns, name string) {
+	t.Helper()
+	obj, exists, err := informer.GetStore().GetByKey(controller.ObjectKey(tn, ns, name))
+	if err != nil || !exists {
+		t.Fatalf("%s is not cached: %v", controller.ObjectKey(tn, ns, name), err)
+	}
+	if err := informer.GetStore().Delete(obj); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Eventually polls cond for a few seconds (informers catching up with
+// fake clients), and fails with what if it never holds.
+func Eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
