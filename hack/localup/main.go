@@ -11,7 +11,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"tenant.io/tenant-apiserver/test/integration/framework"
+	"tenant.io/tenant-apiserver/pkg/stack"
 )
 
 func main() {
@@ -27,15 +27,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "warning: cannot follow the parent process:", errno)
 	}
 
-	root, err := framework.RepoRoot()
+	root, err := stack.RepoRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	opts := framework.LocalOptions(root)
+	opts := stack.LocalOptions(root)
 	opts.SkipMetalLB = *skipMetalLB
 	opts.SkipBuild = *skipBuild
-	if err := framework.RunLocal(ctx, os.Stdout, opts, framework.Demo); err != nil {
+	if err := stack.RunLocal(ctx, os.Stdout, opts, stack.Demo); err != nil {
 		fmt.Fprintln(os.Stderr, "local stack:", err)
 		os.Exit(1)
 	}

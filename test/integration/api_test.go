@@ -29,6 +29,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	applyv1alpha1 "tenant.io/tenant-apiserver/pkg/generated/applyconfiguration/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -52,7 +53,7 @@ func (k kindCase) user() string {
 	if k.tenantOwned {
 		return alice
 	}
-	return framework.AdminUser
+	return stack.AdminUser
 }
 
 // qualified is the resource name kubectl resolves unambiguously: tenant.io
@@ -95,13 +96,6 @@ var kinds = []kindCase{
 	{kind: "LoadBalancer", resource: "loadbalancers", shortName: "lb", namespaced: true, tenantOwned: true,
 		spec:  map[string]interface{}{"selector": map[string]interface{}{"app": "web"}, "ports": []interface{}{map[string]interface{}{"name": "http", "port": int64(80), "targetPort": int64(8080), "protocol": "TCP"}}},
 		patch: map[string]interface{}{"spec": map[string]interface{}{"sourceRanges": []interface{}{"198.51.100.0/24"}}}},
-}
-
-func testContext(t *testing.T) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	t.Cleanup(cancel)
-	return ctx
 }
 
 func manifest(k kindCase, name string, spec map[string]interface{}) map[string]interface{} {
@@ -181,8 +175,8 @@ func dynamicFor(t *testing.T, user string, k kindCase) dynamic.ResourceInterface
 // TestDiscovery checks that kubectl finds the eight kinds through the
 // aggregator with their scope and short names.
 func TestDiscovery(t *testing.T) {
-	ctx := testContext(t)
-	out, _, err := framework.Current().Kubectl(ctx, framework.AdminUser, "api-resources", "--api-group=tenant.io", "--no-headers", "-o", "wide")
+	ctx := framework.Context(t, 2*time.Minute)
+	out, _, err := framework.Current().Kubectl(ctx, stack.AdminUser, "api-resources", "--api-group=tenant.io", "--no-headers", "-o", "wide")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,7 +216,7 @@ func TestDiscovery(t *testing.T) {
 func TestEveryKindThroughKubectl(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.kind, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := framework.Context(t, 2*time.Minute)
 			s := framework.Current()
 			name := "kubectl-" + strings.ToLower(k.kind)
 			user := k.user()
@@ -319,7 +313,7 @@ func TestEveryKindThroughKubectl(t *testing.T) {
 func TestEveryKindThroughDynamicClient(t *testing.T) {
 	for _, k := range kinds {
 		t.Run(k.kind, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := framework.Context(t, 2*time.Minute)
 			client := dynamicFor(t, k.user(), k)
 			selector := "it-dyn=" + strings.ToLower(k.kind)
 
@@ -501,7 +495,7 @@ func syncerSkippingWatch(ctx context.Context, t *testing.T, w watch.Interface) f
 // TestGeneratedClientset uses the typed clientset, its watch, and apply
 // configurations (server-side apply) against the aggregated server.
 func TestGeneratedClientset(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	cs, err := clientset.NewForConfig(framework.Current().RESTConfig(alice))
 	if err != nil {
 		t.Fatal(err)
@@ -566,7 +560,7 @@ func TestGeneratedClientset(t *testing.T) {
 // TestExplain checks that the OpenAPI published through the aggregator
 // documents the fields.
 func TestExplain(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	for _, c := range []struct{ path, want string }{
 		{"networks.tenant.io.spec.topology", "Layer2 or Layer3"},
 		{"tenants.tenant.io.spec.network", "prefixLength"},
@@ -594,7 +588,7 @@ var providerInTenant = []string{"--as=admin", "--as-group=tenant.io:acme", "--as
 // registry's IPAM assigns (status.natGatewayIP, status.subnets), and that
 // kubectl wait sees conditions.
 func TestStatusSubresource(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	s := framework.Current()
 	k := kinds[5] // Network
 	publicIPs := ensurePublicIPs(ctx, t, "acme", 4)
@@ -635,7 +629,7 @@ func TestStatusSubresource(t *testing.T) {
 	args := append([]string{"patch", "networks", "status-net", "--subresource=status", "--type=merge", "-p", statusPatch}, providerInTenant...)
 	// The object as that write stored it (the syncer may write status
 	// again right after).
-	kubectlJSON(ctx, t, framework.AdminUser, &net, args...)
+	kubectlJSON(ctx, t, stack.AdminUser, &net, args...)
 	if c := meta.FindStatusCondition(net.Status.Conditions, "Ready"); c == nil || c.Message != "on the host" || c.ObservedGeneration != 2 {
 		t.Errorf("status write did not land: %+v", net.Status)
 	}
@@ -654,25 +648,25 @@ func TestStatusSubresource(t *testing.T) {
 // TestTenantScopeOfCaller checks the coarse identity rules this server
 // starts with: provider kinds are for the provider, tenant kinds need a tenant.
 func TestTenantScopeOfCaller(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	s := framework.Current()
 	net := kinds[5]
 
 	// The admin is in no tenant: an empty view, and writes are refused.
-	out, _, err := s.Kubectl(ctx, framework.AdminUser, "get", "networks", "-o", "name")
+	out, _, err := s.Kubectl(ctx, stack.AdminUser, "get", "networks", "-o", "name")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if strings.TrimSpace(out) != "" {
 		t.Errorf("admin outside any tenant lists networks: %q", out)
 	}
-	_, stderr, err := s.Kubectl(ctx, framework.AdminUser, "create", "-f", writeManifest(t, manifest(net, "admin-net", net.spec)))
+	_, stderr, err := s.Kubectl(ctx, stack.AdminUser, "create", "-f", writeManifest(t, manifest(net, "admin-net", net.spec)))
 	if err == nil || !strings.Contains(stderr, "not a member of any tenant") {
 		t.Errorf("admin created a tenant network: err=%v %s", err, stderr)
 	}
 	// Acting inside acme by impersonation works.
 	args := append([]string{"create", "-f", writeManifest(t, manifest(net, "impersonated-net", net.spec))}, providerInTenant...)
-	if _, _, err := s.Kubectl(ctx, framework.AdminUser, args...); err != nil {
+	if _, _, err := s.Kubectl(ctx, stack.AdminUser, args...); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Kubectl(ctx, alice, "delete", "networks", "impersonated-net"); err != nil {
@@ -736,7 +730,7 @@ func TestInvalidInputs(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := framework.Context(t, 2*time.Minute)
 			k := byKind[c.kind]
 			client := dynamicFor(t, k.user(), k)
 			_, err := client.Create(ctx, &unstructured.Unstructured{Object: manifest(k, c.objName, c.spec)}, metav1.CreateOptions{})
@@ -765,7 +759,7 @@ func TestInvalidInputs(t *testing.T) {
 
 	// Immutable fields, through kubectl.
 	t.Run("immutable topology via kubectl", func(t *testing.T) {
-		ctx := testContext(t)
+		ctx := framework.Context(t, 2*time.Minute)
 		s := framework.Current()
 		k := byKind["Network"]
 		if _, _, err := s.Kubectl(ctx, alice, "create", "-f", writeManifest(t, manifest(k, "immutable", k.spec))); err != nil {
@@ -796,7 +790,7 @@ func TestInvalidInputs(t *testing.T) {
 
 	// Tenant label set by the caller to another tenant on create.
 	t.Run("foreign tenant label on create", func(t *testing.T) {
-		ctx := testContext(t)
+		ctx := framework.Context(t, 2*time.Minute)
 		k := byKind["Network"]
 		obj := &unstructured.Unstructured{Object: manifest(k, "foreign-label", k.spec)}
 		obj.SetLabels(map[string]string{"tenant.io/tenant": "globex"})
@@ -810,9 +804,9 @@ func TestInvalidInputs(t *testing.T) {
 // TestExamples applies every example of artifacts/examples as the user it
 // is meant for, so the documented walkthrough keeps working.
 func TestExamples(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	s := framework.Current()
-	root, err := framework.RepoRoot()
+	root, err := stack.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -828,10 +822,10 @@ func TestExamples(t *testing.T) {
 		// whole package: applied (updated), never deleted.
 		shared bool
 	}{
-		{"addresspools.yaml", framework.AdminUser, nil, false},
-		{"tenant.yaml", framework.AdminUser, nil, true},
-		{"providerservice.yaml", framework.AdminUser, nil, false},
-		{"vrfpeering.yaml", framework.AdminUser, nil, false},
+		{"addresspools.yaml", stack.AdminUser, nil, false},
+		{"tenant.yaml", stack.AdminUser, nil, true},
+		{"providerservice.yaml", stack.AdminUser, nil, false},
+		{"vrfpeering.yaml", stack.AdminUser, nil, false},
 		{"network.yaml", alice, nil, false},
 		{"network.yaml", "bob", nil, false},
 		{"namespace.yaml", alice, nil, true},
@@ -874,7 +868,7 @@ func TestExamples(t *testing.T) {
 // TestDeleteNamespaceWithContents checks that a tenant Namespace holding a
 // FloatingIP cannot be deleted (409 naming it), and can once it is empty.
 func TestDeleteNamespaceWithContents(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	s := framework.Current()
 	if err := s.EnsureNamespace(ctx, alice, "busy"); err != nil {
 		t.Fatal(err)

@@ -34,6 +34,7 @@ import (
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -54,12 +55,12 @@ var (
 	isoAlice = isoCaller{user: alice}
 	isoBob   = isoCaller{user: "bob"}
 	isoCarol = isoCaller{user: "carol"}
-	isoAdmin = isoCaller{user: framework.AdminUser}
+	isoAdmin = isoCaller{user: stack.AdminUser}
 )
 
 // isoAs is the admin acting as user with groups.
 func isoAs(user string, groups ...string) isoCaller {
-	return isoCaller{user: framework.AdminUser, as: user, groups: groups}
+	return isoCaller{user: stack.AdminUser, as: user, groups: groups}
 }
 
 // isoGroupMember is an identity that is a member of tenant only through the

@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/utils/ptr"
+	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
 // TestIsolationSelectorsAndPagination checks that no selector, resource
@@ -21,7 +23,7 @@ func TestIsolationSelectorsAndPagination(t *testing.T) {
 	isoDemoTenants(t)
 	for _, k := range isoTenantKinds() {
 		t.Run(k.kind, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := framework.Context(t, 2*time.Minute)
 			const ns = "dev"
 			labels := map[string]string{"iso": "page"}
 			foreign := isoForeign{}
@@ -160,7 +162,7 @@ func TestIsolationWatchFromOldResourceVersion(t *testing.T) {
 	isoDemoTenants(t)
 	for _, k := range isoTenantKinds() {
 		t.Run(k.kind, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := framework.Context(t, 2*time.Minute)
 			const ns = "dev"
 			bobList, err := isoBob.resource(t, k, ns).List(ctx, metav1.ListOptions{})
 			if err != nil {

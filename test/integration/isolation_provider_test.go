@@ -20,13 +20,14 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
 // TestIsolationProviderScope checks who sees and writes the provider kinds,
 // and what callers of no tenant and of several tenants get.
 func TestIsolationProviderScope(t *testing.T) {
 	isoDemoTenants(t)
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	tenantKind, poolKind, psvcKind, peeringKind := isoKind(t, "Tenant"), isoKind(t, "AddressPool"), isoKind(t, "ProviderService"), isoKind(t, "VRFPeering")
 	netKind := isoKind(t, "Network")
 
@@ -297,7 +298,7 @@ func TestIsolationProviderScope(t *testing.T) {
 // tokens.
 func TestIsolationProviderListPagination(t *testing.T) {
 	isoDemoTenants(t)
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	tenantKind, psvcKind := isoKind(t, "Tenant"), isoKind(t, "ProviderService")
 	// Objects alice may not see, named to sort before and after hers.
 	isoTenant(ctx, t, "aaa-hidden", "10.56.0.0/16", tenantv1alpha1.TenantQuota{})
@@ -384,7 +385,7 @@ func TestIsolationProviderListPagination(t *testing.T) {
 // tenant by impersonation: it sees and writes that tenant's objects only.
 func TestIsolationAdminImpersonation(t *testing.T) {
 	isoDemoTenants(t)
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	netKind := isoKind(t, "Network")
 	acmeNet := isoCreate(ctx, t, isoAlice, netKind, "", "imp-acme", nil)
 	globexNet := isoCreate(ctx, t, isoBob, netKind, "", "imp-globex", nil)

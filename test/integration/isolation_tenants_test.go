@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -54,7 +55,7 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 	nsKind, netKind, fipKind := isoKind(t, "Namespace"), isoKind(t, "Network"), isoKind(t, "FloatingIP")
 	for _, pair := range pairs {
 		t.Run(pair.name, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := framework.Context(t, 2*time.Minute)
 			sides := []isoPrefixTenant{pair.a, pair.b}
 			for _, s := range sides {
 				isoTenant(ctx, t, s.tenant, s.cidr, tenantv1alpha1.TenantQuota{}, s.user)
@@ -157,7 +158,7 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 // exactly the quota is admitted, and the usage is exact.
 func TestIsolationQuotaConcurrentCreates(t *testing.T) {
 	isoDemoTenants(t)
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	const tenant, limit, attempts = "quota-t", 10, 50
 	isoTenant(ctx, t, tenant, "10.50.0.0/16", tenantv1alpha1.TenantQuota{Namespaces: ptr.To[int32](limit)}, "quota-user")
 	member := isoAs("quota-user")
@@ -258,7 +259,7 @@ func TestIsolationQuotaConcurrentCreates(t *testing.T) {
 // watches: its watches end within a second, and its next requests see
 // nothing of the tenant.
 func TestIsolationMembershipChange(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	const tenant = "memb"
 	isoTenant(ctx, t, tenant, "10.55.0.0/16", tenantv1alpha1.TenantQuota{}, "dave")
 	dave := isoAs("dave")
@@ -366,7 +367,7 @@ func TestIsolationMembershipChange(t *testing.T) {
 // gone the delete is accepted, the syncer removes the tenant's Namespaces,
 // Networks and host namespaces, and only then does the Tenant disappear.
 func TestIsolationTenantNameReuse(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	const tenant = "reuse-t"
 	nsKind, netKind, fipKind := isoKind(t, "Namespace"), isoKind(t, "Network"), isoKind(t, "FloatingIP")
 	// isoTenant waits until the syncer has onboarded it: it has its
@@ -481,7 +482,7 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 		t.Fatalf("tenant %s still there a minute after its delete was accepted: %v (last: deletionTimestamp %v, finalizers %v, status %+v)",
 			tenant, err, last.DeletionTimestamp, last.Finalizers, last.Status)
 	}
-	host, _, err := framework.Current().Clients(framework.AdminUser)
+	host, _, err := framework.Current().Clients(stack.AdminUser)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
+	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
 // TestIsolationSameNames has acme and globex own objects of the same names
@@ -23,7 +25,7 @@ import (
 // the dynamic client.
 func TestIsolationSameNames(t *testing.T) {
 	isoDemoTenants(t)
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	members := []struct {
 		c      isoCaller
 		tenant string
@@ -124,11 +126,11 @@ func TestIsolationEveryVerb(t *testing.T) {
 	isoDemoTenants(t)
 	// Alice's (and bob's own) FloatingIP and LoadBalancer each hold one of
 	// their tenant's public IPs.
-	ensurePublicIPs(testContext(t), t, "acme", 2)
-	ensurePublicIPs(testContext(t), t, "globex", 2)
+	ensurePublicIPs(framework.Context(t, 2*time.Minute), t, "acme", 2)
+	ensurePublicIPs(framework.Context(t, 2*time.Minute), t, "globex", 2)
 	for _, k := range isoTenantKinds() {
 		t.Run(k.kind, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := framework.Context(t, 2*time.Minute)
 			const name, ns, missing = "alice-only", "dev", "never-existed"
 			labels := map[string]string{"iso": "verbs"}
 			selector := "iso=verbs"
@@ -342,7 +344,7 @@ func TestIsolationTenantLabel(t *testing.T) {
 	isoDemoTenants(t)
 	for _, k := range isoTenantKinds() {
 		t.Run(k.kind, func(t *testing.T) {
-			ctx := testContext(t)
+			ctx := framework.Context(t, 2*time.Minute)
 			const ns = "dev"
 			aliceRes, bobRes := isoAlice.resource(t, k, ns), isoBob.resource(t, k, ns)
 			nsArgs := nsArgs(k)
@@ -427,7 +429,7 @@ func TestIsolationTenantLabel(t *testing.T) {
 // a namespace the tenant does not have is not found, whoever else has it.
 func TestIsolationVirtualNamespaces(t *testing.T) {
 	isoDemoTenants(t)
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	nsKind, fipKind, lbKind := isoKind(t, "Namespace"), isoKind(t, "FloatingIP"), isoKind(t, "LoadBalancer")
 	isoCreate(ctx, t, isoAlice, nsKind, "", "iso-ns-both", nil)
 	isoCreate(ctx, t, isoAlice, nsKind, "", "iso-ns-alice", nil)

@@ -24,6 +24,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -91,12 +92,6 @@ func netTenant(ctx context.Context, t *testing.T, name, cidr string, publicIPs i
 		ensurePublicIPs(ctx, t, name, publicIPs)
 	}
 	return isoGroupMember(name)
-}
-
-// fastConfig raises the rate limits of cfg for bursts of requests.
-func fastConfig(cfg *rest.Config) *rest.Config {
-	cfg.QPS, cfg.Burst = 500, 500
-	return cfg
 }
 
 func networkManifest(name string, spec map[string]interface{}) map[string]interface{} {
@@ -233,7 +228,7 @@ func expectClaims(ctx context.Context, t *testing.T, what string, c isoCaller, s
 // /24 (shown by a dry run, which keeps nothing), and a deleted Network's
 // subnet is free again.
 func TestNetworkSubnets(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	const block = "10.61.0.0/16"
 	c := netTenant(ctx, t, "nets", block, 0)
 
@@ -293,7 +288,7 @@ func TestNetworkSubnets(t *testing.T) {
 // TestNetworkSmallBlock: in a block smaller than a /24 the default subnet
 // is the whole block, and when there is no room the answer is 409.
 func TestNetworkSmallBlock(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	const block = "10.62.0.0/26"
 	c := netTenant(ctx, t, "netsmall", block, 0)
 	// Network "default" took the whole block; another one finds no room.
@@ -312,7 +307,7 @@ func TestNetworkSmallBlock(t *testing.T) {
 // sharing etcd at once: exactly one of the overlapping ones is stored, the
 // others get distinct /24s, and no claim is left behind.
 func TestNetworkCreatesRaceOnTwoReplicas(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	const tenant, block = "netrace", "10.64.0.0/16"
 	c := netTenant(ctx, t, tenant, block, 0)
 	replica, err := framework.Current().StartTenantAPIServerReplica(ctx, "tenant-apiserver-netrace")
@@ -322,7 +317,7 @@ func TestNetworkCreatesRaceOnTwoReplicas(t *testing.T) {
 	defer replica.Stop() //nolint:errcheck
 	var clients []clientset.Interface
 	for _, cfg := range []*rest.Config{c.config(), replica.DirectConfig(c.as, c.groups...)} {
-		cs, err := clientset.NewForConfig(fastConfig(cfg))
+		cs, err := clientset.NewForConfig(framework.Unthrottled(cfg))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -416,7 +411,7 @@ func TestNetworkCreatesRaceOnTwoReplicas(t *testing.T) {
 // tenant's; 409 when all are in use), gives it back when disabled, and
 // neither spec nor status writes can set status.natGatewayIP.
 func TestNetworkNATGateway(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	const tenant, block = "netnat", "10.63.0.0/16"
 	c := netTenant(ctx, t, tenant, block, 2)
 	ips := ensurePublicIPs(ctx, t, tenant, 2)
@@ -490,7 +485,7 @@ func TestNetworkNATGateway(t *testing.T) {
 	args := append([]string{"patch", "networks.tenant.io", "n3", "--subresource=status", "--type=merge", "-p",
 		fmt.Sprintf(`{"status":{"natGatewayIP":%q,"subnets":["10.63.99.0/24"]}}`, n2.Status.NATGatewayIP)},
 		"--as=admin", "--as-group=tenant.io:"+tenant, "--as-group=system:masters")
-	if _, _, err := framework.Current().Kubectl(ctx, framework.AdminUser, args...); err != nil {
+	if _, _, err := framework.Current().Kubectl(ctx, stack.AdminUser, args...); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := c.kubectl(ctx, "patch", "networks.tenant.io", "n3", "--type=merge", "-p", fmt.Sprintf(`{"metadata":{"labels":{"x":"y"}},"status":{"natGatewayIP":%q}}`, n2.Status.NATGatewayIP)); err != nil {
@@ -518,7 +513,7 @@ func TestNetworkNATGateway(t *testing.T) {
 // tenant (422), may not change it, and a Network that Namespaces name is
 // not deleted (409 listing them). A deleted Tenant leaves no claim.
 func TestNetworkInUse(t *testing.T) {
-	ctx := testContext(t)
+	ctx := framework.Context(t, 2*time.Minute)
 	const tenant, block = "netuse", "10.65.0.0/16"
 	c := netTenant(ctx, t, tenant, block, 1)
 	tenantUID := func() string {

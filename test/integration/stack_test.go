@@ -16,19 +16,20 @@ import (
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{Setup: demoTenants}))
+	os.Exit(framework.RunMain(m, stack.Options{Setup: demoTenants}))
 }
 
-// demoTenants is framework.DemoTenants with each demo tenant's Network
+// demoTenants is stack.DemoTenants with each demo tenant's Network
 // "default" made sure of before its Namespace "dev" names it: a Namespace
 // must name an existing Network, and onboarding creates "default" only a
 // moment after the Tenant (whoever is first, the other finds it there).
-func demoTenants(ctx context.Context, s *framework.Stack) error {
-	if err := framework.DemoPools(ctx, s); err != nil {
+func demoTenants(ctx context.Context, s *stack.Stack) error {
+	if err := stack.DemoPools(ctx, s); err != nil {
 		return err
 	}
 	for _, t := range []struct{ name, cidr, user string }{
@@ -42,7 +43,7 @@ func demoTenants(ctx context.Context, s *framework.Stack) error {
 			return err
 		}
 	}
-	return framework.DemoTenants(ctx, s)
+	return stack.DemoTenants(ctx, s)
 }
 
 // ensureNetwork creates the Network name (Layer2, subnet defaulted by the
@@ -69,7 +70,7 @@ func TestStackServesTenantGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	out, _, err := s.Kubectl(ctx, framework.AdminUser, "api-versions")
+	out, _, err := s.Kubectl(ctx, stack.AdminUser, "api-versions")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,13 +78,13 @@ func TestStackServesTenantGroup(t *testing.T) {
 		t.Errorf("kubectl api-versions does not list tenant.io/v1alpha1:\n%s", out)
 	}
 
-	status, _, err := s.Kubectl(ctx, framework.AdminUser, "get", "apiservice", framework.TenantAPIServiceName,
+	status, _, err := s.Kubectl(ctx, stack.AdminUser, "get", "apiservice", stack.TenantAPIServiceName,
 		"-o", `jsonpath={.status.conditions[?(@.type=="Available")].status}`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if status != "True" {
-		t.Errorf("APIService %s Available=%q, want True", framework.TenantAPIServiceName, status)
+		t.Errorf("APIService %s Available=%q, want True", stack.TenantAPIServiceName, status)
 	}
 }
 
@@ -104,7 +105,7 @@ func TestHostControllerManager(t *testing.T) {
 	s := framework.Current()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	client, _, err := s.Clients(framework.AdminUser)
+	client, _, err := s.Clients(stack.AdminUser)
 	if err != nil {
 		t.Fatal(err)
 	}

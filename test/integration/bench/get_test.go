@@ -16,6 +16,7 @@ import (
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -26,7 +27,7 @@ func TestMain(m *testing.M) {
 	// syncer is off, so that 10,000 tenants do not also become host
 	// namespaces and default Namespaces (BenchmarkSync measures the
 	// syncer on a stack of its own).
-	opts := framework.Options{Setup: framework.DemoTenants, TenantAPIServerArgs: []string{"--syncer=false"}}
+	opts := stack.Options{Setup: stack.DemoTenants, TenantAPIServerArgs: []string{"--syncer=false"}}
 	if args := os.Getenv("BENCH_TENANT_APISERVER_ARGS"); args != "" {
 		opts.TenantAPIServerArgs = append(opts.TenantAPIServerArgs, strings.Fields(args)...)
 	}
@@ -47,7 +48,7 @@ func BenchmarkGetThroughAggregator(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	kube, _, err := s.Clients(framework.AdminUser)
+	kube, _, err := s.Clients(stack.AdminUser)
 	if err != nil {
 		b.Fatal(err)
 	}

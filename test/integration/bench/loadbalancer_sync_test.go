@@ -33,6 +33,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
 	"tenant.io/tenant-apiserver/test/integration/framework"
@@ -167,7 +168,7 @@ func BenchmarkLoadBalancerSync(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	opts := framework.Options{
+	opts := stack.Options{
 		TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_LB_TENANT_APISERVER_ARGS")),
 		KeepWorkDir:         os.Getenv(framework.KeepEnv) != "",
 		Log:                 io.Discard,
@@ -178,7 +179,7 @@ func BenchmarkLoadBalancerSync(b *testing.B) {
 	for i := 0; i < z.tenants; i++ {
 		opts.ExtraUsers = append(opts.ExtraUsers, syncTenantUser(i))
 	}
-	s, err := framework.Start(ctx, opts)
+	s, err := stack.Start(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -192,12 +193,12 @@ func BenchmarkLoadBalancerSync(b *testing.B) {
 		}
 	}()
 	b.Logf("load balancer sync stack in %s (started in %s), sizes %+v", s.WorkDir(), s.StartDuration().Round(time.Millisecond), z)
-	if err := framework.DemoPools(ctx, s); err != nil {
+	if err := stack.DemoPools(ctx, s); err != nil {
 		b.Fatal(err)
 	}
 	r := &lbRun{syncRun: syncRun{b: b, z: syncSizes{tenants: z.tenants, workers: z.workers}, s: s, seen: newFirstSeen()}, lz: z}
 	r.clients()
-	if r.dyn, err = dynamic.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser))); err != nil {
+	if r.dyn, err = dynamic.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser))); err != nil {
 		b.Fatal(err)
 	}
 
@@ -383,9 +384,9 @@ func (r *lbRun) direct(ctx context.Context) {
 		u := &unstructured.Unstructured{Object: map[string]interface{}{"spec": spec}}
 		u.SetGroupVersionKind(o.gvr.GroupVersion().WithKind(o.kind))
 		u.SetName(lbDirectPool)
-		u.SetNamespace(framework.MetalLBNamespace)
-		if _, err := r.dyn.Resource(o.gvr).Namespace(framework.MetalLBNamespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			r.b.Fatalf("%s %s/%s: %v", o.kind, framework.MetalLBNamespace, lbDirectPool, err)
+		u.SetNamespace(stack.MetalLBNamespace)
+		if _, err := r.dyn.Resource(o.gvr).Namespace(stack.MetalLBNamespace).Create(ctx, u, metav1.CreateOptions{}); err != nil {
+			r.b.Fatalf("%s %s/%s: %v", o.kind, stack.MetalLBNamespace, lbDirectPool, err)
 		}
 	}
 
@@ -642,9 +643,9 @@ func (r *lbRun) serverMetrics(ctx context.Context) (map[string]histogram, error)
 		url    string
 		names  []string
 	}{
-		{"tenant/", r.s.DirectTenantConfig(framework.AdminUser, "system:masters"), r.s.TenantAPIServerURL(),
+		{"tenant/", r.s.DirectTenantConfig(stack.AdminUser, "system:masters"), r.s.TenantAPIServerURL(),
 			[]string{"apiserver_request_duration_seconds", "etcd_request_duration_seconds", "apiserver_watch_cache_read_wait_seconds"}},
-		{"host/", r.s.RESTConfig(framework.AdminUser), r.s.KubeAPIServerURL(), []string{"apiserver_request_duration_seconds"}},
+		{"host/", r.s.RESTConfig(stack.AdminUser), r.s.KubeAPIServerURL(), []string{"apiserver_request_duration_seconds"}},
 	} {
 		m, err := scrapeHistograms(ctx, from.cfg, from.url, from.names...)
 		if err != nil {

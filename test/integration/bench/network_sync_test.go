@@ -24,6 +24,7 @@ import (
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -110,7 +111,7 @@ func BenchmarkNetworkSync(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	opts := framework.Options{
+	opts := stack.Options{
 		TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_NET_TENANT_APISERVER_ARGS")),
 		KeepWorkDir:         os.Getenv(framework.KeepEnv) != "",
 		Log:                 io.Discard,
@@ -121,7 +122,7 @@ func BenchmarkNetworkSync(b *testing.B) {
 	for i := 0; i < z.tenants; i++ {
 		opts.ExtraUsers = append(opts.ExtraUsers, syncTenantUser(i))
 	}
-	s, err := framework.Start(ctx, opts)
+	s, err := stack.Start(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -135,14 +136,14 @@ func BenchmarkNetworkSync(b *testing.B) {
 		}
 	}()
 	b.Logf("network sync stack in %s, sizes %+v", s.WorkDir(), z)
-	if err := framework.DemoPools(ctx, s); err != nil {
+	if err := stack.DemoPools(ctx, s); err != nil {
 		b.Fatal(err)
 	}
 	// The sync harness's clients, measurements and summary serve as they
 	// are: its sizes only need the tenant and worker counts.
 	r := &netRun{syncRun: syncRun{b: b, z: syncSizes{tenants: z.tenants, workers: z.workers}, s: s, seen: newFirstSeen()}, nz: z}
 	r.clients()
-	if r.udn, err = udnclientset.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser))); err != nil {
+	if r.udn, err = udnclientset.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser))); err != nil {
 		b.Fatal(err)
 	}
 

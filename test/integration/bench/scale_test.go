@@ -21,6 +21,7 @@ import (
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -42,28 +43,22 @@ func largeTenants() int {
 }
 
 // asTenant returns a client acting, by impersonation, as a member of tenant t.
-func asTenant(s *framework.Stack, t string) (clientset.Interface, error) {
-	cfg := fastConfig(s.RESTConfig(framework.AdminUser))
+func asTenant(s *stack.Stack, t string) (clientset.Interface, error) {
+	cfg := framework.Unthrottled(s.RESTConfig(stack.AdminUser))
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "member-of-" + t, Groups: []string{"tenant.io:" + t}}
 	return clientset.NewForConfig(cfg)
-}
-
-func fastConfig(cfg *rest.Config) *rest.Config {
-	cfg = rest.CopyConfig(cfg)
-	cfg.QPS, cfg.Burst = -1, 0
-	return cfg
 }
 
 // populate creates tenants [from, to): each a Tenant, objectsPerTenant
 // Namespaces and Networks, and, on the host, objectsPerTenant core
 // namespaces labelled with the tenant (what a filtering proxy in front of
 // core namespaces would list from).
-func populate(ctx context.Context, b *testing.B, s *framework.Stack, from, to int) {
-	admin, err := clientset.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
+func populate(ctx context.Context, b *testing.B, s *stack.Stack, from, to int) {
+	admin, err := clientset.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
 	if err != nil {
 		b.Fatal(err)
 	}
-	host, err := kubernetes.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
+	host, err := kubernetes.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,8 +91,8 @@ func populate(ctx context.Context, b *testing.B, s *framework.Stack, from, to in
 	b.Logf("populated tenants %d..%d in %s", from, to-1, time.Since(start).Round(time.Second))
 }
 
-func populateTenant(ctx context.Context, s *framework.Stack, admin clientset.Interface, host kubernetes.Interface, name string) error {
-	if err := createTenant(ctx, admin, name, objectsPerTenant); err != nil {
+func populateTenant(ctx context.Context, s *stack.Stack, admin clientset.Interface, host kubernetes.Interface, name string) error {
+	if err := createScaleTenant(ctx, admin, name, objectsPerTenant); err != nil {
 		return err
 	}
 	c, err := asTenant(s, name)
@@ -154,7 +149,7 @@ func tenantCIDR(name string) string {
 	return fmt.Sprintf("10.%d.%d.0/24", i/256, i%256)
 }
 
-func createTenant(ctx context.Context, admin clientset.Interface, name string, networks int32) error {
+func createScaleTenant(ctx context.Context, admin clientset.Interface, name string, networks int32) error {
 	t := &tenantv1alpha1.Tenant{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: tenantv1alpha1.TenantSpec{
@@ -201,21 +196,21 @@ func rssMiB(pid int) float64 {
 func BenchmarkPrivateList(b *testing.B) {
 	ctx := context.Background()
 	large := framework.Current()
-	small, err := framework.Start(ctx, framework.Options{Log: io.Discard, TenantAPIServerArgs: []string{"--syncer=false"}})
+	small, err := stack.Start(ctx, stack.Options{Log: io.Discard, TenantAPIServerArgs: []string{"--syncer=false"}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer small.Stop()
 
-	if err := framework.DemoPools(ctx, small); err != nil {
+	if err := stack.DemoPools(ctx, small); err != nil {
 		b.Fatal(err)
 	}
-	prepare := func(s *framework.Stack, tenants int) clientset.Interface {
-		admin, err := clientset.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
+	prepare := func(s *stack.Stack, tenants int) clientset.Interface {
+		admin, err := clientset.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := createTenant(ctx, admin, "measured", ownNetworks); err != nil {
+		if err := createScaleTenant(ctx, admin, "measured", ownNetworks); err != nil {
 			b.Fatal(err)
 		}
 		if err := populateTenant(ctx, s, admin, mustHost(b, s), "measured"); err != nil {
@@ -309,8 +304,8 @@ func alternate(tb testing.TB, a, b func() (int, error), wantA, wantB int) (da, d
 	return da, db
 }
 
-func mustHost(b *testing.B, s *framework.Stack) kubernetes.Interface {
-	host, err := kubernetes.NewForConfig(fastConfig(s.RESTConfig(framework.AdminUser)))
+func mustHost(b *testing.B, s *stack.Stack) kubernetes.Interface {
+	host, err := kubernetes.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,7 +25,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/test/integration/framework"
+	"tenant.io/tenant-apiserver/pkg/stack"
 )
 
 // syncSizes are the sizes of BenchmarkSync. The defaults are the figures
@@ -116,8 +116,8 @@ func (z syncSizes) quota() int {
 func syncTenantName(i int) string { return fmt.Sprintf("t%03d", i) }
 
 // syncTenantUser is the stack user acting as tenant i, by group membership.
-func syncTenantUser(i int) framework.User {
-	return framework.User{Name: "member-" + syncTenantName(i), Groups: []string{"tenant.io:" + syncTenantName(i)}}
+func syncTenantUser(i int) stack.User {
+	return stack.User{Name: "member-" + syncTenantName(i), Groups: []string{"tenant.io:" + syncTenantName(i)}}
 }
 
 // directPrefix starts the names of the host namespaces the benchmark
@@ -370,8 +370,8 @@ func tenantNamespace(name string) *tenantv1alpha1.Namespace {
 // syncerInitialSync reads tenant_syncer_initial_sync_duration_seconds from
 // the tenant-apiserver's own /metrics (the aggregator does not proxy it):
 // 0 until the syncer's current term has reconciled everything once.
-func syncerInitialSync(ctx context.Context, s *framework.Stack) (float64, error) {
-	client, err := rest.HTTPClientFor(s.DirectTenantConfig(framework.AdminUser, "system:masters"))
+func syncerInitialSync(ctx context.Context, s *stack.Stack) (float64, error) {
+	client, err := rest.HTTPClientFor(s.DirectTenantConfig(stack.AdminUser, "system:masters"))
 	if err != nil {
 		return 0, err
 	}
@@ -470,7 +470,7 @@ type cpuSnapshot struct {
 	cpu map[string]float64
 }
 
-func takeCPU(s *framework.Stack) cpuSnapshot {
+func takeCPU(s *stack.Stack) cpuSnapshot {
 	c := cpuSnapshot{at: time.Now(), pid: map[string]int{}, cpu: map[string]float64{"bench clients": cpuSeconds(0)}}
 	for _, name := range stackProcesses {
 		if pid := s.PID(name); pid != 0 {
@@ -482,7 +482,7 @@ func takeCPU(s *framework.Stack) cpuSnapshot {
 
 // since describes the CPU each process used from c to now, as cores busy
 // on average.
-func (c cpuSnapshot) since(s *framework.Stack) string {
+func (c cpuSnapshot) since(s *stack.Stack) string {
 	now := takeCPU(s)
 	wall := now.at.Sub(c.at).Seconds()
 	var parts []string
@@ -528,7 +528,7 @@ func (f *firstSeen) dump(path string, t0 time.Time) error {
 
 // etcdRevision reads the current revision of the stack's etcd through its
 // HTTP gateway.
-func etcdRevision(ctx context.Context, s *framework.Stack) (int64, error) {
+func etcdRevision(ctx context.Context, s *stack.Stack) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.EtcdURL()+"/v3/kv/range", strings.NewReader(`{"key":"AA==","limit":1}`))
 	if err != nil {
 		return 0, err
@@ -558,7 +558,7 @@ type cacheLag struct {
 	lags []time.Duration
 }
 
-func sampleCacheLag(ctx context.Context, s *framework.Stack, member clientset.Interface) (stop func(), result func() []time.Duration) {
+func sampleCacheLag(ctx context.Context, s *stack.Stack, member clientset.Interface) (stop func(), result func() []time.Duration) {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &cacheLag{}
 	type point struct {

@@ -23,6 +23,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -65,7 +66,7 @@ func BenchmarkSync(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	opts := framework.Options{
+	opts := stack.Options{
 		TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_SYNC_TENANT_APISERVER_ARGS")),
 		KeepWorkDir:         os.Getenv(framework.KeepEnv) != "",
 		Log:                 io.Discard,
@@ -80,7 +81,7 @@ func BenchmarkSync(b *testing.B) {
 	for i := 0; i < z.tenants; i++ {
 		opts.ExtraUsers = append(opts.ExtraUsers, syncTenantUser(i))
 	}
-	s, err := framework.Start(ctx, opts)
+	s, err := stack.Start(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func BenchmarkSync(b *testing.B) {
 		}
 	}()
 	b.Logf("sync stack in %s, sizes %+v", s.WorkDir(), z)
-	if err := framework.DemoPools(ctx, s); err != nil {
+	if err := stack.DemoPools(ctx, s); err != nil {
 		b.Fatal(err)
 	}
 	r := &syncRun{b: b, z: z, s: s, seen: newFirstSeen(), profileDir: profileDir}
@@ -132,7 +133,7 @@ func BenchmarkSync(b *testing.B) {
 type syncRun struct {
 	b          *testing.B
 	z          syncSizes
-	s          *framework.Stack
+	s          *stack.Stack
 	seen       *firstSeen
 	profileDir string
 	t0         time.Time // the start of step 1
@@ -147,7 +148,7 @@ type syncRun struct {
 
 func (r *syncRun) clients() {
 	var err error
-	adminConfig := fastConfig(r.s.RESTConfig(framework.AdminUser))
+	adminConfig := framework.Unthrottled(r.s.RESTConfig(stack.AdminUser))
 	if r.admin, err = clientset.NewForConfig(adminConfig); err != nil {
 		r.b.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func (r *syncRun) clients() {
 		r.b.Fatal(err)
 	}
 	for i := 0; i < r.z.tenants; i++ {
-		c, err := clientset.NewForConfig(fastConfig(r.s.RESTConfig(syncTenantUser(i).Name)))
+		c, err := clientset.NewForConfig(framework.Unthrottled(r.s.RESTConfig(syncTenantUser(i).Name)))
 		if err != nil {
 			r.b.Fatal(err)
 		}
@@ -589,8 +590,8 @@ func (r *syncRun) profile(ctx context.Context, step string, d time.Duration) fun
 		url  string
 		cfg  *rest.Config
 	}{
-		{"tenant-apiserver", r.s.TenantAPIServerURL(), r.s.DirectTenantConfig(framework.AdminUser, "system:masters")},
-		{"kube-apiserver", r.s.KubeAPIServerURL(), r.s.RESTConfig(framework.AdminUser)},
+		{"tenant-apiserver", r.s.TenantAPIServerURL(), r.s.DirectTenantConfig(stack.AdminUser, "system:masters")},
+		{"kube-apiserver", r.s.KubeAPIServerURL(), r.s.RESTConfig(stack.AdminUser)},
 	} {
 		wg.Add(1)
 		go func() {

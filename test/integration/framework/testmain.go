@@ -1,3 +1,5 @@
+// Package framework is what the integration tests share: one stack per
+// test package (RunMain, Current), contexts and clients.
 package framework
 
 import (
@@ -7,6 +9,8 @@ import (
 	"os/signal"
 	"syscall"
 	"testing"
+
+	"tenant.io/tenant-apiserver/pkg/stack"
 )
 
 // KeepEnv names the environment variable that, set to any non-empty value,
@@ -14,23 +18,23 @@ import (
 // A package whose tests fail keeps it too.
 const KeepEnv = "TENANT_STACK_KEEP"
 
-var current *Stack
+var current *stack.Stack
 
 // RunMain starts one stack for a test package, runs its tests and stops the
 // stack. Use it from TestMain:
 //
-//	func TestMain(m *testing.M) { os.Exit(framework.RunMain(m, framework.Options{})) }
+//	func TestMain(m *testing.M) { os.Exit(framework.RunMain(m, stack.Options{})) }
 //
 // Tests reach the stack through Current. Progress goes to stderr unless
 // opts.Log is set.
-func RunMain(m *testing.M, opts Options) int {
+func RunMain(m *testing.M, opts stack.Options) int {
 	if opts.Log == nil {
 		opts.Log = os.Stderr
 	}
 	if os.Getenv(KeepEnv) != "" {
 		opts.KeepWorkDir = true
 	}
-	s, err := Start(context.Background(), opts)
+	s, err := stack.Start(context.Background(), opts)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "FAIL: starting the test stack: %v\n", err)
 		return 1
@@ -65,7 +69,7 @@ func RunMain(m *testing.M, opts Options) int {
 	close(signals)
 	if code != 0 {
 		s.KeepWorkDir()
-		fmt.Fprintf(os.Stderr, "tests failed: the stack's logs are kept in %s\n", s.path("logs"))
+		fmt.Fprintf(os.Stderr, "tests failed: the stack's logs are kept in %s\n", s.LogDir())
 	}
 	if err := s.Stop(); err != nil {
 		fmt.Fprintf(os.Stderr, "stopping the test stack: %v\n", err)
@@ -78,6 +82,6 @@ func RunMain(m *testing.M, opts Options) int {
 
 // Current is the stack RunMain started for this test package; nil outside
 // RunMain.
-func Current() *Stack {
+func Current() *stack.Stack {
 	return current
 }

@@ -31,6 +31,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	engine "tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -52,7 +53,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{
+	os.Exit(framework.RunMain(m, stack.Options{
 		TenantAPIServerArgs: []string{
 			"--ipam-period=" + ipamPeriod.String(),
 			"--ipam-sweep-min-age=" + sweepMinAge.String(),
@@ -62,7 +63,7 @@ func TestMain(m *testing.M) {
 }
 
 // setup connects to the stack's etcd, for the tests to read the allocations.
-func setup(_ context.Context, s *framework.Stack) error {
+func setup(_ context.Context, s *stack.Stack) error {
 	var err error
 	etcdClient, err = clientv3.New(clientv3.Config{
 		Endpoints:   []string{s.EtcdURL()},
@@ -78,13 +79,6 @@ func setup(_ context.Context, s *framework.Stack) error {
 
 // ---------------------------------------------------------------------------
 // Helpers
-
-func testContext(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
 
 func clientFor(t *testing.T, cfg *rest.Config) clientset.Interface {
 	t.Helper()
@@ -118,13 +112,13 @@ func ensureDefaultNetwork(ctx context.Context, t *testing.T, m clientset.Interfa
 // admin is the provider admin's client, through the aggregator.
 func admin(t *testing.T) clientset.Interface {
 	t.Helper()
-	return clientFor(t, framework.Current().RESTConfig(framework.AdminUser))
+	return clientFor(t, framework.Current().RESTConfig(stack.AdminUser))
 }
 
 // member is the admin impersonating user "x" of group tenant.io:<tenant>.
 func member(t *testing.T, tenant string) clientset.Interface {
 	t.Helper()
-	cfg := framework.Current().RESTConfig(framework.AdminUser)
+	cfg := framework.Current().RESTConfig(stack.AdminUser)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: "x", Groups: []string{"tenant.io:" + tenant}}
 	return clientFor(t, cfg)
 }
@@ -622,7 +616,7 @@ func verifyIPAM(ctx context.Context, t *testing.T, cs clientset.Interface) ipamR
 // 1. Pools
 
 func TestPools(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.Context(t, 2*time.Minute)
 	cs := admin(t)
 	requireNoPools(ctx, t, cs)
 	pools := cs.TenantV1alpha1().AddressPools()
@@ -667,7 +661,7 @@ kind: AddressPool
 metadata: {name: t1-ovl-kubectl}
 spec: {purpose: PublicIPs, cidrs: [192.0.2.64/26]}
 `)
-		_, stderr, err := framework.Current().Kubectl(ctx, framework.AdminUser, "create", "-f", manifest)
+		_, stderr, err := framework.Current().Kubectl(ctx, stack.AdminUser, "create", "-f", manifest)
 		if err == nil {
 			t.Cleanup(func() { _ = pools.Delete(context.Background(), "t1-ovl-kubectl", metav1.DeleteOptions{}) })
 			t.Errorf("kubectl create of an overlapping pool succeeded")
@@ -784,7 +778,7 @@ spec: {purpose: PublicIPs, cidrs: [192.0.2.64/26]}
 // TestConcurrentOverlappingPools creates two overlapping pools at once,
 // again and again: at most one of each pair may exist.
 func TestConcurrentOverlappingPools(t *testing.T) {
-	ctx := testContext(t, time.Minute)
+	ctx := framework.Context(t, time.Minute)
 	cs := admin(t)
 	requireNoPools(ctx, t, cs)
 	pools := cs.TenantV1alpha1().AddressPools()
@@ -839,7 +833,7 @@ func filepathIn(t *testing.T, name, content string) string {
 // 2. Onboarding
 
 func TestOnboarding(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.Context(t, 2*time.Minute)
 	cs := admin(t)
 	requireNoPools(ctx, t, cs)
 	tenants := cs.TenantV1alpha1().Tenants()
@@ -885,7 +879,7 @@ kind: Tenant
 metadata: {name: t2-kubectl}
 spec: {network: {prefixLength: 24}}
 `)
-	if _, _, err := framework.Current().Kubectl(ctx, framework.AdminUser, "apply", "--server-side", "-f", manifest); err != nil {
+	if _, _, err := framework.Current().Kubectl(ctx, stack.AdminUser, "apply", "--server-side", "-f", manifest); err != nil {
 		t.Fatalf("kubectl apply --server-side of a Tenant: %v", err)
 	}
 	t.Cleanup(func() { deleteTenant(t, cs, "t2-kubectl") })
@@ -894,7 +888,7 @@ spec: {network: {prefixLength: 24}}
 	if applied.Status.Network == nil || applied.Status.Network.CIDR != "10.20.5.0/24" {
 		t.Errorf("t2-kubectl: status.network %+v, want 10.20.5.0/24", applied.Status.Network)
 	}
-	stdout, _, err := framework.Current().Kubectl(ctx, framework.AdminUser, "get", "tenant", "t2-kubectl", "-o", "jsonpath={.status.network.cidr}")
+	stdout, _, err := framework.Current().Kubectl(ctx, stack.AdminUser, "get", "tenant", "t2-kubectl", "-o", "jsonpath={.status.network.cidr}")
 	if err != nil || stdout != "10.20.5.0/24" {
 		t.Errorf("kubectl get tenant t2-kubectl: %q %v, want 10.20.5.0/24", stdout, err)
 	}
@@ -987,7 +981,7 @@ spec: {network: {prefixLength: 24}}
 // 3. Changes
 
 func TestChanges(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.Context(t, 2*time.Minute)
 	cs := admin(t)
 	requireNoPools(ctx, t, cs)
 	tenants := cs.TenantV1alpha1().Tenants()
@@ -1183,7 +1177,7 @@ func TestChanges(t *testing.T) {
 // Tenant's status: whatever the outcome of each update, the addresses the
 // Tenant records must stay allocated to it.
 func TestChangesRacingStatusWrites(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.Context(t, 2*time.Minute)
 	cs := admin(t)
 	requireNoPools(ctx, t, cs)
 	tenants := cs.TenantV1alpha1().Tenants()
@@ -1274,7 +1268,7 @@ func TestChangesRacingStatusWrites(t *testing.T) {
 // 4. Delete
 
 func TestDelete(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.Context(t, 2*time.Minute)
 	cs := admin(t)
 	requireNoPools(ctx, t, cs)
 	tenants := cs.TenantV1alpha1().Tenants()
@@ -1398,7 +1392,7 @@ func TestDelete(t *testing.T) {
 // 5. Concurrency
 
 func TestConcurrentCreatesExhaustPool(t *testing.T) {
-	ctx := testContext(t, 2*time.Minute)
+	ctx := framework.Context(t, 2*time.Minute)
 	cs := admin(t)
 	requireNoPools(ctx, t, cs)
 	createPool(ctx, t, cs, "t5-net", tenantv1alpha1.AddressPoolSpec{
@@ -1489,7 +1483,7 @@ func TestConcurrentCreatesExhaustPool(t *testing.T) {
 // 6. Crash
 
 func TestCrashDuringOnboarding(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.Context(t, 3*time.Minute)
 	s := framework.Current()
 	cs := admin(t)
 	requireNoPools(ctx, t, cs)

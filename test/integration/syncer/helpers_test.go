@@ -33,6 +33,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -48,7 +49,7 @@ const (
 
 	// syncerLeaseNamespace and syncerLeaseName are the host Lease of the
 	// syncer's leader election.
-	syncerLeaseNamespace = framework.TenantAPIServerNamespace
+	syncerLeaseNamespace = stack.TenantAPIServerNamespace
 	syncerLeaseName      = "tenant-apiserver-syncer"
 
 	// finalizerOffboarding holds a Tenant until the syncer has removed its
@@ -68,20 +69,13 @@ var (
 // ---------------------------------------------------------------------------
 // Clients and commands
 
-func testContext(t *testing.T, d time.Duration) context.Context {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-func stack() *framework.Stack { return framework.Current() }
+func theStack() *stack.Stack { return framework.Current() }
 
 // tenantClient is the generated clientset acting as user through the host
 // kube-apiserver (the aggregator).
 func tenantClient(t *testing.T, user string) clientset.Interface {
 	t.Helper()
-	return tenantClientFor(t, stack().RESTConfig(user))
+	return tenantClientFor(t, theStack().RESTConfig(user))
 }
 
 func tenantClientFor(t *testing.T, cfg *rest.Config) clientset.Interface {
@@ -96,12 +90,12 @@ func tenantClientFor(t *testing.T, cfg *rest.Config) clientset.Interface {
 // hostClients are the host's typed and dynamic clients as the provider admin.
 func hostClients(t *testing.T) (kubernetes.Interface, dynamic.Interface) {
 	t.Helper()
-	return hostClientsAs(t, framework.AdminUser)
+	return hostClientsAs(t, stack.AdminUser)
 }
 
 func hostClientsAs(t *testing.T, user string) (kubernetes.Interface, dynamic.Interface) {
 	t.Helper()
-	c, d, err := stack().Clients(user)
+	c, d, err := theStack().Clients(user)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +105,7 @@ func hostClientsAs(t *testing.T, user string) (kubernetes.Interface, dynamic.Int
 // kubectl runs kubectl as user and fails the test when it fails.
 func kubectl(ctx context.Context, t *testing.T, user string, args ...string) string {
 	t.Helper()
-	out, _, err := stack().Kubectl(ctx, user, args...)
+	out, _, err := theStack().Kubectl(ctx, user, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -268,14 +262,14 @@ func tenantObject(spec tenantSpec) *tenantv1alpha1.Tenant {
 // see it, and returns it.
 func onboard(ctx context.Context, t *testing.T, spec tenantSpec) *tenantv1alpha1.Tenant {
 	t.Helper()
-	if stack().PID("tenant-apiserver") == 0 {
-		t.Fatalf("the stack's tenant-apiserver is not running (did it crash? see %s)", stack().LogPath("tenant-apiserver"))
+	if theStack().PID("tenant-apiserver") == 0 {
+		t.Fatalf("the stack's tenant-apiserver is not running (did it crash? see %s)", theStack().LogPath("tenant-apiserver"))
 	}
-	kubectlCreate(ctx, t, framework.AdminUser, tenantObject(spec))
+	kubectlCreate(ctx, t, stack.AdminUser, tenantObject(spec))
 	t.Cleanup(func() { offboardAtEnd(t, spec.name) })
-	tn := waitTenantReady(ctx, t, tenantClient(t, framework.AdminUser), spec.name)
+	tn := waitTenantReady(ctx, t, tenantClient(t, stack.AdminUser), spec.name)
 	for _, u := range spec.users {
-		if err := stack().WaitTenantVisible(ctx, u, spec.name); err != nil {
+		if err := theStack().WaitTenantVisible(ctx, u, spec.name); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -288,7 +282,7 @@ func onboard(ctx context.Context, t *testing.T, spec tenantSpec) *tenantv1alpha1
 func offboardAtEnd(t *testing.T, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), slowTimeout)
 	defer cancel()
-	cs, err := clientset.NewForConfig(stack().RESTConfig(framework.AdminUser))
+	cs, err := clientset.NewForConfig(theStack().RESTConfig(stack.AdminUser))
 	if err != nil {
 		t.Logf("cleanup: %v", err)
 		return
@@ -606,13 +600,13 @@ func hostState(ctx context.Context, host kubernetes.Interface, dyn dynamic.Inter
 
 	if len(tn.Status.PublicIPs) > 0 && len(namespaces) > 0 {
 		name := hostnames.MetalLBPool(tn.Name, tn.UID)
-		pool, err := dyn.Resource(poolGVR).Namespace(framework.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
+		pool, err := dyn.Resource(poolGVR).Namespace(stack.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			p = append(p, fmt.Sprintf("IPAddressPool %s: %v", name, err))
 		} else {
 			p = append(p, poolProblems(pool, tn, hostNames)...)
 		}
-		adv, err := dyn.Resource(l2GVR).Namespace(framework.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
+		adv, err := dyn.Resource(l2GVR).Namespace(stack.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			p = append(p, fmt.Sprintf("L2Advertisement %s: %v", name, err))
 		} else {

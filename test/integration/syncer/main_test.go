@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -52,7 +53,7 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, framework.Options{
+	os.Exit(framework.RunMain(m, stack.Options{
 		TenantAPIServerArgs: []string{
 			"--syncer-lease-duration=" + leaseDuration.String(),
 			"--syncer-renew-deadline=" + renewDeadline.String(),
@@ -60,13 +61,13 @@ func TestMain(m *testing.M) {
 			"--syncer-check-period=" + checkPeriod.String(),
 			"--ipam-period=" + ipamPeriod.String(),
 		},
-		ExtraUsers: []framework.User{
+		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
 			{Name: networkUser}, {Name: celUser},
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},
 		},
-		Setup: framework.DemoPools,
+		Setup: stack.DemoPools,
 	}))
 }

@@ -8,6 +8,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
 // TestMultiTenancyBenchmark performs the behavioural checks of the
@@ -17,7 +18,7 @@ import (
 // quotas" check needs compute quota per tenant, which the product does not
 // have yet; docs/security.md says so.
 func TestMultiTenancyBenchmark(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
+	ctx := framework.Context(t, 5*time.Minute)
 	env := onboardSecurityEnv(ctx, t, mtbUser, mtbOverGrantedUser, mtbVictimUser)
 	user, own, foreign := env.attacker, env.own, env.foreign
 

@@ -41,6 +41,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/pkg/syncer/network"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
@@ -132,7 +133,7 @@ func layer3Spec(mtu *int32, subnets ...string) tenantv1alpha1.NetworkSpec {
 // as a CUDN at all, the CUDN built from it as is must be refused by the host
 // too (a dry run), which proves that the host would have refused it later.
 func TestNetworkValidationComesFirst(t *testing.T) {
-	ctx := testContext(t, 10*time.Minute)
+	ctx := framework.Context(t, 10*time.Minute)
 	env := onboardCEL(ctx, t, false)
 	networks := env.member.TenantV1alpha1().Networks()
 
@@ -381,7 +382,7 @@ func requireInvalid(t *testing.T, what string, err error, field string) {
 // invalid, and why, at field.
 func requireKubectlInvalid(ctx context.Context, t *testing.T, name, field string, args ...string) {
 	t.Helper()
-	out, stderr, err := stack().Kubectl(ctx, celUser, args...)
+	out, stderr, err := theStack().Kubectl(ctx, celUser, args...)
 	if err == nil {
 		t.Fatalf("kubectl %s: succeeded (%s), want it refused", strings.Join(args, " "), out)
 	}
@@ -480,7 +481,7 @@ func hostCUDNProblems(ctx context.Context, env *celEnv, n *tenantv1alpha1.Networ
 // as dry runs through the tenant API, and checks that the host accepts the
 // ClusterUserDefinedNetwork of every one the tenant API accepts.
 func TestNetworksAcceptedByHost(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
+	ctx := framework.Context(t, 5*time.Minute)
 	env := onboardCEL(ctx, t, true)
 	r := mathrand.New(mathrand.NewPCG(propertySeed, propertySeed>>1))
 	t.Logf("seed %#x, block %s", propertySeed, env.block)
@@ -826,11 +827,11 @@ func describeHostCUDN(c *udnv1.ClusterUserDefinedNetwork) string {
 // any part of the block, the whole block included.
 func onboardCEL(ctx context.Context, tb testing.TB, bare bool) *celEnv {
 	tb.Helper()
-	s := stack()
+	s := theStack()
 	if s.PID("tenant-apiserver") == 0 {
 		tb.Fatalf("the stack's tenant-apiserver is not running (did it crash? see %s)", s.LogPath("tenant-apiserver"))
 	}
-	admin, err := s.TenantClient(framework.AdminUser)
+	admin, err := s.TenantClient(stack.AdminUser)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -838,7 +839,7 @@ func onboardCEL(ctx context.Context, tb testing.TB, bare bool) *celEnv {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	udn, err := udnclientset.NewForConfig(s.RESTConfig(framework.AdminUser))
+	udn, err := udnclientset.NewForConfig(s.RESTConfig(stack.AdminUser))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -964,7 +965,7 @@ func removeDefaults(ctx context.Context, tb testing.TB, admin, member clientset.
 func offboardCEL(tb testing.TB, name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), slowTimeout)
 	defer cancel()
-	cs, err := stack().TenantClient(framework.AdminUser)
+	cs, err := theStack().TenantClient(stack.AdminUser)
 	if err != nil {
 		tb.Logf("cleanup: %v", err)
 		return

@@ -21,6 +21,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -28,7 +29,7 @@ import (
 // provider admin.
 func ovnClients(t *testing.T) (udnclientset.Interface, egressipclientset.Interface) {
 	t.Helper()
-	cfg := stack().RESTConfig(framework.AdminUser)
+	cfg := theStack().RESTConfig(stack.AdminUser)
 	udn, err := udnclientset.NewForConfig(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -193,12 +194,12 @@ func setCUDNCondition(ctx context.Context, t *testing.T, udn udnclientset.Interf
 // drift repair, a host name taken by someone else, and the removal of a
 // deleted Network's host objects.
 func TestNetworks(t *testing.T) {
-	ctx := testContext(t, 6*slowTimeout)
+	ctx := framework.Context(t, 6*slowTimeout)
 	name := uniqueName(t)
 	tn := onboard(ctx, t, tenantSpec{name: name, users: []string{networkUser}, publicIPs: 2, prefixLength: 16})
 	block := tn.Status.Network.CIDR
 	nina := tenantClient(t, networkUser)
-	admin := tenantClient(t, framework.AdminUser)
+	admin := tenantClient(t, stack.AdminUser)
 	host, _ := hostClients(t)
 	udn, eip := ovnClients(t)
 	prefix := strings.TrimSuffix(block, ".0.0/16") // "10.x"

@@ -19,6 +19,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -136,7 +137,7 @@ func lbObject(name, address string) *tenantv1alpha1.LoadBalancer {
 // real MetalLB controller gives their address from the tenant's pool, and
 // the address back into their status; and checks the errors of SPEC 3.4.
 func TestLoadBalancers(t *testing.T) {
-	ctx := testContext(t, 4*slowTimeout)
+	ctx := framework.Context(t, 4*slowTimeout)
 	name := uniqueName(t)
 	tn := onboard(ctx, t, tenantSpec{name: name, users: []string{lbUser}, publicIPs: 4, loadBalancers: 3})
 	lena := tenantClient(t, lbUser)
@@ -274,7 +275,7 @@ func TestLoadBalancers(t *testing.T) {
 // MetalLB controller, and its EgressIP), re-associated with a
 // VirtualMachine without losing the address, and released.
 func TestFloatingIPs(t *testing.T) {
-	ctx := testContext(t, 4*slowTimeout)
+	ctx := framework.Context(t, 4*slowTimeout)
 	name := uniqueName(t)
 	tn := onboard(ctx, t, tenantSpec{name: name, users: []string{fipUser}, publicIPs: 2, floatingIPs: 2})
 	finn := tenantClient(t, fipUser)
@@ -456,7 +457,7 @@ func checkFIPEgress(t *testing.T, e *egressipv1.EgressIP, addr, hostNS string, p
 // it) and, with the guard policies removed, not from the real MetalLB
 // controller either, whose pool of A serves A's namespaces only.
 func TestPublicIPIsolation(t *testing.T) {
-	ctx := testContext(t, 4*slowTimeout)
+	ctx := framework.Context(t, 4*slowTimeout)
 	a := onboard(ctx, t, tenantSpec{name: uniqueName(t) + "-a", users: []string{isoUserA}, publicIPs: 1})
 	b := onboard(ctx, t, tenantSpec{name: uniqueName(t) + "-b", users: []string{isoUserB}, publicIPs: 1})
 	ca, cb := tenantClient(t, isoUserA), tenantClient(t, isoUserB)
@@ -552,7 +553,7 @@ func bogusService(name, ns string, annotations map[string]string) *corev1.Servic
 // ends, then applies the shipped policies again.
 func removeGuardPolicies(ctx context.Context, t *testing.T) {
 	t.Helper()
-	root, err := framework.RepoRoot()
+	root, err := stack.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,10 +562,10 @@ func removeGuardPolicies(ctx context.Context, t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, _, err := stack().Kubectl(context.Background(), framework.AdminUser, "apply", "-f", path); err != nil {
+		if _, _, err := theStack().Kubectl(context.Background(), stack.AdminUser, "apply", "-f", path); err != nil {
 			t.Errorf("restoring the guard policies: %v", err)
 		}
 	})
-	kubectl(ctx, t, framework.AdminUser, "delete", "validatingadmissionpolicybindings",
+	kubectl(ctx, t, stack.AdminUser, "delete", "validatingadmissionpolicybindings",
 		"tenant.io-guard-services", "tenant.io-guard-networking", "tenant.io-guard-namespace-labels")
 }

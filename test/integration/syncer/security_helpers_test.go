@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
-	"tenant.io/tenant-apiserver/test/integration/framework"
+	"tenant.io/tenant-apiserver/pkg/stack"
 )
 
 // securityEnv is what the security tests attack from and what they attack:
@@ -86,9 +86,9 @@ func grantTooMuch(ctx context.Context, t *testing.T, user string) {
 	t.Helper()
 	name := "security-test-too-much-" + user
 	file := writeText(t, fmt.Sprintf(tooMuchRBAC, name, user))
-	kubectl(ctx, t, framework.AdminUser, "apply", "-f", file)
+	kubectl(ctx, t, stack.AdminUser, "apply", "-f", file)
 	t.Cleanup(func() {
-		stack().Kubectl(context.Background(), framework.AdminUser, "delete", "--ignore-not-found", "-f", file) //nolint:errcheck
+		theStack().Kubectl(context.Background(), stack.AdminUser, "delete", "--ignore-not-found", "-f", file) //nolint:errcheck
 	})
 }
 
@@ -113,7 +113,7 @@ func refused(ctx context.Context, t *testing.T, user string, obj interface{}, wa
 // refuses it with 403 Forbidden and a message containing every want.
 func refusedCommand(ctx context.Context, t *testing.T, user string, args []string, wants ...string) {
 	t.Helper()
-	_, stderr, err := stack().Kubectl(ctx, user, args...)
+	_, stderr, err := theStack().Kubectl(ctx, user, args...)
 	if err == nil {
 		t.Fatalf("%s: kubectl %s was accepted, want it refused", user, strings.Join(args, " "))
 	}
@@ -134,7 +134,7 @@ func admitted(ctx context.Context, t *testing.T, user string, obj interface{}) {
 	file := writeJSON(t, obj)
 	kubectl(ctx, t, user, "create", "-f", file)
 	t.Cleanup(func() {
-		stack().Kubectl(context.Background(), framework.AdminUser, "delete", "--ignore-not-found", "--wait=false", "--grace-period=0", "-f", file) //nolint:errcheck
+		theStack().Kubectl(context.Background(), stack.AdminUser, "delete", "--ignore-not-found", "--wait=false", "--grace-period=0", "-f", file) //nolint:errcheck
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -44,7 +45,7 @@ const (
 // with the message the matrix names; what a tenant may legitimately do, and
 // what tenant-apiserver's service account must do, is admitted.
 func TestHostBackDoors(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
+	ctx := framework.Context(t, 5*time.Minute)
 	env := onboardSecurityEnv(ctx, t, backDoorUser, overGrantedUser, backDoorVictimUser)
 	bob, rex, own, foreign := env.attacker, env.overGranted, env.own, env.foreign
 	victimIP := env.victim.Status.PublicIPs[0]
@@ -123,7 +124,7 @@ func TestHostBackDoors(t *testing.T) {
 		// for it); the tenant may still label its pod, but not change or
 		// drop what OVN-Kubernetes wrote.
 		admitted(ctx, t, bob, restrictedPod(own, "annotated"))
-		kubectl(ctx, t, framework.AdminUser, "-n", own, "annotate", "pod", "annotated", `k8s.ovn.org/pod-networks={"default":{}}`)
+		kubectl(ctx, t, stack.AdminUser, "-n", own, "annotate", "pod", "annotated", `k8s.ovn.org/pod-networks={"default":{}}`)
 		kubectl(ctx, t, bob, "-n", own, "label", "pod", "annotated", "tier=web")
 		refusedCommand(ctx, t, bob, []string{"-n", own, "annotate", "pod", "annotated", "--overwrite", `k8s.ovn.org/pod-networks={"other":{}}`}, msgPodAnnot)
 		refusedCommand(ctx, t, bob, []string{"-n", own, "annotate", "pod", "annotated", "k8s.ovn.org/pod-networks-"}, msgPodAnnot)
@@ -285,7 +286,7 @@ func TestHostBackDoors(t *testing.T) {
 
 	// What tenant-apiserver's service account does on the host is not refused.
 	t.Run("ServerServiceAccount", func(t *testing.T) {
-		sa := framework.TenantAPIServerUser
+		sa := stack.TenantAPIServerUser
 		admitted(ctx, t, sa, service(own, "server-lb", func(s *corev1.Service) {
 			s.Spec.Type = corev1.ServiceTypeLoadBalancer
 			s.Spec.LoadBalancerIP = env.victim.Status.PublicIPs[1]
@@ -308,9 +309,9 @@ func TestHostBackDoors(t *testing.T) {
 // baseline per tenant, never privileged; repaired after an out-of-band edit;
 // not the tenant's to change; and enforced by the host.
 func TestPodSecurityLevels(t *testing.T) {
-	ctx := testContext(t, 3*time.Minute)
+	ctx := framework.Context(t, 3*time.Minute)
 	tn := onboard(ctx, t, tenantSpec{name: uniqueName(t), users: []string{podSecurityUser}})
-	admin, member := tenantClient(t, framework.AdminUser), tenantClient(t, podSecurityUser)
+	admin, member := tenantClient(t, stack.AdminUser), tenantClient(t, podSecurityUser)
 	hostNS := waitNamespaceSynced(ctx, t, member, defaultNamespace).Status.HostNamespace
 	host, _ := hostClients(t)
 	if tn.Spec.PodSecurity.Level != tenantv1alpha1.PodSecurityLevelRestricted {
@@ -347,7 +348,7 @@ func TestPodSecurityLevels(t *testing.T) {
 		refusedCommand(ctx, t, podSecurityUser, []string{"label", "namespace", hostNS, "--overwrite", hostnames.PodSecurityEnforceLabel + "=privileged"}, msgRBAC)
 	})
 	t.Run("RepairedAfterOutOfBandEdit", func(t *testing.T) {
-		kubectl(ctx, t, framework.AdminUser, "label", "namespace", hostNS, "--overwrite",
+		kubectl(ctx, t, stack.AdminUser, "label", "namespace", hostNS, "--overwrite",
 			hostnames.PodSecurityEnforceLabel+"=privileged", hostnames.OpenShiftPodSecurityLabelSync+"-")
 		waitLevel("restricted")
 	})
@@ -365,7 +366,7 @@ func TestPodSecurityLevels(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitLevel("baseline")
-		out := kubectl(ctx, t, framework.AdminUser, "get", "tenant", tn.Name, "-o", "wide")
+		out := kubectl(ctx, t, stack.AdminUser, "get", "tenant", tn.Name, "-o", "wide")
 		if !strings.Contains(out, "POD SECURITY") || !strings.Contains(out, "baseline") {
 			t.Errorf("kubectl get tenant -o wide shows no POD SECURITY baseline:\n%s", out)
 		}
@@ -376,7 +377,7 @@ func TestPodSecurityLevels(t *testing.T) {
 		if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "spec.podSecurity.level") {
 			t.Errorf("level privileged: got %v, want 422 on spec.podSecurity.level", err)
 		}
-		_, stderr, kerr := stack().Kubectl(ctx, framework.AdminUser, "patch", "tenant", tn.Name, "--type=merge", "-p", `{"spec":{"podSecurity":{"level":"privileged"}}}`)
+		_, stderr, kerr := theStack().Kubectl(ctx, stack.AdminUser, "patch", "tenant", tn.Name, "--type=merge", "-p", `{"spec":{"podSecurity":{"level":"privileged"}}}`)
 		if kerr == nil || !strings.Contains(stderr, "spec.podSecurity.level") || !strings.Contains(stderr, "never run privileged") {
 			t.Errorf("kubectl patch level privileged: %v %s", kerr, stderr)
 		}

@@ -26,6 +26,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -43,9 +44,9 @@ const repairTimeout = 30 * time.Second
 // pool. On the host, the member may then work in its namespace but not
 // create a LoadBalancer Service there.
 func TestOnboarding(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
-	s := stack()
-	admin := tenantClient(t, framework.AdminUser)
+	ctx := framework.Context(t, 5*time.Minute)
+	s := theStack()
+	admin := tenantClient(t, stack.AdminUser)
 	member := tenantClient(t, alice)
 	name := uniqueName(t)
 
@@ -194,14 +195,14 @@ func checkPool(ctx context.Context, t *testing.T, tn *tenantv1alpha1.Tenant, hos
 	if name != tn.Status.NamespacePrefix {
 		t.Errorf("pool name %q, want the namespace prefix %q", name, tn.Status.NamespacePrefix)
 	}
-	pool, err := dyn.Resource(poolGVR).Namespace(framework.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
+	pool, err := dyn.Resource(poolGVR).Namespace(stack.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range poolProblems(pool, tn, hostNamespaces) {
 		t.Error(p)
 	}
-	adv, err := dyn.Resource(l2GVR).Namespace(framework.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
+	adv, err := dyn.Resource(l2GVR).Namespace(stack.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,9 +216,9 @@ func checkPool(ctx context.Context, t *testing.T, tn *tenantv1alpha1.Tenant, hos
 // tenant Namespace stays as it is, and the tenant Namespace says why it is
 // not synced. Once its owner removes it, the tenant Namespace converges.
 func TestOwnershipHostNameTaken(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
+	ctx := framework.Context(t, 5*time.Minute)
 	host, _ := hostClients(t)
-	admin := tenantClient(t, framework.AdminUser)
+	admin := tenantClient(t, stack.AdminUser)
 	member := tenantClient(t, ownerUser)
 	name := uniqueName(t)
 	tn := onboard(ctx, t, tenantSpec{name: name, users: []string{ownerUser}})
@@ -296,17 +297,17 @@ func TestOwnershipHostNameTaken(t *testing.T) {
 // is put right; and that a host namespace marked as the syncer's whose
 // owner does not exist is removed by the periodic check.
 func TestDriftRepairAndOrphans(t *testing.T) {
-	ctx := testContext(t, 5*time.Minute)
+	ctx := framework.Context(t, 5*time.Minute)
 	host, dyn := hostClients(t)
-	admin := tenantClient(t, framework.AdminUser)
+	admin := tenantClient(t, stack.AdminUser)
 	member := tenantClient(t, driftUser)
 	name := uniqueName(t)
 	onboard(ctx, t, tenantSpec{name: name, users: []string{driftUser}, publicIPs: 2})
 	tn, nss := waitHostState(ctx, t, admin, member, name, syncTimeout)
 	def := &nss[0]
 	defHost := hostnames.Namespace(name, tn.UID, defaultNamespace)
-	pools := dyn.Resource(poolGVR).Namespace(framework.MetalLBNamespace)
-	advs := dyn.Resource(l2GVR).Namespace(framework.MetalLBNamespace)
+	pools := dyn.Resource(poolGVR).Namespace(stack.MetalLBNamespace)
+	advs := dyn.Resource(l2GVR).Namespace(stack.MetalLBNamespace)
 	poolName := hostnames.MetalLBPool(name, tn.UID)
 
 	rbRepaired := func(oldUID types.UID) func(ctx context.Context) (bool, string) {
@@ -352,7 +353,7 @@ func TestDriftRepairAndOrphans(t *testing.T) {
 
 	t.Run("namespace label edited", func(t *testing.T) {
 		var labeled corev1.Namespace
-		out := kubectl(ctx, t, framework.AdminUser, "label", "namespace", defHost, "--overwrite", hostnames.NetworkLabel+"=tampered", "-o", "json")
+		out := kubectl(ctx, t, stack.AdminUser, "label", "namespace", defHost, "--overwrite", hostnames.NetworkLabel+"=tampered", "-o", "json")
 		if err := json.Unmarshal([]byte(out), &labeled); err != nil {
 			t.Fatal(err)
 		}
@@ -454,10 +455,10 @@ func TestDriftRepairAndOrphans(t *testing.T) {
 // Lease and that every tenant Namespace then has exactly one host
 // namespace, with nothing lost, duplicated or left behind.
 func TestLeaderFailover(t *testing.T) {
-	ctx := testContext(t, 10*time.Minute)
-	s := stack()
+	ctx := framework.Context(t, 10*time.Minute)
+	s := theStack()
 	host, _ := hostClients(t)
-	admin := tenantClient(t, framework.AdminUser)
+	admin := tenantClient(t, stack.AdminUser)
 	member := tenantClient(t, failoverUser)
 	name := uniqueName(t)
 	onboard(ctx, t, tenantSpec{name: name, users: []string{failoverUser}, publicIPs: 1, namespaces: 50})
@@ -540,7 +541,7 @@ func TestLeaderFailover(t *testing.T) {
 
 	// More changes while nobody leads, through the survivor.
 	survivorMember := tenantClientFor(t, survivor(failoverUser))
-	survivorAdmin := tenantClientFor(t, survivor(framework.AdminUser))
+	survivorAdmin := tenantClientFor(t, survivor(stack.AdminUser))
 	for i := 20; i < 25; i++ {
 		create(survivorMember, i)
 	}
@@ -584,9 +585,9 @@ func TestLeaderFailover(t *testing.T) {
 // serving reads and writes, a Namespace created meanwhile says it is not on
 // the host, and once the host is back it is.
 func TestHostOutage(t *testing.T) {
-	ctx := testContext(t, 8*time.Minute)
-	s := stack()
-	admin := tenantClient(t, framework.AdminUser)
+	ctx := framework.Context(t, 8*time.Minute)
+	s := theStack()
+	admin := tenantClient(t, stack.AdminUser)
 	name := uniqueName(t)
 	onboard(ctx, t, tenantSpec{name: name, users: []string{outageUser}, publicIPs: 1})
 
@@ -598,7 +599,7 @@ func TestHostOutage(t *testing.T) {
 	// down, only such callers can be served, so the member is in it here
 	// (its tenant still comes from its membership of the Tenant).
 	direct := tenantClientFor(t, s.DirectTenantConfig(outageUser, "system:masters"))
-	directAdmin := tenantClientFor(t, s.DirectTenantConfig(framework.AdminUser, "system:masters"))
+	directAdmin := tenantClientFor(t, s.DirectTenantConfig(stack.AdminUser, "system:masters"))
 	if list, err := direct.TenantV1alpha1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
 		t.Fatal(err)
 	} else if got := namespaceNames(list.Items); !slices.Equal(got, []string{defaultNamespace}) {
@@ -667,9 +668,9 @@ func TestHostOutage(t *testing.T) {
 // the offboarding report; once they are gone, the Tenant, its tenant
 // objects, every host object with its label and every address it held go.
 func TestOffboarding(t *testing.T) {
-	ctx := testContext(t, 8*time.Minute)
-	s := stack()
-	admin := tenantClient(t, framework.AdminUser)
+	ctx := framework.Context(t, 8*time.Minute)
+	s := theStack()
+	admin := tenantClient(t, stack.AdminUser)
 	member := tenantClient(t, offboardUser)
 	host, dyn := hostClients(t)
 
@@ -724,7 +725,7 @@ func TestOffboarding(t *testing.T) {
 	}
 
 	// DELETE is refused, with the same blockers.
-	_, stderr, err := s.Kubectl(ctx, framework.AdminUser, "delete", "tenants.tenant.io", name, "--wait=false")
+	_, stderr, err := s.Kubectl(ctx, stack.AdminUser, "delete", "tenants.tenant.io", name, "--wait=false")
 	if err == nil || !strings.Contains(stderr, "Conflict") {
 		t.Errorf("kubectl delete tenant %s: err=%v, stderr %q; want a Conflict", name, err, stderr)
 	}
@@ -765,7 +766,7 @@ func TestOffboarding(t *testing.T) {
 	})
 
 	// DELETE is accepted; the Tenant terminates, then goes.
-	kubectl(ctx, t, framework.AdminUser, "delete", "tenants.tenant.io", name, "--wait=false")
+	kubectl(ctx, t, stack.AdminUser, "delete", "tenants.tenant.io", name, "--wait=false")
 	if got, err := admin.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{}); err == nil && got.DeletionTimestamp == nil {
 		t.Errorf("tenant %s right after an accepted delete: no deletionTimestamp (%s)", name, describeTenant(got))
 	} else if err != nil && !apierrors.IsNotFound(err) {
@@ -812,7 +813,7 @@ func TestOffboarding(t *testing.T) {
 		}
 	}
 	// Nor does the pool of its public IPs, whatever its labels.
-	if _, err := dyn.Resource(poolGVR).Namespace(framework.MetalLBNamespace).Get(ctx, hostnames.MetalLBPool(name, tn.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+	if _, err := dyn.Resource(poolGVR).Namespace(stack.MetalLBNamespace).Get(ctx, hostnames.MetalLBPool(name, tn.UID), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("IPAddressPool %s: %v, want NotFound", hostnames.MetalLBPool(name, tn.UID), err)
 	}
 
@@ -856,7 +857,7 @@ func TestOffboarding(t *testing.T) {
 func rawReport(ctx context.Context, t *testing.T, name string) (tenantv1alpha1.OffboardingReport, string) {
 	t.Helper()
 	var r tenantv1alpha1.OffboardingReport
-	out, _, err := stack().Kubectl(ctx, framework.AdminUser, "get", "--raw", "/apis/tenant.io/v1alpha1/tenants/"+name+"/offboarding")
+	out, _, err := theStack().Kubectl(ctx, stack.AdminUser, "get", "--raw", "/apis/tenant.io/v1alpha1/tenants/"+name+"/offboarding")
 	if err != nil {
 		return r, err.Error()
 	}

@@ -1,4 +1,4 @@
-package framework
+package stack
 
 import (
 	"context"
@@ -443,6 +443,9 @@ func (s *Stack) Clients(user string) (kubernetes.Interface, dynamic.Interface, e
 }
 
 func (s *Stack) bin(name string) string { return filepath.Join(s.opts.BinDir, name) }
+
+// LogDir is where the stack's processes write their logs.
+func (s *Stack) LogDir() string { return s.path("logs") }
 
 func (s *Stack) path(elem ...string) string {
 	return filepath.Join(append([]string{s.workDir}, elem...)...)

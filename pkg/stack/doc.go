@@ -1,0 +1,6 @@
+// Package stack runs the whole product on loopback: etcd, kube-apiserver
+// with aggregation, kube-controller-manager, the MetalLB controller, the
+// host CRDs and guard policies, and tenant-apiserver registered through an
+// APIService, with users and kubeconfigs. `make run` (hack/localup) runs it
+// with the demo tenants; the integration tests start one per test package.
+package stack
