@@ -6,7 +6,7 @@ GO ?= go
 INTEGRATION_FLAGS ?= -count=1 -p 1 -timeout 30m
 BENCH_FLAGS ?= -run '^$$' -benchtime 1x -count 1 -timeout 60m
 
-.PHONY: all run test tools build verify verify-codegen verify-host-crds verify-gofmt vet \
+.PHONY: all run test tools build verify verify-codegen verify-host-crds verify-gofmt vet lint \
 	unit integration bench codegen host-crds clean
 
 all: build
@@ -15,8 +15,8 @@ all: build
 run:
 	bash hack/local-up.sh
 
-## test: everything CI checks: generated code, host CRDs, vet, unit and integration tests.
-test: verify vet unit integration
+## test: everything CI checks: generated code, host CRDs, vet, lint, unit and integration tests.
+test: verify vet lint unit integration
 
 ## tools: build the pinned test-stack binaries into _output/bin (cached).
 tools:
@@ -39,6 +39,10 @@ verify-gofmt:
 
 vet:
 	$(GO) vet ./...
+
+## lint: the linters of .golangci.yml.
+lint: tools
+	_output/bin/golangci-lint run ./...
 
 unit:
 	$(GO) test -count=1 ./pkg/... ./cmd/...

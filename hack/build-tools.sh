@@ -2,9 +2,11 @@
 # Builds the binaries of the integration test stack into _output/bin from the
 # versions pinned in hack/tools/go.mod (etcd, kube-apiserver,
 # kube-controller-manager, kubectl) and
-# hack/tools/crds/go.mod (controller-gen, MetalLB controller).
+# hack/tools/crds/go.mod (controller-gen, MetalLB controller), and the
+# linter make test runs (golangci-lint, GOLANGCI_LINT_VERSION below).
 #
 #   hack/build-tools.sh                 build every tool that is missing or stale
+#   hack/build-tools.sh stack           build those the local stack runs (make run)
 #   hack/build-tools.sh kubectl etcd    build only these
 #
 # A binary is rebuilt only when its stamp (_output/bin/.<name>.stamp, a sha256
@@ -21,7 +23,11 @@ CRDS_DIR=${ROOT}/hack/tools/crds
 BIN_DIR=${ROOT}/_output/bin
 LOG_DIR=${ROOT}/_output/log/build-tools
 
-ALL_TOOLS=(kube-apiserver kube-controller-manager etcd kubectl controller-gen metallb-controller)
+STACK_TOOLS=(kube-apiserver kube-controller-manager etcd kubectl controller-gen metallb-controller)
+ALL_TOOLS=("${STACK_TOOLS[@]}" golangci-lint)
+
+# The linter of make test (.golangci.yml), built with its own go.mod.
+GOLANGCI_LINT_VERSION=v2.15.0
 
 # Release version stamped into the Kubernetes binaries; it must match the
 # k8s.io/kubernetes requirement in hack/tools/go.mod (checked below).
@@ -33,7 +39,7 @@ export GOWORK=off
 export GOFLAGS="${GOFLAGS:+$(printf '%s' "${GOFLAGS}" | sed -E 's/(^| )-mod=[^ ]*//g')}"
 
 usage() {
-  echo "usage: $0 [${ALL_TOOLS[*]}]..." >&2
+  echo "usage: $0 [stack | ${ALL_TOOLS[*]}...]" >&2
   exit 2
 }
 
@@ -78,6 +84,9 @@ tool_inputs() {
       ;;
     metallb-controller)
       echo "go.universe.tf/metallb/controller@$(module_version "${CRDS_DIR}/go.mod" go.universe.tf/metallb)"
+      ;;
+    golangci-lint)
+      echo "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${GOLANGCI_LINT_VERSION}"
       ;;
   esac
 }
@@ -137,6 +146,15 @@ build_metallb_controller() {
     rm -rf "${gobin}"
 }
 
+# build_golangci_lint, like MetalLB, uses the linter's own go.mod and go.sum.
+build_golangci_lint() {
+  local gobin
+  gobin=$(mktemp -d "${BIN_DIR}/.golangci-lint.XXXXXX") &&
+    (cd "${gobin}" && GOBIN="${gobin}" go install -trimpath "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${GOLANGCI_LINT_VERSION}") &&
+    mv "${gobin}/golangci-lint" "$1" &&
+    rm -rf "${gobin}"
+}
+
 # build <name>... builds binaries into a temporary directory, then moves each
 # and its stamp into place, so an interrupted build never leaves a stale
 # binary that looks current. Several names are built together; only
@@ -165,6 +183,7 @@ build() {
 main() {
   local requested=("$@") name
   [[ ${#requested[@]} -gt 0 ]] || requested=("${ALL_TOOLS[@]}")
+  [[ "${requested[*]}" != stack ]] || requested=("${STACK_TOOLS[@]}")
   for name in "${requested[@]}"; do
     [[ " ${ALL_TOOLS[*]} " == *" ${name} "* ]] || usage
   done

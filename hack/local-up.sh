@@ -8,7 +8,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 
-bash hack/build-tools.sh
+bash hack/build-tools.sh stack
 go build -o _output/bin/localup ./hack/localup
 # exec: signals reach localup itself, which stops its processes.
 exec _output/bin/localup "$@"

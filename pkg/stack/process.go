@@ -53,7 +53,7 @@ func (p *process) start() error {
 	cmd.Env = append(os.Environ(), p.env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		logFile.Close()
+		_ = logFile.Close()
 		return fmt.Errorf("starting %s: %w", p.name, err)
 	}
 	done := make(chan struct{})
@@ -61,7 +61,7 @@ func (p *process) start() error {
 	go func() {
 		err := cmd.Wait()
 		fmt.Fprintf(logFile, "=== %s: %s exited: %v\n", time.Now().Format(time.RFC3339Nano), p.name, exitDescription(err))
-		logFile.Close()
+		_ = logFile.Close()
 		p.mu.Lock()
 		p.err = err
 		p.mu.Unlock()
@@ -187,7 +187,7 @@ func tailFile(path string, n int) string {
 	if err != nil {
 		return fmt.Sprintf("(cannot read %s: %v)", path, err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	const maxRead = 64 << 10
 	if st, err := f.Stat(); err == nil && st.Size() > maxRead {
 		_, _ = f.Seek(st.Size()-maxRead, io.SeekStart)

@@ -102,13 +102,13 @@ func writeTokenFile(path string, users []User) error {
 	w := csv.NewWriter(f)
 	for _, u := range users {
 		if err := w.Write([]string{u.Token, u.Name, u.Name, strings.Join(u.Groups, ",")}); err != nil {
-			f.Close()
+			_ = f.Close()
 			return err
 		}
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

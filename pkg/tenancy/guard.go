@@ -92,7 +92,7 @@ func (g *TenantGuard) scopeFor(ctx context.Context, name string, write, emptyVie
 			fmt.Errorf("user %q is not a member of any tenant", u.GetName()))
 	}
 	ctx = WithTenantUID(WithTenant(ctx, t), uid)
-	if g.Namespaces != nil && !(emptyView && t == "") {
+	if g.Namespaces != nil && (!emptyView || t != "") {
 		if ns, ok := genericapirequest.NamespaceFrom(ctx); ok && ns != "" {
 			if err := g.namespaceExists(ctx, ns); err != nil {
 				return nil, err

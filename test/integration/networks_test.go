@@ -179,7 +179,7 @@ func localClaims(ctx context.Context, t *testing.T, space ...string) map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	a := ipam.New(client, localIPAMPrefix)
 	defer a.Close()
 	pool := ipam.Pool{Name: "test"}
@@ -601,7 +601,7 @@ func TestNetworkInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer client.Close()
+	defer func() { _ = client.Close() }()
 	local := ipam.New(client, localIPAMPrefix)
 	defer local.Close()
 	if left, err := local.ListOwner(ctx, tenantUID); err != nil || len(left) != 0 {

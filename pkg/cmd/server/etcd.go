@@ -74,6 +74,6 @@ func freeLoopbackURL() (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return &url.URL{Scheme: "http", Host: l.Addr().String()}, nil
 }

@@ -53,7 +53,7 @@ func freeLoopbackURL(t testing.TB) url.URL {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	return url.URL{Scheme: "http", Host: l.Addr().String()}
 }
 

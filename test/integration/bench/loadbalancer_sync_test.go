@@ -732,7 +732,7 @@ func scrapeHistograms(ctx context.Context, cfg *rest.Config, url string, names .
 	if err != nil {
 		return nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("GET %s/metrics: %s: %s", url, resp.Status, body)

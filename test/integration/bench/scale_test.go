@@ -200,7 +200,7 @@ func BenchmarkPrivateList(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer small.Stop()
+	defer func() { _ = small.Stop() }()
 
 	if err := stack.DemoPools(ctx, small); err != nil {
 		b.Fatal(err)

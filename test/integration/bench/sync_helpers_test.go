@@ -383,7 +383,7 @@ func syncerInitialSync(ctx context.Context, s *stack.Stack) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return 0, fmt.Errorf("GET /metrics: %s: %s", resp.Status, body)
@@ -520,7 +520,7 @@ func (f *firstSeen) dump(path string, t0 time.Time) error {
 		fmt.Fprintf(w, "%s,%.1f,%.1f\n", k, ms(start, true), ms(seen, ok))
 	}
 	if err := w.Flush(); err != nil {
-		out.Close()
+		_ = out.Close()
 		return err
 	}
 	return out.Close()
@@ -537,7 +537,7 @@ func etcdRevision(ctx context.Context, s *stack.Stack) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	var out struct {
 		Header struct {
 			Revision string `json:"revision"`

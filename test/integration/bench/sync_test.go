@@ -620,7 +620,7 @@ func fetchProfile(ctx context.Context, cfg *rest.Config, url, path string) error
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("%s", resp.Status)
 	}
@@ -629,7 +629,7 @@ func fetchProfile(ctx context.Context, cfg *rest.Config, url, path string) error
 		return err
 	}
 	if _, err := io.Copy(f, resp.Body); err != nil {
-		f.Close()
+		_ = f.Close()
 		return err
 	}
 	return f.Close()

@@ -129,7 +129,7 @@ func writeJSON(t *testing.T, obj interface{}) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := f.Write(data); err != nil {
 		t.Fatal(err)
 	}

@@ -27,8 +27,8 @@ import (
 )
 
 var (
-	admin, alice, bob, tina, fiona = registrytest.Admin, registrytest.Alice, registrytest.Bob, registrytest.Tina, registrytest.Fiona
-	as, asIn                       = registrytest.As, registrytest.AsIn
+	admin, alice, bob, tina = registrytest.Admin, registrytest.Alice, registrytest.Bob, registrytest.Tina
+	as, asIn                = registrytest.As, registrytest.AsIn
 )
 
 // replica is one tenant-apiserver's storage on a shared etcd.
@@ -411,9 +411,9 @@ func TestNATGateway(t *testing.T) {
 		t.Fatalf("disabling the NAT gateway: %v %+v", err, a)
 	}
 	r.expectClaims(t, a, b, c, d)
-	e := r.mustCreateNetwork(t, alice, natNet("e", ips[0], "10.42.5.0/24"))
+	r.mustCreateNetwork(t, alice, natNet("e", ips[0], "10.42.5.0/24"))
 	// Removing natGateway is disabling it.
-	e, err = r.updateNetwork(alice, "e", func(n *tenant.Network) { n.Spec.NATGateway = nil }, false)
+	e, err := r.updateNetwork(alice, "e", func(n *tenant.Network) { n.Spec.NATGateway = nil }, false)
 	if err != nil || e.Status.NATGatewayIP != "" {
 		t.Fatalf("removing the NAT gateway: %v %+v", err, e)
 	}

@@ -379,7 +379,7 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 					return nil, err
 				}
 				if holder != "" {
-					used[ip], busy = holder, true
+					used[ip] = holder
 				}
 			}
 			if _, busy := used[ip]; !busy && len(drop) < have-want {
