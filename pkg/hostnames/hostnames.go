@@ -155,9 +155,3 @@ func prefixed(prefix, name string) string {
 func MetalLBPool(tenant string, uid types.UID) string {
 	return NamespacePrefix(tenant, uid)
 }
-
-// KindLabel is the label that names the tenant object of kind a host object
-// realises, e.g. KindLabel("Namespace") = "tenant.io/namespace".
-func KindLabel(kind string) string {
-	return KindLabelPrefix + strings.ToLower(kind)
-}

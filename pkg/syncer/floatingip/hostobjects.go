@@ -23,7 +23,7 @@ import (
 )
 
 // FloatingIPLabel names, on a host object, the tenant FloatingIP it realises.
-var FloatingIPLabel = hostnames.KindLabel("FloatingIP")
+const FloatingIPLabel = hostnames.KindLabelPrefix + "floatingip"
 
 // namespaceNameLabel is the label the API server puts on every namespace,
 // with its name.

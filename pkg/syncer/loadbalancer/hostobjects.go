@@ -15,7 +15,7 @@ import (
 )
 
 // LoadBalancerLabel names, on a host object, the tenant LoadBalancer it realises.
-var LoadBalancerLabel = hostnames.KindLabel("LoadBalancer")
+const LoadBalancerLabel = hostnames.KindLabelPrefix + "loadbalancer"
 
 // Marks are the marks of the host objects of LoadBalancer lb (in tenant
 // Namespace ns) of Tenant t.

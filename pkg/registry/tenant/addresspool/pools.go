@@ -25,7 +25,7 @@ import (
 // maxCauses bounds the allocations listed in a refusal.
 const maxCauses = 50
 
-// Guard keeps AddressPools consistent with each other and with what they
+// Consistency keeps AddressPools consistent with each other and with what they
 // handed out: pools may not overlap (422), and a pool may not be deleted,
 // or shrunk, while it has allocations in the space it would lose (409,
 // listing them).
@@ -34,7 +34,7 @@ const maxCauses = 50
 // with its own prefix) with the same one-transaction claims as addresses,
 // so two pools created or grown at the same moment cannot both take the
 // same space.
-type Guard struct {
+type Consistency struct {
 	Allocator *ipam.Allocator
 	// Space holds the claims of the pools on their address space.
 	Space *ipam.Allocator
@@ -45,13 +45,13 @@ type Guard struct {
 	Claims *claims.Kind[*tenant.AddressPool]
 }
 
-// installGuard guards the pools of st with deps' IPAM (nothing without
+// installConsistency guards the pools of st with deps' IPAM (nothing without
 // an allocator).
-func installGuard(st *base.Storage, deps base.Deps) {
+func installConsistency(st *base.Storage, deps base.Deps) {
 	if deps.IPAM.Allocator == nil {
 		return
 	}
-	g := &Guard{Allocator: deps.IPAM.Allocator, Space: deps.IPAM.PoolSpace, Pools: st.Store}
+	g := &Consistency{Allocator: deps.IPAM.Allocator, Space: deps.IPAM.PoolSpace, Pools: st.Store}
 	g.Claims = &claims.Kind[*tenant.AddressPool]{Keyspace: g.Space, Store: st.Store, Held: held}
 	st.Install(base.Hooks{
 		BeginCreate:  g.BeginCreate,
@@ -93,7 +93,7 @@ func spaceOwner(p *tenant.AddressPool) ipam.Owner {
 // claimSpace claims every block of the pool's space for it (claims it
 // already holds succeed again) and returns the blocks newly claimed; a
 // block another pool holds is a 422 naming that pool.
-func (g *Guard) claimSpace(ctx context.Context, p *tenant.AddressPool, pool ipam.Pool) ([]netip.Prefix, error) {
+func (g *Consistency) claimSpace(ctx context.Context, p *tenant.AddressPool, pool ipam.Pool) ([]netip.Prefix, error) {
 	var claimed []netip.Prefix
 	held := map[netip.Prefix]bool{}
 	if mine, err := g.Space.ListOwner(ctx, string(p.UID)); err == nil {
@@ -125,7 +125,7 @@ func (g *Guard) claimSpace(ctx context.Context, p *tenant.AddressPool, pool ipam
 	return claimed, nil
 }
 
-func (g *Guard) releaseSpace(ctx context.Context, p *tenant.AddressPool, blocks []netip.Prefix) {
+func (g *Consistency) releaseSpace(ctx context.Context, p *tenant.AddressPool, blocks []netip.Prefix) {
 	for _, b := range blocks {
 		if err := g.Space.Release(ctx, b, spaceOwner(p)); err != nil {
 			klog.FromContext(ctx).Error(err, "Releasing a pool's space", "pool", p.Name, "block", b)
@@ -133,7 +133,7 @@ func (g *Guard) releaseSpace(ctx context.Context, p *tenant.AddressPool, blocks 
 	}
 }
 
-func (g *Guard) others(ctx context.Context, name string) ([]tenant.AddressPool, error) {
+func (g *Consistency) others(ctx context.Context, name string) ([]tenant.AddressPool, error) {
 	list, err := g.Pools.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), &metainternalversion.ListOptions{})
 	if err != nil {
 		return nil, err
@@ -148,7 +148,7 @@ func (g *Guard) others(ctx context.Context, name string) ([]tenant.AddressPool, 
 }
 
 // checkOverlap refuses a pool whose space overlaps another pool's.
-func (g *Guard) checkOverlap(ctx context.Context, p *tenant.AddressPool) error {
+func (g *Consistency) checkOverlap(ctx context.Context, p *tenant.AddressPool) error {
 	if errs := validation.ValidateAddressPool(p); len(errs) > 0 {
 		return apierrors.NewInvalid(tenant.Kind("AddressPool"), p.Name, errs)
 	}
@@ -174,7 +174,7 @@ func (g *Guard) checkOverlap(ctx context.Context, p *tenant.AddressPool) error {
 }
 
 // BeginCreate refuses a pool that overlaps another, and claims its space.
-func (g *Guard) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+func (g *Consistency) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
 	p := obj.(*tenant.AddressPool)
 	if err := g.checkOverlap(ctx, p); err != nil {
 		return nil, err
@@ -195,7 +195,7 @@ func (g *Guard) BeginCreate(ctx context.Context, obj runtime.Object, options *me
 }
 
 // AfterDelete gives a deleted pool's space back.
-func (g *Guard) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
+func (g *Consistency) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
 	if options != nil && len(options.DryRun) > 0 {
 		return
 	}
@@ -209,7 +209,7 @@ func (g *Guard) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
 // BeginUpdate refuses a pool that would overlap another, or lose space
 // that holds allocations, and claims the space it gains; the space it
 // loses is given back once the pool is stored without it (Claims).
-func (g *Guard) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
+func (g *Consistency) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 	n, o := obj.(*tenant.AddressPool), old.(*tenant.AddressPool)
 	if err := g.checkOverlap(ctx, n); err != nil {
 		return nil, err
@@ -240,7 +240,7 @@ func (g *Guard) BeginUpdate(ctx context.Context, obj, old runtime.Object, option
 }
 
 // BeforeDelete refuses to delete a pool that has allocations.
-func (g *Guard) BeforeDelete(ctx context.Context, name string) (*metav1.Preconditions, error) {
+func (g *Consistency) BeforeDelete(ctx context.Context, name string) (*metav1.Preconditions, error) {
 	obj, err := g.Pools.Get(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), name, &metav1.GetOptions{})
 	if err != nil {
 		if apierrors.IsNotFound(err) {
@@ -260,7 +260,7 @@ func (g *Guard) BeforeDelete(ctx context.Context, name string) (*metav1.Precondi
 	return &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, nil
 }
 
-func (g *Guard) refuseIfAllocated(ctx context.Context, name string, space ipam.Pool, verb string) error {
+func (g *Consistency) refuseIfAllocated(ctx context.Context, name string, space ipam.Pool, verb string) error {
 	allocs, err := g.Allocator.List(ctx, space)
 	if err != nil {
 		return err

@@ -10,7 +10,7 @@ import (
 
 // NewStorage returns the storage of addresspools and addresspools/status.
 // With deps' IPAM, pools never overlap and are not deleted or shrunk under
-// their allocations (Guard).
+// their allocations (Consistency).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
 	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.AddressPool, tenant.AddressPoolSpec, tenant.AddressPoolStatus]{
 		Kind:       Kind,
@@ -25,7 +25,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 	if err != nil {
 		return nil, err
 	}
-	installGuard(st, deps)
+	installConsistency(st, deps)
 	return st, nil
 }
 
