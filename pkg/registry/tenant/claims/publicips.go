@@ -163,26 +163,13 @@ func (p *PublicIPs[T]) BeginCreate(ctx context.Context, obj runtime.Object, opti
 			return nil, err
 		}
 	}
-	owner := OwnerFor(t, p.Of.Use, p.Of.Resource, o)
-	addr, err := p.Space.ClaimPublicIP(ctx, t, *p.Of.Requested(o), owner, publicIPAddressPath, sub, dryRun)
+	claimed, err := p.claim(ctx, t, o, o, sub, dryRun)
 	if err != nil {
 		return nil, err
-	}
-	var claimed []Claim
-	if !dryRun {
-		claimed = append(claimed, Claim{Block: netip.PrefixFrom(addr, 32), Owner: owner})
-	}
-	*p.Of.Held(o) = addr.String()
-	if p.Of.HeldInStatus {
-		if err := base.AssignStatus(ctx, o); err != nil {
-			p.Claims.Release(ctx, claimed...)
-			return nil, err
-		}
 	}
 	// A create through an update (server-side apply of a new object) calls
 	// finish before it writes: the update's outcome decides (AroundUpdate).
 	rec := RecordFrom(ctx)
-	rec.Add(claimed...)
 	return func(ctx context.Context, success bool) {
 		if !success {
 			rec.Forget(claimed...)
@@ -219,9 +206,20 @@ func (p *PublicIPs[T]) BeginUpdate(ctx context.Context, obj, old runtime.Object,
 	if err != nil {
 		return nil, err
 	}
-	dryRun := options != nil && len(options.DryRun) > 0
-	owner := OwnerFor(t, p.Of.Use, p.Of.Resource, o)
-	addr, err := p.Space.ClaimPublicIP(ctx, t, *p.Of.Requested(n), owner, publicIPAddressPath, sub, dryRun)
+	if _, err := p.claim(ctx, t, n, o, sub, options != nil && len(options.DryRun) > 0); err != nil {
+		return nil, err
+	}
+	return nothing, nil
+}
+
+// claim claims for o, whose stored identity is id (the request may not
+// carry its UID), the address it asks for (else the lowest free one of t's),
+// records it in o's Held field and in the update's record, and returns the
+// claim made (none in a dry run, which only checks and shows the address).
+// On error it has given back what it claimed.
+func (p *PublicIPs[T]) claim(ctx context.Context, t *tenant.Tenant, o, id T, sub Subject, dryRun bool) ([]Claim, error) {
+	owner := OwnerFor(t, p.Of.Use, p.Of.Resource, id)
+	addr, err := p.Space.ClaimPublicIP(ctx, t, *p.Of.Requested(o), owner, publicIPAddressPath, sub, dryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -229,13 +227,13 @@ func (p *PublicIPs[T]) BeginUpdate(ctx context.Context, obj, old runtime.Object,
 	if !dryRun {
 		claimed = append(claimed, Claim{Block: netip.PrefixFrom(addr, 32), Owner: owner})
 	}
-	*p.Of.Held(n) = addr.String()
+	*p.Of.Held(o) = addr.String()
 	if p.Of.HeldInStatus {
-		if err := base.AssignStatus(ctx, n); err != nil {
+		if err := base.AssignStatus(ctx, o); err != nil {
 			p.Claims.Release(ctx, claimed...)
 			return nil, err
 		}
 	}
 	RecordFrom(ctx).Add(claimed...)
-	return nothing, nil
+	return claimed, nil
 }
