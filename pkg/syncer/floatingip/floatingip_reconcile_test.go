@@ -58,7 +58,9 @@ func TestReconcileFloatingIP(t *testing.T) {
 	egressIPs := fakes.EgressIP.K8sV1().EgressIPs()
 	svcName, eipName := hostnames.FloatingIPService("ssh"), hostnames.FloatingIPEgressIP(tn.UID, "dev", "ssh")
 	stored := func() *tenant.FloatingIP { return fakes.FloatingIPs.Stored("acme", "dev", "ssh").(*tenant.FloatingIP) }
-	ready := func() *metav1.Condition { return meta.FindStatusCondition(stored().Status.Conditions, tenant.ConditionReady) }
+	ready := func() *metav1.Condition {
+		return meta.FindStatusCondition(stored().Status.Conditions, tenant.ConditionReady)
+	}
 	cachedService := func(check func(*corev1.Service) bool) func() bool {
 		return func() bool {
 			obj, exists, _ := src.HostServices.GetStore().GetByKey(hostNS + "/" + svcName)

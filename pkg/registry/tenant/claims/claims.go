@@ -263,9 +263,25 @@ func (k *Kind[T]) AroundUpdate(ctx context.Context) (context.Context, func(runti
 				unrecorded = append(unrecorded, c)
 			}
 		}
+		// One read from etcd per object named (the claims of an update
+		// usually all name the object updated).
+		type current struct {
+			held []Claim
+			err  error
+		}
+		read := map[ipam.Owner]current{}
 		for _, c := range unrecorded {
-			o, found, err := k.get(ctx, c.Owner, &metav1.GetOptions{})
-			if err != nil || (found && c.in(k.Held(o))) {
+			named := ipam.Owner{Tenant: c.Owner.Tenant, Ref: c.Owner.Ref}
+			cur, ok := read[named]
+			if !ok {
+				o, found, err := k.get(ctx, c.Owner, &metav1.GetOptions{})
+				if found {
+					cur.held = k.Held(o)
+				}
+				cur.err = err
+				read[named] = cur
+			}
+			if cur.err != nil || c.in(cur.held) {
 				continue // the sweeper will, or it is recorded after all
 			}
 			release(ctx, k.Keyspace, c)
