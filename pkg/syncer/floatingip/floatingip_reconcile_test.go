@@ -38,21 +38,10 @@ func TestReconcileFloatingIP(t *testing.T) {
 			Ports: []tenant.FloatingIPPort{{Port: 22, Protocol: "TCP"}}},
 		Status: tenant.FloatingIPStatus{Address: "203.0.113.9"},
 	}
-	hostNS := hostnames.Namespace("acme", tn.UID, "dev")
-	host := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostNS, Labels: map[string]string{hostnames.TenantLabel: "acme"},
-		Annotations: map[string]string{hostnames.OwnerUIDAnnotation: "ns-uid", hostnames.TenantUIDAnnotation: "tenant-uid"}}}
-	if _, err := fakes.Kube.CoreV1().Namespaces().Create(ctx, host, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	fakes.Tenants.Put("", "", tn)
-	controllertest.Cache(t, src.Tenants, "acme", "", tn)
-	controllertest.Cache(t, src.Namespaces, "acme", "", ns)
+	controllertest.Onboard(t, src, fakes, tn, ns)
+	hostNS := controllertest.MakeHostNamespace(t, src, fakes, tn, ns)
 	fakes.FloatingIPs.Put("acme", "dev", fip)
 	controllertest.Cache(t, src.FloatingIPs, "acme", "dev", fip)
-	controllertest.Eventually(t, "the informer has the host namespace", func() bool {
-		_, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostNS)
-		return exists
-	})
 	key := queue.Key{Tenant: "acme", Namespace: "dev", Name: "ssh"}
 	pods, services := fakes.Kube.CoreV1().Pods(hostNS), fakes.Kube.CoreV1().Services(hostNS)
 	egressIPs := fakes.EgressIP.K8sV1().EgressIPs()

@@ -35,9 +35,7 @@ func TestReconcileLoadBalancer(t *testing.T) {
 		Spec: tenant.LoadBalancerSpec{Address: "203.0.113.7", Selector: map[string]string{"app": "web"},
 			Ports: []tenant.LoadBalancerPort{{Name: "http", Port: 80}}},
 	}
-	fakes.Tenants.Put("", "", tn)
-	controllertest.Cache(t, src.Tenants, "acme", "", tn)
-	controllertest.Cache(t, src.Namespaces, "acme", "", ns)
+	controllertest.Onboard(t, src, fakes, tn, ns)
 	fakes.LoadBalancers.Put("acme", "dev", lb)
 	controllertest.Cache(t, src.LoadBalancers, "acme", "dev", lb)
 	key := queue.Key{Tenant: "acme", Namespace: "dev", Name: "web"}
@@ -60,15 +58,7 @@ func TestReconcileLoadBalancer(t *testing.T) {
 		t.Errorf("HostSynced %+v, want reason Waiting", cond)
 	}
 
-	host := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostNS, Labels: map[string]string{hostnames.TenantLabel: "acme"},
-		Annotations: map[string]string{hostnames.OwnerUIDAnnotation: "ns-uid", hostnames.TenantUIDAnnotation: "tenant-uid"}}}
-	if _, err := fakes.Kube.CoreV1().Namespaces().Create(ctx, host, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	controllertest.Eventually(t, "the informer has the host namespace", func() bool {
-		_, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostNS)
-		return exists
-	})
+	controllertest.MakeHostNamespace(t, src, fakes, tn, ns)
 	if err := c.Reconcile(ctx, key); err != nil {
 		t.Fatalf("reconcile with the host namespace: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	egressipfake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned/fake"
 	udnfake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned/fake"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -219,4 +221,31 @@ func Eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// Onboard stores Tenant tn and caches it with its tenant Namespace ns, as
+// the storage informers would hold them.
+func Onboard(t *testing.T, src *controller.Sources, f *Fakes, tn *tenant.Tenant, ns *tenant.Namespace) {
+	t.Helper()
+	f.Tenants.Put("", "", tn)
+	Cache(t, src.Tenants, tn.Name, "", tn)
+	Cache(t, src.Namespaces, tn.Name, "", ns)
+}
+
+// MakeHostNamespace makes the host namespace of tenant Namespace ns of tn,
+// owned as the syncer makes it, waits until the informer has it, and
+// returns its name.
+func MakeHostNamespace(t *testing.T, src *controller.Sources, f *Fakes, tn *tenant.Tenant, ns *tenant.Namespace) string {
+	t.Helper()
+	name := hostnames.Namespace(tn.Name, tn.UID, ns.Name)
+	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, KindLabel: hostnames.NamespaceLabel, Name: ns.Name, OwnerUID: ns.UID}
+	host := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: marks.Labels(), Annotations: marks.Annotations()}}
+	if _, err := f.Kube.CoreV1().Namespaces().Create(context.Background(), host, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	Eventually(t, "the informer has the host namespace", func() bool {
+		_, exists, _ := src.HostNamespaces.GetStore().GetByKey(name)
+		return exists
+	})
+	return name
 }
