@@ -238,15 +238,30 @@ func (r *GuardedREST) Delete(ctx context.Context, name string, deleteValidation 
 	if err != nil {
 		return nil, false, err
 	}
-	if r.BeforeDelete != nil {
+	if r.BeforeDelete == nil {
+		return r.Store.Delete(ctx, name, deleteValidation, options)
+	}
+	callerRV := options != nil && options.Preconditions != nil && options.Preconditions.ResourceVersion != nil
+	for attempt := 1; ; attempt++ {
 		pre, err := r.BeforeDelete(ctx, name)
 		if err != nil {
 			return nil, false, err
 		}
-		options = withPreconditions(options, pre)
+		out, deleted, err := r.Store.Delete(ctx, name, deleteValidation, withPreconditions(options, pre))
+		// A resourceVersion BeforeDelete asked for says "unchanged since
+		// checked", not the caller's wish: when the object changed (a
+		// status write, a create charging quota), check again rather than
+		// answer the caller a conflict it never asked for.
+		if apierrors.IsConflict(err) && !callerRV && pre != nil && pre.ResourceVersion != nil && attempt < maxDeleteChecks {
+			continue
+		}
+		return out, deleted, err
 	}
-	return r.Store.Delete(ctx, name, deleteValidation, options)
 }
+
+// maxDeleteChecks bounds how often a delete is checked again because the
+// object changed between its check and its delete.
+const maxDeleteChecks = 5
 
 // withPreconditions adds pre to the caller's preconditions, which win
 // where both are set (a mismatch then fails either way).
