@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apiserver/pkg/authentication/user"
@@ -174,8 +175,9 @@ type ProviderGuard struct {
 	Resolver   Resolver
 	Authorizer authorizer.Authorizer
 	Resource   schema.GroupResource
-	// VisibleToTenant says whether tenant t may read obj; nil: nothing.
-	VisibleToTenant func(t string, obj runtime.Object) bool
+	// VisibleToTenant says whether tenant t, of UID uid, may read obj;
+	// nil: nothing.
+	VisibleToTenant func(t string, uid types.UID, obj runtime.Object) bool
 	// NamedByTenant says that the one object a tenant may read is the one
 	// named like the tenant (Tenants): its reads are narrowed to that name.
 	NamedByTenant bool
@@ -188,6 +190,7 @@ type viewerKey struct{}
 type viewer struct {
 	admin  bool
 	tenant string
+	uid    types.UID
 }
 
 // Read implements Guard.
@@ -196,11 +199,11 @@ func (g *ProviderGuard) Read(ctx context.Context, name string) (context.Context,
 	if err != nil {
 		return nil, err
 	}
-	t, _, err := CallerTenant(ctx, g.Resolver, u)
+	t, uid, err := CallerTenant(ctx, g.Resolver, u)
 	if err != nil {
 		return nil, apierrors.NewForbidden(g.Resource, name, err)
 	}
-	v := viewer{tenant: t}
+	v := viewer{tenant: t, uid: uid}
 	if t == "" {
 		v.admin, err = g.isProviderAdmin(ctx, u)
 		if err != nil {
@@ -246,7 +249,7 @@ func (g *ProviderGuard) Visible(ctx context.Context) func(runtime.Object) bool {
 	case v.tenant == "" || g.VisibleToTenant == nil:
 		return func(runtime.Object) bool { return false }
 	default:
-		return func(obj runtime.Object) bool { return g.VisibleToTenant(v.tenant, unwrap(obj)) }
+		return func(obj runtime.Object) bool { return g.VisibleToTenant(v.tenant, v.uid, unwrap(obj)) }
 	}
 }
 

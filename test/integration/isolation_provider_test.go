@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -50,6 +51,13 @@ func TestIsolationProviderScope(t *testing.T) {
 	offerAll := createPsvc("iso-offer-all", map[string]interface{}{"allTenants": true})
 	pool := isoCreate(ctx, t, isoAdmin, poolKind, "", "iso-pool", nil)
 	peering := isoCreate(ctx, t, isoAdmin, peeringKind, "", "iso-peering", nil)
+	globexSpec := runtime.DeepCopyJSON(peeringKind.spec)
+	globexSpec["tenant"] = "globex"
+	peeringGlobex, err := isoAdmin.resource(t, peeringKind, "").Create(ctx, &unstructured.Unstructured{Object: manifest(peeringKind, "iso-peering-globex", globexSpec)}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	isoDeleteAtEnd(t, isoAdmin, peeringKind, peeringGlobex)
 	acmeTenant, err := isoAdmin.resource(t, tenantKind, "").Get(ctx, "acme", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -210,9 +218,46 @@ func TestIsolationProviderScope(t *testing.T) {
 		}
 	})
 
+	t.Run("vrf peerings of their own networks", func(t *testing.T) {
+		for _, m := range []struct {
+			c            isoCaller
+			want, hidden *unstructured.Unstructured
+		}{{isoAlice, peering, peeringGlobex}, {isoBob, peeringGlobex, peering}} {
+			res := m.c.resource(t, peeringKind, "")
+			for _, opts := range []metav1.ListOptions{{}, {ResourceVersion: "0"}, {FieldSelector: "spec.tenant=" + m.hidden.Object["spec"].(map[string]interface{})["tenant"].(string)}} {
+				list, err := res.List(ctx, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, it := range list.Items {
+					if it.GetName() == m.hidden.GetName() {
+						t.Errorf("%s lists vrfpeerings %+v: LEAK: %s", m.c, opts, it.GetName())
+					}
+				}
+				if opts.FieldSelector == "" && !slices.Contains(isoNames(list), m.want.GetName()) {
+					t.Errorf("%s lists vrfpeerings %v, want %s among them", m.c, isoNames(list), m.want.GetName())
+				}
+			}
+			if _, err := res.Get(ctx, m.want.GetName(), metav1.GetOptions{}); err != nil {
+				t.Errorf("%s get vrfpeering %s: %v", m.c, m.want.GetName(), err)
+			}
+			_, err := res.Get(ctx, m.hidden.GetName(), metav1.GetOptions{})
+			_, errMissing := res.Get(ctx, "no-such-peering", metav1.GetOptions{})
+			isoSameAsMissing(t, m.c.String()+" get vrfpeering "+m.hidden.GetName(), err, m.hidden.GetName(), errMissing, "no-such-peering")
+			out, _, err := m.c.kubectl(ctx, "get", "vrfpeerings", "-o", "name")
+			if err != nil || strings.Contains(out, m.hidden.GetName()) || !strings.Contains(out, m.want.GetName()) {
+				t.Errorf("%s kubectl get vrfpeerings: %v %q; want %s and not %s", m.c, err, out, m.want.GetName(), m.hidden.GetName())
+			}
+			t.Run(m.c.user+" watches", func(t *testing.T) {
+				isoProviderWatch(ctx, t, m.c, peeringKind, metav1.ListOptions{}, []string{m.hidden.GetName(), m.want.GetName()},
+					func(name string) bool { return name == m.want.GetName() })
+			})
+		}
+	})
+
 	t.Run("a caller of no tenant", func(t *testing.T) {
 		for _, k := range kinds {
-			if k.kind == "AddressPool" || k.kind == "VRFPeering" {
+			if k.kind == "AddressPool" {
 				continue // not even readable by tenant members (host RBAC)
 			}
 			for _, rv := range []string{"", "0"} {

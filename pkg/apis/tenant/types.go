@@ -2,6 +2,7 @@ package tenant
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -39,6 +40,11 @@ const (
 	ConditionAddressesAllocated = "AddressesAllocated"
 	// ConditionNetworkCreated is True when the Network's ClusterUserDefinedNetwork exists on the host.
 	ConditionNetworkCreated = "NetworkCreated"
+	// ConditionAccepted is OVN-Kubernetes' verdict on a VRFPeering's RouteAdvertisements.
+	ConditionAccepted = "Accepted"
+	// ConditionOrphaned is True when the Tenant or Network a VRFPeering was
+	// made for no longer exists (a new one of the same name is another).
+	ConditionOrphaned = "Orphaned"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -312,30 +318,72 @@ type VRFPeeringSpec struct {
 	Tenant string
 	// network is the name of the tenant's Network whose VRF is peered. Immutable.
 	Network string
-	// asn is the local autonomous system number (1-4294967295).
+	// asn is the local autonomous system number (1-4294967295, not 23456).
 	ASN int64
 	// neighbors are the provider routers to peer with.
 	Neighbors []BGPNeighbor
+	// advertise are the prefixes announced to the neighbors, each inside
+	// one of the Network's subnets. Default: the Network's subnets.
+	Advertise []string
+	// receive says which routes the neighbors may send into the VRF.
+	// Default: none.
+	Receive *VRFPeeringReceive
+}
+
+// VRFPeeringReceive says which routes the VRF accepts from its neighbors.
+type VRFPeeringReceive struct {
+	// prefixes are the routes accepted, exactly as listed. None may
+	// overlap the addresses this server hands out (tenant blocks and
+	// public IPs) outside the tenant's own block.
+	Prefixes []string
+	// defaultRoute accepts a default route (0.0.0.0/0).
+	DefaultRoute bool
 }
 
 // BGPNeighbor is one BGP neighbor of a VRF.
 type BGPNeighbor struct {
 	// address is the IPv4 address of the neighbor.
 	Address string
-	// asn is the neighbor's autonomous system number (1-4294967295).
+	// asn is the neighbor's autonomous system number (1-4294967295, not 23456).
 	ASN int64
 	// port is the neighbor's BGP port. Default 179.
 	Port *int32
+	// passwordSecret names the Secret holding the session's password.
+	PasswordSecret string
+	// holdTime is the BGP hold time (3s-65535s, whole seconds).
+	HoldTime *metav1.Duration
+	// keepaliveTime is the BGP keepalive interval (1s up to holdTime).
+	KeepaliveTime *metav1.Duration
+	// bfdProfile names the provider's BFD profile for the session.
+	BFDProfile string
 }
 
 // VRFPeeringStatus reports the peering.
 type VRFPeeringStatus struct {
 	// observedGeneration is the generation of the spec the status describes.
 	ObservedGeneration int64
+	// tenantUID and networkUID are the UIDs of the Tenant and Network the
+	// peering was created for.
+	TenantUID  types.UID
+	NetworkUID types.UID
 	// vrf is the name of the VRF on the nodes (the ClusterUserDefinedNetwork's name).
 	VRF string
+	// neighbors report the BGP sessions with each neighbor.
+	Neighbors []VRFPeeringNeighborStatus
 	// conditions of the peering.
 	Conditions []metav1.Condition
+}
+
+// VRFPeeringNeighborStatus reports the BGP sessions with one neighbor.
+type VRFPeeringNeighborStatus struct {
+	// address of the neighbor.
+	Address string
+	// state of its sessions.
+	State string
+	// sessions and established count the nodes reporting a session with
+	// the neighbor, and those whose session is established.
+	Sessions    int32
+	Established int32
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -643,6 +691,9 @@ type OffboardingReport struct {
 	Ready bool
 	// blockers are what the Tenant still has that a DELETE must wait for.
 	Blockers []OffboardingBlocker
+	// providerBlockers are the provider's objects made for this tenant
+	// alone, which the provider must delete first.
+	ProviderBlockers []OffboardingBlocker
 }
 
 // OffboardingBlocker is one object that keeps a Tenant from being deleted.

@@ -102,6 +102,10 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &tenantv1alpha1.TenantUsageApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VRFPeering"):
 		return &tenantv1alpha1.VRFPeeringApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("VRFPeeringNeighborStatus"):
+		return &tenantv1alpha1.VRFPeeringNeighborStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("VRFPeeringReceive"):
+		return &tenantv1alpha1.VRFPeeringReceiveApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VRFPeeringSpec"):
 		return &tenantv1alpha1.VRFPeeringSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("VRFPeeringStatus"):

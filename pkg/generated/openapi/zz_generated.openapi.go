@@ -34,109 +34,111 @@ import (
 
 func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenAPIDefinition {
 	return map[string]common.OpenAPIDefinition{
-		resource.Quantity{}.OpenAPIModelName():              schema_apimachinery_pkg_api_resource_Quantity(ref),
-		v1.APIGroup{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_APIGroup(ref),
-		v1.APIGroupList{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_APIGroupList(ref),
-		v1.APIResource{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_APIResource(ref),
-		v1.APIResourceList{}.OpenAPIModelName():             schema_pkg_apis_meta_v1_APIResourceList(ref),
-		v1.APIVersions{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_APIVersions(ref),
-		v1.ApplyOptions{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_ApplyOptions(ref),
-		v1.Condition{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_Condition(ref),
-		v1.CreateOptions{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_CreateOptions(ref),
-		v1.DeleteOptions{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_DeleteOptions(ref),
-		v1.Duration{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_Duration(ref),
-		v1.FieldSelectorRequirement{}.OpenAPIModelName():    schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
-		v1.FieldsV1{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_FieldsV1(ref),
-		v1.GetOptions{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_GetOptions(ref),
-		v1.GroupKind{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_GroupKind(ref),
-		v1.GroupResource{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_GroupResource(ref),
-		v1.GroupVersion{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_GroupVersion(ref),
-		v1.GroupVersionForDiscovery{}.OpenAPIModelName():    schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
-		v1.GroupVersionKind{}.OpenAPIModelName():            schema_pkg_apis_meta_v1_GroupVersionKind(ref),
-		v1.GroupVersionResource{}.OpenAPIModelName():        schema_pkg_apis_meta_v1_GroupVersionResource(ref),
-		v1.InternalEvent{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_InternalEvent(ref),
-		v1.LabelSelector{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_LabelSelector(ref),
-		v1.LabelSelectorRequirement{}.OpenAPIModelName():    schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
-		v1.List{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_List(ref),
-		v1.ListMeta{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_ListMeta(ref),
-		v1.ListOptions{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_ListOptions(ref),
-		v1.ManagedFieldsEntry{}.OpenAPIModelName():          schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
-		v1.MicroTime{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_MicroTime(ref),
-		v1.ObjectMeta{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_ObjectMeta(ref),
-		v1.OwnerReference{}.OpenAPIModelName():              schema_pkg_apis_meta_v1_OwnerReference(ref),
-		v1.PartialObjectMetadata{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
-		v1.PartialObjectMetadataList{}.OpenAPIModelName():   schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
-		v1.Patch{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_Patch(ref),
-		v1.PatchOptions{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_PatchOptions(ref),
-		v1.Preconditions{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_Preconditions(ref),
-		v1.RootPaths{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_RootPaths(ref),
-		v1.ServerAddressByClientCIDR{}.OpenAPIModelName():   schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
-		v1.ShardInfo{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_ShardInfo(ref),
-		v1.Status{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_Status(ref),
-		v1.StatusCause{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_StatusCause(ref),
-		v1.StatusDetails{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_StatusDetails(ref),
-		v1.Table{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_Table(ref),
-		v1.TableColumnDefinition{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
-		v1.TableOptions{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_TableOptions(ref),
-		v1.TableRow{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_TableRow(ref),
-		v1.TableRowCondition{}.OpenAPIModelName():           schema_pkg_apis_meta_v1_TableRowCondition(ref),
-		v1.Time{}.OpenAPIModelName():                        schema_pkg_apis_meta_v1_Time(ref),
-		v1.Timestamp{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_Timestamp(ref),
-		v1.TypeMeta{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_TypeMeta(ref),
-		v1.UpdateOptions{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_UpdateOptions(ref),
-		v1.WatchEvent{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_WatchEvent(ref),
-		runtime.RawExtension{}.OpenAPIModelName():           schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
-		runtime.TypeMeta{}.OpenAPIModelName():               schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
-		runtime.Unknown{}.OpenAPIModelName():                schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
-		intstr.IntOrString{}.OpenAPIModelName():             schema_apimachinery_pkg_util_intstr_IntOrString(ref),
-		version.Info{}.OpenAPIModelName():                   schema_k8sio_apimachinery_pkg_version_Info(ref),
-		v1alpha1.AddressPool{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_AddressPool(ref),
-		v1alpha1.AddressPoolList{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_AddressPoolList(ref),
-		v1alpha1.AddressPoolSpec{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_AddressPoolSpec(ref),
-		v1alpha1.AddressPoolStatus{}.OpenAPIModelName():     schema_pkg_apis_tenant_v1alpha1_AddressPoolStatus(ref),
-		v1alpha1.BGPNeighbor{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_BGPNeighbor(ref),
-		v1alpha1.FloatingIP{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_FloatingIP(ref),
-		v1alpha1.FloatingIPList{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_FloatingIPList(ref),
-		v1alpha1.FloatingIPPort{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_FloatingIPPort(ref),
-		v1alpha1.FloatingIPSpec{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_FloatingIPSpec(ref),
-		v1alpha1.FloatingIPStatus{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_FloatingIPStatus(ref),
-		v1alpha1.FloatingIPTarget{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_FloatingIPTarget(ref),
-		v1alpha1.LoadBalancer{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_LoadBalancer(ref),
-		v1alpha1.LoadBalancerList{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_LoadBalancerList(ref),
-		v1alpha1.LoadBalancerPort{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_LoadBalancerPort(ref),
-		v1alpha1.LoadBalancerSpec{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_LoadBalancerSpec(ref),
-		v1alpha1.LoadBalancerStatus{}.OpenAPIModelName():    schema_pkg_apis_tenant_v1alpha1_LoadBalancerStatus(ref),
-		v1alpha1.NATGateway{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_NATGateway(ref),
-		v1alpha1.Namespace{}.OpenAPIModelName():             schema_pkg_apis_tenant_v1alpha1_Namespace(ref),
-		v1alpha1.NamespaceList{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_NamespaceList(ref),
-		v1alpha1.NamespaceSpec{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_NamespaceSpec(ref),
-		v1alpha1.NamespaceStatus{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_NamespaceStatus(ref),
-		v1alpha1.Network{}.OpenAPIModelName():               schema_pkg_apis_tenant_v1alpha1_Network(ref),
-		v1alpha1.NetworkList{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_NetworkList(ref),
-		v1alpha1.NetworkSpec{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_NetworkSpec(ref),
-		v1alpha1.NetworkStatus{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_NetworkStatus(ref),
-		v1alpha1.OffboardingBlocker{}.OpenAPIModelName():    schema_pkg_apis_tenant_v1alpha1_OffboardingBlocker(ref),
-		v1alpha1.OffboardingReport{}.OpenAPIModelName():     schema_pkg_apis_tenant_v1alpha1_OffboardingReport(ref),
-		v1alpha1.ProviderService{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_ProviderService(ref),
-		v1alpha1.ProviderServiceList{}.OpenAPIModelName():   schema_pkg_apis_tenant_v1alpha1_ProviderServiceList(ref),
-		v1alpha1.ProviderServiceSpec{}.OpenAPIModelName():   schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref),
-		v1alpha1.ProviderServiceStatus{}.OpenAPIModelName(): schema_pkg_apis_tenant_v1alpha1_ProviderServiceStatus(ref),
-		v1alpha1.ServiceReference{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_ServiceReference(ref),
-		v1alpha1.Tenant{}.OpenAPIModelName():                schema_pkg_apis_tenant_v1alpha1_Tenant(ref),
-		v1alpha1.TenantList{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_TenantList(ref),
-		v1alpha1.TenantMembers{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_TenantMembers(ref),
-		v1alpha1.TenantNetwork{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_TenantNetwork(ref),
-		v1alpha1.TenantNetworkStatus{}.OpenAPIModelName():   schema_pkg_apis_tenant_v1alpha1_TenantNetworkStatus(ref),
-		v1alpha1.TenantPodSecurity{}.OpenAPIModelName():     schema_pkg_apis_tenant_v1alpha1_TenantPodSecurity(ref),
-		v1alpha1.TenantPublicIPs{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_TenantPublicIPs(ref),
-		v1alpha1.TenantQuota{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_TenantQuota(ref),
-		v1alpha1.TenantSpec{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_TenantSpec(ref),
-		v1alpha1.TenantStatus{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_TenantStatus(ref),
-		v1alpha1.TenantUsage{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_TenantUsage(ref),
-		v1alpha1.VRFPeering{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_VRFPeering(ref),
-		v1alpha1.VRFPeeringList{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_VRFPeeringList(ref),
-		v1alpha1.VRFPeeringSpec{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref),
-		v1alpha1.VRFPeeringStatus{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_VRFPeeringStatus(ref),
+		resource.Quantity{}.OpenAPIModelName():                 schema_apimachinery_pkg_api_resource_Quantity(ref),
+		v1.APIGroup{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_APIGroup(ref),
+		v1.APIGroupList{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_APIGroupList(ref),
+		v1.APIResource{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_APIResource(ref),
+		v1.APIResourceList{}.OpenAPIModelName():                schema_pkg_apis_meta_v1_APIResourceList(ref),
+		v1.APIVersions{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_APIVersions(ref),
+		v1.ApplyOptions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_ApplyOptions(ref),
+		v1.Condition{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_Condition(ref),
+		v1.CreateOptions{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_CreateOptions(ref),
+		v1.DeleteOptions{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_DeleteOptions(ref),
+		v1.Duration{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_Duration(ref),
+		v1.FieldSelectorRequirement{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_FieldSelectorRequirement(ref),
+		v1.FieldsV1{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_FieldsV1(ref),
+		v1.GetOptions{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_GetOptions(ref),
+		v1.GroupKind{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_GroupKind(ref),
+		v1.GroupResource{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_GroupResource(ref),
+		v1.GroupVersion{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_GroupVersion(ref),
+		v1.GroupVersionForDiscovery{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_GroupVersionForDiscovery(ref),
+		v1.GroupVersionKind{}.OpenAPIModelName():               schema_pkg_apis_meta_v1_GroupVersionKind(ref),
+		v1.GroupVersionResource{}.OpenAPIModelName():           schema_pkg_apis_meta_v1_GroupVersionResource(ref),
+		v1.InternalEvent{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_InternalEvent(ref),
+		v1.LabelSelector{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_LabelSelector(ref),
+		v1.LabelSelectorRequirement{}.OpenAPIModelName():       schema_pkg_apis_meta_v1_LabelSelectorRequirement(ref),
+		v1.List{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_List(ref),
+		v1.ListMeta{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_ListMeta(ref),
+		v1.ListOptions{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_ListOptions(ref),
+		v1.ManagedFieldsEntry{}.OpenAPIModelName():             schema_pkg_apis_meta_v1_ManagedFieldsEntry(ref),
+		v1.MicroTime{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_MicroTime(ref),
+		v1.ObjectMeta{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_ObjectMeta(ref),
+		v1.OwnerReference{}.OpenAPIModelName():                 schema_pkg_apis_meta_v1_OwnerReference(ref),
+		v1.PartialObjectMetadata{}.OpenAPIModelName():          schema_pkg_apis_meta_v1_PartialObjectMetadata(ref),
+		v1.PartialObjectMetadataList{}.OpenAPIModelName():      schema_pkg_apis_meta_v1_PartialObjectMetadataList(ref),
+		v1.Patch{}.OpenAPIModelName():                          schema_pkg_apis_meta_v1_Patch(ref),
+		v1.PatchOptions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_PatchOptions(ref),
+		v1.Preconditions{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_Preconditions(ref),
+		v1.RootPaths{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_RootPaths(ref),
+		v1.ServerAddressByClientCIDR{}.OpenAPIModelName():      schema_pkg_apis_meta_v1_ServerAddressByClientCIDR(ref),
+		v1.ShardInfo{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_ShardInfo(ref),
+		v1.Status{}.OpenAPIModelName():                         schema_pkg_apis_meta_v1_Status(ref),
+		v1.StatusCause{}.OpenAPIModelName():                    schema_pkg_apis_meta_v1_StatusCause(ref),
+		v1.StatusDetails{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_StatusDetails(ref),
+		v1.Table{}.OpenAPIModelName():                          schema_pkg_apis_meta_v1_Table(ref),
+		v1.TableColumnDefinition{}.OpenAPIModelName():          schema_pkg_apis_meta_v1_TableColumnDefinition(ref),
+		v1.TableOptions{}.OpenAPIModelName():                   schema_pkg_apis_meta_v1_TableOptions(ref),
+		v1.TableRow{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_TableRow(ref),
+		v1.TableRowCondition{}.OpenAPIModelName():              schema_pkg_apis_meta_v1_TableRowCondition(ref),
+		v1.Time{}.OpenAPIModelName():                           schema_pkg_apis_meta_v1_Time(ref),
+		v1.Timestamp{}.OpenAPIModelName():                      schema_pkg_apis_meta_v1_Timestamp(ref),
+		v1.TypeMeta{}.OpenAPIModelName():                       schema_pkg_apis_meta_v1_TypeMeta(ref),
+		v1.UpdateOptions{}.OpenAPIModelName():                  schema_pkg_apis_meta_v1_UpdateOptions(ref),
+		v1.WatchEvent{}.OpenAPIModelName():                     schema_pkg_apis_meta_v1_WatchEvent(ref),
+		runtime.RawExtension{}.OpenAPIModelName():              schema_k8sio_apimachinery_pkg_runtime_RawExtension(ref),
+		runtime.TypeMeta{}.OpenAPIModelName():                  schema_k8sio_apimachinery_pkg_runtime_TypeMeta(ref),
+		runtime.Unknown{}.OpenAPIModelName():                   schema_k8sio_apimachinery_pkg_runtime_Unknown(ref),
+		intstr.IntOrString{}.OpenAPIModelName():                schema_apimachinery_pkg_util_intstr_IntOrString(ref),
+		version.Info{}.OpenAPIModelName():                      schema_k8sio_apimachinery_pkg_version_Info(ref),
+		v1alpha1.AddressPool{}.OpenAPIModelName():              schema_pkg_apis_tenant_v1alpha1_AddressPool(ref),
+		v1alpha1.AddressPoolList{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_AddressPoolList(ref),
+		v1alpha1.AddressPoolSpec{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_AddressPoolSpec(ref),
+		v1alpha1.AddressPoolStatus{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_AddressPoolStatus(ref),
+		v1alpha1.BGPNeighbor{}.OpenAPIModelName():              schema_pkg_apis_tenant_v1alpha1_BGPNeighbor(ref),
+		v1alpha1.FloatingIP{}.OpenAPIModelName():               schema_pkg_apis_tenant_v1alpha1_FloatingIP(ref),
+		v1alpha1.FloatingIPList{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_FloatingIPList(ref),
+		v1alpha1.FloatingIPPort{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_FloatingIPPort(ref),
+		v1alpha1.FloatingIPSpec{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_FloatingIPSpec(ref),
+		v1alpha1.FloatingIPStatus{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_FloatingIPStatus(ref),
+		v1alpha1.FloatingIPTarget{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_FloatingIPTarget(ref),
+		v1alpha1.LoadBalancer{}.OpenAPIModelName():             schema_pkg_apis_tenant_v1alpha1_LoadBalancer(ref),
+		v1alpha1.LoadBalancerList{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_LoadBalancerList(ref),
+		v1alpha1.LoadBalancerPort{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_LoadBalancerPort(ref),
+		v1alpha1.LoadBalancerSpec{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_LoadBalancerSpec(ref),
+		v1alpha1.LoadBalancerStatus{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_LoadBalancerStatus(ref),
+		v1alpha1.NATGateway{}.OpenAPIModelName():               schema_pkg_apis_tenant_v1alpha1_NATGateway(ref),
+		v1alpha1.Namespace{}.OpenAPIModelName():                schema_pkg_apis_tenant_v1alpha1_Namespace(ref),
+		v1alpha1.NamespaceList{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_NamespaceList(ref),
+		v1alpha1.NamespaceSpec{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_NamespaceSpec(ref),
+		v1alpha1.NamespaceStatus{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_NamespaceStatus(ref),
+		v1alpha1.Network{}.OpenAPIModelName():                  schema_pkg_apis_tenant_v1alpha1_Network(ref),
+		v1alpha1.NetworkList{}.OpenAPIModelName():              schema_pkg_apis_tenant_v1alpha1_NetworkList(ref),
+		v1alpha1.NetworkSpec{}.OpenAPIModelName():              schema_pkg_apis_tenant_v1alpha1_NetworkSpec(ref),
+		v1alpha1.NetworkStatus{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_NetworkStatus(ref),
+		v1alpha1.OffboardingBlocker{}.OpenAPIModelName():       schema_pkg_apis_tenant_v1alpha1_OffboardingBlocker(ref),
+		v1alpha1.OffboardingReport{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_OffboardingReport(ref),
+		v1alpha1.ProviderService{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_ProviderService(ref),
+		v1alpha1.ProviderServiceList{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_ProviderServiceList(ref),
+		v1alpha1.ProviderServiceSpec{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref),
+		v1alpha1.ProviderServiceStatus{}.OpenAPIModelName():    schema_pkg_apis_tenant_v1alpha1_ProviderServiceStatus(ref),
+		v1alpha1.ServiceReference{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_ServiceReference(ref),
+		v1alpha1.Tenant{}.OpenAPIModelName():                   schema_pkg_apis_tenant_v1alpha1_Tenant(ref),
+		v1alpha1.TenantList{}.OpenAPIModelName():               schema_pkg_apis_tenant_v1alpha1_TenantList(ref),
+		v1alpha1.TenantMembers{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_TenantMembers(ref),
+		v1alpha1.TenantNetwork{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_TenantNetwork(ref),
+		v1alpha1.TenantNetworkStatus{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_TenantNetworkStatus(ref),
+		v1alpha1.TenantPodSecurity{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_TenantPodSecurity(ref),
+		v1alpha1.TenantPublicIPs{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_TenantPublicIPs(ref),
+		v1alpha1.TenantQuota{}.OpenAPIModelName():              schema_pkg_apis_tenant_v1alpha1_TenantQuota(ref),
+		v1alpha1.TenantSpec{}.OpenAPIModelName():               schema_pkg_apis_tenant_v1alpha1_TenantSpec(ref),
+		v1alpha1.TenantStatus{}.OpenAPIModelName():             schema_pkg_apis_tenant_v1alpha1_TenantStatus(ref),
+		v1alpha1.TenantUsage{}.OpenAPIModelName():              schema_pkg_apis_tenant_v1alpha1_TenantUsage(ref),
+		v1alpha1.VRFPeering{}.OpenAPIModelName():               schema_pkg_apis_tenant_v1alpha1_VRFPeering(ref),
+		v1alpha1.VRFPeeringList{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_VRFPeeringList(ref),
+		v1alpha1.VRFPeeringNeighborStatus{}.OpenAPIModelName(): schema_pkg_apis_tenant_v1alpha1_VRFPeeringNeighborStatus(ref),
+		v1alpha1.VRFPeeringReceive{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_VRFPeeringReceive(ref),
+		v1alpha1.VRFPeeringSpec{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref),
+		v1alpha1.VRFPeeringStatus{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_VRFPeeringStatus(ref),
 	}
 }
 
@@ -3127,7 +3129,7 @@ func schema_pkg_apis_tenant_v1alpha1_BGPNeighbor(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"address": {
 						SchemaProps: spec.SchemaProps{
-							Description: "address is the IPv4 address of the neighbor.",
+							Description: "address is the IPv4 unicast address of the neighbor. It may not lie in an AddressPool of this server: a neighbor is a provider router, never an address handed to tenants.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -3135,7 +3137,7 @@ func schema_pkg_apis_tenant_v1alpha1_BGPNeighbor(ref common.ReferenceCallback) c
 					},
 					"asn": {
 						SchemaProps: spec.SchemaProps{
-							Description: "asn is the neighbor's autonomous system number (1-4294967295).",
+							Description: "asn is the neighbor's autonomous system number (1-4294967295; 23456, AS_TRANS, is reserved).",
 							Default:     0,
 							Type:        []string{"integer"},
 							Format:      "int64",
@@ -3148,10 +3150,38 @@ func schema_pkg_apis_tenant_v1alpha1_BGPNeighbor(ref common.ReferenceCallback) c
 							Format:      "int32",
 						},
 					},
+					"passwordSecret": {
+						SchemaProps: spec.SchemaProps{
+							Description: "passwordSecret names the Secret holding the session's password: a Secret of type kubernetes.io/basic-auth, key \"password\", in the frr-k8s namespace, where frr-k8s reads it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"holdTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "holdTime is the BGP hold time: 3s to 65535s, in whole seconds. Default: frr-k8s's (180s).",
+							Ref:         ref(v1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"keepaliveTime": {
+						SchemaProps: spec.SchemaProps{
+							Description: "keepaliveTime is the BGP keepalive interval: 1s up to the hold time, in whole seconds; set with holdTime. Default: frr-k8s's (60s).",
+							Ref:         ref(v1.Duration{}.OpenAPIModelName()),
+						},
+					},
+					"bfdProfile": {
+						SchemaProps: spec.SchemaProps{
+							Description: "bfdProfile names a BFD profile the provider defines in its own FRRConfiguration; BFD is off without one.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 				},
 				Required: []string{"address", "asn"},
 			},
 		},
+		Dependencies: []string{
+			v1.Duration{}.OpenAPIModelName()},
 	}
 }
 
@@ -4173,7 +4203,7 @@ func schema_pkg_apis_tenant_v1alpha1_OffboardingBlocker(ref common.ReferenceCall
 				Properties: map[string]spec.Schema{
 					"resource": {
 						SchemaProps: spec.SchemaProps{
-							Description: "resource is the kind of the blocker, as a resource name: pods, floatingips, loadbalancers, namespaces or networks.",
+							Description: "resource is the kind of the blocker, as a resource name: pods, floatingips, loadbalancers, namespaces or networks; vrfpeerings or providerservices among providerBlockers.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -4259,6 +4289,25 @@ func schema_pkg_apis_tenant_v1alpha1_OffboardingReport(ref common.ReferenceCallb
 						},
 						SchemaProps: spec.SchemaProps{
 							Description: "blockers are what the Tenant still has that a DELETE must wait for: pods in its host namespaces, FloatingIPs, LoadBalancers, creates in flight and, until the syncer has taken the Tenant in charge (the tenant.io/offboarding finalizer), its Namespaces and Networks.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.OffboardingBlocker{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"providerBlockers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "providerBlockers are the provider's objects made for this tenant alone, which the provider must delete first (the tenant cannot): the VRFPeerings of its Networks, and ProviderServices offered to it alone.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -5089,6 +5138,90 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringList(ref common.ReferenceCallback
 	}
 }
 
+func schema_pkg_apis_tenant_v1alpha1_VRFPeeringNeighborStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VRFPeeringNeighborStatus reports the BGP sessions with one neighbor.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"address": {
+						SchemaProps: spec.SchemaProps{
+							Description: "address of the neighbor.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "state of its sessions: Established when every node's is, Unknown while frr-k8s reports none, and otherwise the BGP state of a session that is not (Idle, Connect, Active, OpenSent, OpenConfirm).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"sessions": {
+						SchemaProps: spec.SchemaProps{
+							Description: "sessions counts the nodes reporting a session with the neighbor.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"established": {
+						SchemaProps: spec.SchemaProps{
+							Description: "established counts those whose session is established.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"address", "state"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_VRFPeeringReceive(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "VRFPeeringReceive says which routes the VRF accepts from its neighbors.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"prefixes": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "prefixes are the routes accepted, exactly as listed (IPv4 CIDRs). None may overlap an AddressPool of this server (tenant blocks and public IPs) outside the tenant's own block: another tenant's routes never enter the VRF. The default route is defaultRoute.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"defaultRoute": {
+						SchemaProps: spec.SchemaProps{
+							Description: "defaultRoute accepts a default route (0.0.0.0/0).",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5098,7 +5231,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback
 				Properties: map[string]spec.Schema{
 					"tenant": {
 						SchemaProps: spec.SchemaProps{
-							Description: "tenant is the name of the tenant owning the Network. Immutable.",
+							Description: "tenant is the name of the tenant owning the Network. It must exist when the peering is created. Immutable.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -5106,7 +5239,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback
 					},
 					"network": {
 						SchemaProps: spec.SchemaProps{
-							Description: "network is the name of the tenant's Network whose VRF is peered. Immutable.",
+							Description: "network is the name of the tenant's Network whose VRF is peered. It must exist when the peering is created; Layer2 and Layer3 Networks can both be peered (their pod network is advertised). Immutable.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -5114,7 +5247,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback
 					},
 					"asn": {
 						SchemaProps: spec.SchemaProps{
-							Description: "asn is the local autonomous system number (1-4294967295).",
+							Description: "asn is the local autonomous system number of the VRF's BGP router (1-4294967295; 23456, AS_TRANS, is reserved).",
 							Default:     0,
 							Type:        []string{"integer"},
 							Format:      "int64",
@@ -5130,7 +5263,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "neighbors are the provider routers to peer with.",
+							Description: "neighbors are the provider routers to peer with, at most 16.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -5142,12 +5275,38 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback
 							},
 						},
 					},
+					"advertise": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "advertise are the prefixes announced to the neighbors, each inside one of the Network's subnets (OVN-Kubernetes advertises the pod network of a Layer3 Network per node, a part of a subnet). Default: the Network's subnets.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"receive": {
+						SchemaProps: spec.SchemaProps{
+							Description: "receive says which routes the neighbors may send into the VRF. Default: none.",
+							Ref:         ref(v1alpha1.VRFPeeringReceive{}.OpenAPIModelName()),
+						},
+					},
 				},
 				Required: []string{"tenant", "network", "asn", "neighbors"},
 			},
 		},
 		Dependencies: []string{
-			v1alpha1.BGPNeighbor{}.OpenAPIModelName()},
+			v1alpha1.BGPNeighbor{}.OpenAPIModelName(), v1alpha1.VRFPeeringReceive{}.OpenAPIModelName()},
 	}
 }
 
@@ -5165,11 +5324,47 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringStatus(ref common.ReferenceCallba
 							Format:      "int64",
 						},
 					},
+					"tenantUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "tenantUID is the UID of the Tenant the peering was created for. A Tenant created again under the same name is another tenant: the peering does not apply to it (condition Orphaned).",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"networkUID": {
+						SchemaProps: spec.SchemaProps{
+							Description: "networkUID is the UID of the Network the peering was created for, likewise.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"vrf": {
 						SchemaProps: spec.SchemaProps{
 							Description: "vrf is the name of the VRF on the nodes (the ClusterUserDefinedNetwork's name).",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"neighbors": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"address",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "neighbors report the BGP sessions with each neighbor, as frr-k8s reports them (BGPSessionState objects, one per node and neighbor).",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.VRFPeeringNeighborStatus{}.OpenAPIModelName()),
+									},
+								},
+							},
 						},
 					},
 					"conditions": {
@@ -5184,7 +5379,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringStatus(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "conditions of the peering.",
+							Description: "conditions of the peering: HostSynced (the RouteAdvertisements and FRRConfiguration exist and match), Accepted (OVN-Kubernetes' verdict on the RouteAdvertisements), Orphaned (the Tenant or Network it was made for is gone) and Ready (synced and accepted).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -5200,6 +5395,6 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringStatus(ref common.ReferenceCallba
 			},
 		},
 		Dependencies: []string{
-			v1.Condition{}.OpenAPIModelName()},
+			v1.Condition{}.OpenAPIModelName(), v1alpha1.VRFPeeringNeighborStatus{}.OpenAPIModelName()},
 	}
 }

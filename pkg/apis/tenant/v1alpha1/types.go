@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -378,27 +379,76 @@ type VRFPeering struct {
 
 // VRFPeeringSpec describes the BGP peering of a tenant Network's VRF.
 type VRFPeeringSpec struct {
-	// tenant is the name of the tenant owning the Network. Immutable.
+	// tenant is the name of the tenant owning the Network. It must exist
+	// when the peering is created. Immutable.
 	Tenant string `json:"tenant"`
-	// network is the name of the tenant's Network whose VRF is peered. Immutable.
+	// network is the name of the tenant's Network whose VRF is peered. It
+	// must exist when the peering is created; Layer2 and Layer3 Networks
+	// can both be peered (their pod network is advertised). Immutable.
 	Network string `json:"network"`
-	// asn is the local autonomous system number (1-4294967295).
+	// asn is the local autonomous system number of the VRF's BGP router
+	// (1-4294967295; 23456, AS_TRANS, is reserved).
 	ASN int64 `json:"asn"`
-	// neighbors are the provider routers to peer with.
+	// neighbors are the provider routers to peer with, at most 16.
 	// +listType=map
 	// +listMapKey=address
 	Neighbors []BGPNeighbor `json:"neighbors"`
+	// advertise are the prefixes announced to the neighbors, each inside
+	// one of the Network's subnets (OVN-Kubernetes advertises the pod
+	// network of a Layer3 Network per node, a part of a subnet).
+	// Default: the Network's subnets.
+	// +optional
+	// +listType=set
+	Advertise []string `json:"advertise,omitempty"`
+	// receive says which routes the neighbors may send into the VRF.
+	// Default: none.
+	// +optional
+	Receive *VRFPeeringReceive `json:"receive,omitempty"`
+}
+
+// VRFPeeringReceive says which routes the VRF accepts from its neighbors.
+type VRFPeeringReceive struct {
+	// prefixes are the routes accepted, exactly as listed (IPv4 CIDRs).
+	// None may overlap an AddressPool of this server (tenant blocks and
+	// public IPs) outside the tenant's own block: another tenant's routes
+	// never enter the VRF. The default route is defaultRoute.
+	// +optional
+	// +listType=set
+	Prefixes []string `json:"prefixes,omitempty"`
+	// defaultRoute accepts a default route (0.0.0.0/0).
+	// +optional
+	DefaultRoute bool `json:"defaultRoute,omitempty"`
 }
 
 // BGPNeighbor is one BGP neighbor of a VRF.
 type BGPNeighbor struct {
-	// address is the IPv4 address of the neighbor.
+	// address is the IPv4 unicast address of the neighbor. It may not lie
+	// in an AddressPool of this server: a neighbor is a provider router,
+	// never an address handed to tenants.
 	Address string `json:"address"`
-	// asn is the neighbor's autonomous system number (1-4294967295).
+	// asn is the neighbor's autonomous system number (1-4294967295; 23456,
+	// AS_TRANS, is reserved).
 	ASN int64 `json:"asn"`
 	// port is the neighbor's BGP port. Default 179.
 	// +optional
 	Port *int32 `json:"port,omitempty"`
+	// passwordSecret names the Secret holding the session's password: a
+	// Secret of type kubernetes.io/basic-auth, key "password", in the
+	// frr-k8s namespace, where frr-k8s reads it.
+	// +optional
+	PasswordSecret string `json:"passwordSecret,omitempty"`
+	// holdTime is the BGP hold time: 3s to 65535s, in whole seconds.
+	// Default: frr-k8s's (180s).
+	// +optional
+	HoldTime *metav1.Duration `json:"holdTime,omitempty"`
+	// keepaliveTime is the BGP keepalive interval: 1s up to the hold time,
+	// in whole seconds; set with holdTime. Default: frr-k8s's (60s).
+	// +optional
+	KeepaliveTime *metav1.Duration `json:"keepaliveTime,omitempty"`
+	// bfdProfile names a BFD profile the provider defines in its own
+	// FRRConfiguration; BFD is off without one.
+	// +optional
+	BFDProfile string `json:"bfdProfile,omitempty"`
 }
 
 // VRFPeeringStatus reports the peering.
@@ -406,16 +456,50 @@ type VRFPeeringStatus struct {
 	// observedGeneration is the generation of the spec the status describes.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+	// tenantUID is the UID of the Tenant the peering was created for. A
+	// Tenant created again under the same name is another tenant: the
+	// peering does not apply to it (condition Orphaned).
+	// +optional
+	TenantUID types.UID `json:"tenantUID,omitempty"`
+	// networkUID is the UID of the Network the peering was created for,
+	// likewise.
+	// +optional
+	NetworkUID types.UID `json:"networkUID,omitempty"`
 	// vrf is the name of the VRF on the nodes (the ClusterUserDefinedNetwork's name).
 	// +optional
 	VRF string `json:"vrf,omitempty"`
-	// conditions of the peering.
+	// neighbors report the BGP sessions with each neighbor, as frr-k8s
+	// reports them (BGPSessionState objects, one per node and neighbor).
+	// +optional
+	// +listType=map
+	// +listMapKey=address
+	Neighbors []VRFPeeringNeighborStatus `json:"neighbors,omitempty"`
+	// conditions of the peering: HostSynced (the RouteAdvertisements and
+	// FRRConfiguration exist and match), Accepted (OVN-Kubernetes' verdict
+	// on the RouteAdvertisements), Orphaned (the Tenant or Network it was
+	// made for is gone) and Ready (synced and accepted).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
 	// +patchMergeKey=type
 	// +patchStrategy=merge
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+}
+
+// VRFPeeringNeighborStatus reports the BGP sessions with one neighbor.
+type VRFPeeringNeighborStatus struct {
+	// address of the neighbor.
+	Address string `json:"address"`
+	// state of its sessions: Established when every node's is, Unknown
+	// while frr-k8s reports none, and otherwise the BGP state of a session
+	// that is not (Idle, Connect, Active, OpenSent, OpenConfirm).
+	State string `json:"state"`
+	// sessions counts the nodes reporting a session with the neighbor.
+	// +optional
+	Sessions int32 `json:"sessions,omitempty"`
+	// established counts those whose session is established.
+	// +optional
+	Established int32 `json:"established,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -813,12 +897,20 @@ type OffboardingReport struct {
 	// +optional
 	// +listType=atomic
 	Blockers []OffboardingBlocker `json:"blockers,omitempty"`
+	// providerBlockers are the provider's objects made for this tenant
+	// alone, which the provider must delete first (the tenant cannot):
+	// the VRFPeerings of its Networks, and ProviderServices offered to it
+	// alone.
+	// +optional
+	// +listType=atomic
+	ProviderBlockers []OffboardingBlocker `json:"providerBlockers,omitempty"`
 }
 
 // OffboardingBlocker is one object that keeps a Tenant from being deleted.
 type OffboardingBlocker struct {
 	// resource is the kind of the blocker, as a resource name: pods,
-	// floatingips, loadbalancers, namespaces or networks.
+	// floatingips, loadbalancers, namespaces or networks; vrfpeerings or
+	// providerservices among providerBlockers.
 	Resource string `json:"resource"`
 	// namespace is the tenant Namespace (as the tenant names it) the blocker
 	// is in; empty for cluster-scoped blockers.

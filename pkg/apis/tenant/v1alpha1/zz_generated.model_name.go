@@ -247,6 +247,16 @@ func (in VRFPeeringList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VRFPeeringNeighborStatus) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.VRFPeeringNeighborStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in VRFPeeringReceive) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.VRFPeeringReceive"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in VRFPeeringSpec) OpenAPIModelName() string {
 	return "io.tenant.v1alpha1.VRFPeeringSpec"
 }

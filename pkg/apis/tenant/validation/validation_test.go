@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -437,6 +438,34 @@ func TestValidateVRFPeering(t *testing.T) {
 		{name: "neighbor asn zero", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].ASN = 0 }, want: []wantErr{invalid("spec.neighbors[0].asn")}},
 		{name: "neighbor port zero", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].Port = ptr[int32](0) }, want: []wantErr{invalid("spec.neighbors[0].port")}},
 		{name: "neighbor port too large", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[1].Port = ptr[int32](65536) }, want: []wantErr{invalid("spec.neighbors[1].port")}},
+		{name: "asn AS_TRANS", mutate: func(o *tenant.VRFPeering) { o.Spec.ASN = 23456 }, want: []wantErr{invalid("spec.asn")}},
+		{name: "neighbor asn AS_TRANS", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[1].ASN = 23456 }, want: []wantErr{invalid("spec.neighbors[1].asn")}},
+		{name: "too many neighbors", mutate: func(o *tenant.VRFPeering) {
+			o.Spec.Neighbors = nil
+			for i := range 17 {
+				o.Spec.Neighbors = append(o.Spec.Neighbors, tenant.BGPNeighbor{Address: fmt.Sprintf("192.0.2.%d", i+1), ASN: 64500})
+			}
+		}, want: []wantErr{tooMany("spec.neighbors")}},
+		{name: "neighbor options", mutate: func(o *tenant.VRFPeering) {
+			o.Spec.Neighbors[0].PasswordSecret, o.Spec.Neighbors[0].BFDProfile = "router-1", "fast"
+			o.Spec.Neighbors[0].HoldTime, o.Spec.Neighbors[0].KeepaliveTime = &metav1.Duration{Duration: 9 * time.Second}, &metav1.Duration{Duration: 3 * time.Second}
+		}},
+		{name: "password secret invalid", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].PasswordSecret = "Router_1" }, want: []wantErr{invalid("spec.neighbors[0].passwordSecret")}},
+		{name: "bfd profile invalid", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].BFDProfile = "fast profile" }, want: []wantErr{invalid("spec.neighbors[0].bfdProfile")}},
+		{name: "hold time too short", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].HoldTime = &metav1.Duration{Duration: 2 * time.Second} }, want: []wantErr{invalid("spec.neighbors[0].holdTime")}},
+		{name: "hold time fractional", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].HoldTime = &metav1.Duration{Duration: 3500 * time.Millisecond} }, want: []wantErr{invalid("spec.neighbors[0].holdTime")}},
+		{name: "keepalive above hold time", mutate: func(o *tenant.VRFPeering) {
+			o.Spec.Neighbors[0].HoldTime, o.Spec.Neighbors[0].KeepaliveTime = &metav1.Duration{Duration: 9 * time.Second}, &metav1.Duration{Duration: 10 * time.Second}
+		}, want: []wantErr{invalid("spec.neighbors[0].keepaliveTime")}},
+		{name: "keepalive without hold time", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].KeepaliveTime = &metav1.Duration{Duration: 10 * time.Second} }, want: []wantErr{required("spec.neighbors[0].holdTime")}},
+		{name: "prefixes", mutate: func(o *tenant.VRFPeering) {
+			o.Spec.Advertise = []string{"10.42.0.0/24"}
+			o.Spec.Receive = &tenant.VRFPeeringReceive{Prefixes: []string{"172.16.0.0/12"}, DefaultRoute: true}
+		}},
+		{name: "advertise not canonical", mutate: func(o *tenant.VRFPeering) { o.Spec.Advertise = []string{"10.42.0.1/24"} }, want: []wantErr{invalid("spec.advertise[0]")}},
+		{name: "advertise duplicate", mutate: func(o *tenant.VRFPeering) { o.Spec.Advertise = []string{"10.42.0.0/24", "10.42.0.0/24"} }, want: []wantErr{duplicate("spec.advertise[1]")}},
+		{name: "receive default route as prefix", mutate: func(o *tenant.VRFPeering) { o.Spec.Receive = &tenant.VRFPeeringReceive{Prefixes: []string{"0.0.0.0/0"}} }, want: []wantErr{invalid("spec.receive.prefixes[0]")}},
+		{name: "receive IPv6", mutate: func(o *tenant.VRFPeering) { o.Spec.Receive = &tenant.VRFPeeringReceive{Prefixes: []string{"2001:db8::/32"}} }, want: []wantErr{invalid("spec.receive.prefixes[0]")}},
 	})
 }
 
@@ -449,6 +478,12 @@ func TestValidateVRFPeeringUpdate(t *testing.T) {
 	runUpdateCases(t, validVRFPeering, ValidateVRFPeeringStatusUpdate, []updateCase[tenant.VRFPeering]{
 		{name: "status valid", new: func(o *tenant.VRFPeering) { o.Status.VRF = "t-acme-default"; o.Status.ObservedGeneration = 1 }},
 		{name: "status vrf too long", new: func(o *tenant.VRFPeering) { o.Status.VRF = "tenant-acme-default" }, want: []wantErr{invalid("status.vrf")}},
+		{name: "status neighbors", new: func(o *tenant.VRFPeering) {
+			o.Status.Neighbors = []tenant.VRFPeeringNeighborStatus{{Address: "192.0.2.1", State: "Established", Sessions: 3, Established: 3}}
+		}},
+		{name: "status neighbor more established than sessions", new: func(o *tenant.VRFPeering) {
+			o.Status.Neighbors = []tenant.VRFPeeringNeighborStatus{{Address: "192.0.2.1", State: "Idle", Sessions: 1, Established: 2}}
+		}, want: []wantErr{invalid("status.neighbors[0].established")}},
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -36,9 +37,10 @@ type Resource[T Object, S any, St any] struct {
 	Table  Table[T]
 	// QuotaResource is the Tenant quota this kind counts against, if any.
 	QuotaResource string
-	// VisibleToTenant, for provider kinds, says whether tenant t may read
-	// obj (its own Tenant, the ProviderServices offered to it).
-	VisibleToTenant func(t string, obj runtime.Object) bool
+	// VisibleToTenant, for provider kinds, says whether tenant t of UID
+	// uid may read obj (its own Tenant, the ProviderServices offered to
+	// it, the VRFPeerings of its Networks).
+	VisibleToTenant func(t string, uid types.UID, obj runtime.Object) bool
 	// NamedByTenant, for provider kinds, says that the one object a tenant
 	// may read is named like the tenant.
 	NamedByTenant bool

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,6 +14,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // Deletion refuses to delete a Network that tenant Namespaces are attached
@@ -27,7 +29,8 @@ import (
 // Namespace waits (HostSynced=False) until a Network of that name exists
 // again, and deleting it is never blocked.
 type Deletion struct {
-	// Storages are the server's; Deletion reads their Namespaces.
+	// Storages are the server's; Deletion reads their Namespaces, and the
+	// VRFPeerings, which the provider deletes before the Network.
 	Storages *base.Storages
 }
 
@@ -60,9 +63,60 @@ func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preco
 	if err != nil {
 		return nil, err
 	}
-	if len(causes) > 0 {
+	peerings, err := d.peerings(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case len(peerings) > 0 && len(causes) > 0:
+		causes = append(causes, peerings...)
+		return nil, base.DeleteConflict(tenant.Resource(Resource), name,
+			fmt.Sprintf("network %s is the network of %d namespace(s) and is peered by %d VRFPeering(s); delete the namespaces, and have the provider delete the peerings, first",
+				name, len(causes)-len(peerings), len(peerings)), causes)
+	case len(peerings) > 0:
+		return nil, base.DeleteConflict(tenant.Resource(Resource), name,
+			fmt.Sprintf("network %s is peered by %d VRFPeering(s) with provider routers; the provider must delete them first", name, len(peerings)), peerings)
+	case len(causes) > 0:
 		return nil, base.DeleteConflict(tenant.Resource(Resource), name,
 			fmt.Sprintf("network %s is the network of %d namespace(s); delete them first", name, len(causes)), causes)
 	}
 	return nil, nil
+}
+
+// peerings lists, as causes (Field "vrfpeerings <name>"), the VRFPeerings
+// bound to Network name of the request's tenant. Peerings of a former
+// Network or Tenant of these names do not count.
+func (d *Deletion) peerings(ctx context.Context, name string) ([]metav1.StatusCause, error) {
+	t, _ := tenancy.TenantFrom(ctx)
+	if d.Storages.VRFPeerings == nil || d.Storages.Networks == nil || t == "" {
+		return nil, nil
+	}
+	obj, err := d.Storages.Networks.Store.Get(ctx, name, &metav1.GetOptions{})
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	uid := obj.(*tenant.Network).UID
+	list, err := d.Storages.VRFPeerings.Store.List(ctx, &metainternalversion.ListOptions{
+		FieldSelector: fields.SelectorFromSet(fields.Set{"spec.tenant": t, "spec.network": name}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var causes []metav1.StatusCause
+	err = meta.EachListItem(list, func(item runtime.Object) error {
+		p, ok := item.(*tenant.VRFPeering)
+		if !ok || p.Spec.Tenant != t || p.Spec.Network != name || p.Status.NetworkUID != uid {
+			return nil
+		}
+		causes = append(causes, metav1.StatusCause{
+			Type:    base.CauseTypeAttached,
+			Field:   "vrfpeerings " + p.Name,
+			Message: fmt.Sprintf("vrfpeerings %s peers the VRF of network %s with provider routers", p.Name, name),
+		})
+		return nil
+	})
+	return causes, err
 }

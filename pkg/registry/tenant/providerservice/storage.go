@@ -2,6 +2,7 @@ package providerservice
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -42,7 +43,7 @@ var columns = []base.Column[*tenant.ProviderService]{
 }
 
 // OfferedTo says whether the ProviderService obj is offered to tenant t.
-func OfferedTo(t string, obj runtime.Object) bool {
+func OfferedTo(t string, _ types.UID, obj runtime.Object) bool {
 	o, ok := obj.(*tenant.ProviderService)
 	if !ok {
 		return false

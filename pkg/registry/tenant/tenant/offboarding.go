@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -32,6 +33,10 @@ const (
 	ResourceLoadBalancers = "loadbalancers"
 	// ResourcePods names the pods in a tenant's host namespaces.
 	ResourcePods = "pods"
+	// ResourceVRFPeerings and ResourceProviderServices name the provider's
+	// objects that block a Tenant's delete.
+	ResourceVRFPeerings      = "vrfpeerings"
+	ResourceProviderServices = "providerservices"
 )
 
 // cleanedUpBySyncer are the kinds the syncer deletes itself when it
@@ -78,7 +83,66 @@ func (o *Offboarding) Blockers(ctx context.Context, name string) (*tenant.Tenant
 	if err != nil {
 		return nil, nil, err
 	}
-	return t, blockers, nil
+	provider, err := o.providerBlockersOf(ctx, t)
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, append(blockers, provider...), nil
+}
+
+// providerBlockersOf lists the provider's objects made for t alone: the
+// VRFPeerings of its Networks and the ProviderServices offered to it
+// alone. The provider deletes them (or offers the service elsewhere);
+// the tenant cannot. A Tenant already being deleted has none.
+func (o *Offboarding) providerBlockersOf(ctx context.Context, t *tenant.Tenant) ([]tenant.OffboardingBlocker, error) {
+	if t.DeletionTimestamp != nil {
+		return nil, nil
+	}
+	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
+	var blockers []tenant.OffboardingBlocker
+	if s := o.Storages.VRFPeerings; s != nil {
+		list, err := s.Store.List(ctx, &metainternalversion.ListOptions{FieldSelector: fields.OneTermEqualSelector("spec.tenant", t.Name)})
+		if err != nil {
+			return nil, err
+		}
+		err = meta.EachListItem(list, func(item runtime.Object) error {
+			if p, ok := item.(*tenant.VRFPeering); ok && p.Spec.Tenant == t.Name && p.Status.TenantUID == t.UID {
+				blockers = append(blockers, tenant.OffboardingBlocker{
+					Resource: ResourceVRFPeerings, Name: p.Name,
+					Message: fmt.Sprintf("vrfpeerings %s peers network %s of tenant %s with provider routers; the provider must delete it", p.Name, p.Spec.Network, t.Name),
+				})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if s := o.Storages.ProviderServices; s != nil {
+		list, err := s.Store.List(ctx, &metainternalversion.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		err = meta.EachListItem(list, func(item runtime.Object) error {
+			if p, ok := item.(*tenant.ProviderService); ok && !p.Spec.AllTenants && len(p.Spec.Tenants) == 1 && p.Spec.Tenants[0] == t.Name {
+				blockers = append(blockers, tenant.OffboardingBlocker{
+					Resource: ResourceProviderServices, Name: p.Name,
+					Message: fmt.Sprintf("providerservices %s is offered to tenant %s alone; the provider must delete it or offer it to others", p.Name, t.Name),
+				})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	sort.Slice(blockers, func(i, j int) bool {
+		if blockers[i].Resource != blockers[j].Resource {
+			return blockers[i].Resource < blockers[j].Resource
+		}
+		return blockers[i].Name < blockers[j].Name
+	})
+	return blockers, nil
 }
 
 // blockersOf lists what keeps t from being deleted. A Tenant already being
@@ -212,6 +276,10 @@ func (o *Offboarding) Report(ctx context.Context, t *tenant.Tenant) (*tenant.Off
 	if err != nil {
 		return nil, err
 	}
+	provider, err := o.providerBlockersOf(ctx, t)
+	if err != nil {
+		return nil, err
+	}
 	return &tenant.OffboardingReport{
 		ObjectMeta: metav1.ObjectMeta{
 			Name:              t.Name,
@@ -221,8 +289,9 @@ func (o *Offboarding) Report(ctx context.Context, t *tenant.Tenant) (*tenant.Off
 			DeletionTimestamp: t.DeletionTimestamp,
 		},
 		Tenant:   t.Name,
-		Ready:    len(blockers) == 0,
-		Blockers: blockers,
+		Ready:            len(blockers) == 0 && len(provider) == 0,
+		Blockers:         blockers,
+		ProviderBlockers: provider,
 	}, nil
 }
 

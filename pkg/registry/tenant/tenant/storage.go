@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/registry/rest"
 
@@ -24,7 +25,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		Fields:     SelectableFields,
 		// Members of a tenant read their own Tenant: their block, public IPs, quota and usage.
 		NamedByTenant: true,
-		VisibleToTenant: func(t string, obj runtime.Object) bool {
+		VisibleToTenant: func(t string, _ types.UID, obj runtime.Object) bool {
 			o, ok := obj.(*tenant.Tenant)
 			return ok && o.Name == t
 		},

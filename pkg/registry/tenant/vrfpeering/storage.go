@@ -1,31 +1,77 @@
 package vrfpeering
 
 import (
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
+// Resource is the resource name of VRFPeerings.
+const Resource = "vrfpeerings"
+
 // NewStorage returns the storage of vrfpeerings and vrfpeerings/status.
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	return base.NewStorage(scheme, optsGetter, base.Resource[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeeringStatus]{
-		Kind:       Kind,
-		Plural:     "vrfpeerings",
-		Singular:   "vrfpeering",
-		ShortNames: []string{"vrfp"},
-		New:        func() runtime.Object { return &tenant.VRFPeering{} },
-		NewList:    func() runtime.Object { return &tenant.VRFPeeringList{} },
-		Fields:     SelectableFields,
-		Table:      base.Table[*tenant.VRFPeering]{Columns: columns},
+	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeeringStatus]{
+		Kind:            Kind,
+		Plural:          Resource,
+		Singular:        "vrfpeering",
+		ShortNames:      []string{"vrfp"},
+		New:             func() runtime.Object { return &tenant.VRFPeering{} },
+		NewList:         func() runtime.Object { return &tenant.VRFPeeringList{} },
+		Fields:          SelectableFields,
+		VisibleToTenant: PeersNetworkOf,
+		Table:           base.Table[*tenant.VRFPeering]{Columns: columns},
 	}, deps)
+	if err != nil {
+		return nil, err
+	}
+	binding := &Binding{Storages: deps.Storages}
+	st.Install(base.Hooks{BeginCreate: binding.BeginCreate, BeginUpdate: binding.BeginUpdate})
+	return st, nil
+}
+
+// PeersNetworkOf says whether the VRFPeering obj peers a Network of tenant
+// t of UID uid: its members read it. A peering made for a former tenant of
+// the same name is not theirs.
+func PeersNetworkOf(t string, uid types.UID, obj runtime.Object) bool {
+	o, ok := obj.(*tenant.VRFPeering)
+	return ok && o.Spec.Tenant == t && uid != "" && o.Status.TenantUID == uid
+}
+
+// State summarises the peering for its STATE column: Orphaned, the
+// sessions established out of those reported, or why it is not ready.
+func State(o *tenant.VRFPeering) string {
+	if c := meta.FindStatusCondition(o.Status.Conditions, tenant.ConditionOrphaned); c != nil && c.Status == "True" {
+		return "Orphaned"
+	}
+	if c := meta.FindStatusCondition(o.Status.Conditions, tenant.ConditionReady); c == nil || c.Status != "True" {
+		if c != nil && c.Reason != "" {
+			return c.Reason
+		}
+		return "Pending"
+	}
+	var sessions, established int32
+	for _, n := range o.Status.Neighbors {
+		sessions += n.Sessions
+		established += n.Established
+	}
+	if sessions == 0 {
+		return "NoSessions"
+	}
+	return fmt.Sprintf("%d/%d Established", established, sessions)
 }
 
 var columns = []base.Column[*tenant.VRFPeering]{
 	{Name: "Tenant", Type: "string", Description: "Tenant owning the Network.", Cell: func(o *tenant.VRFPeering) interface{} { return o.Spec.Tenant }},
 	{Name: "Network", Type: "string", Description: "The tenant Network whose VRF is peered.", Cell: func(o *tenant.VRFPeering) interface{} { return o.Spec.Network }},
-	{Name: "ASN", Type: "integer", Description: "Local autonomous system number.", Cell: func(o *tenant.VRFPeering) interface{} { return o.Spec.ASN }},
+	{Name: "VRF", Type: "string", Description: "VRF name on the nodes.", Cell: func(o *tenant.VRFPeering) interface{} { return base.OrNone(o.Status.VRF) }},
+	{Name: "ASN", Type: "integer", Priority: 1, Description: "Local autonomous system number.", Cell: func(o *tenant.VRFPeering) interface{} { return o.Spec.ASN }},
 	{Name: "Neighbors", Type: "string", Description: "BGP neighbors.", Cell: func(o *tenant.VRFPeering) interface{} {
 		addrs := make([]string, 0, len(o.Spec.Neighbors))
 		for _, n := range o.Spec.Neighbors {
@@ -33,6 +79,5 @@ var columns = []base.Column[*tenant.VRFPeering]{
 		}
 		return base.Join(addrs)
 	}},
-	{Name: "VRF", Type: "string", Priority: 1, Description: "VRF name on the nodes.", Cell: func(o *tenant.VRFPeering) interface{} { return base.OrNone(o.Status.VRF) }},
-	{Name: "Ready", Type: "string", Description: "Whether the peering is in place.", Cell: func(o *tenant.VRFPeering) interface{} { return base.ConditionStatus(o.Status.Conditions, "Ready") }},
+	{Name: "State", Type: "string", Description: "BGP sessions established, or why the peering is not in place.", Cell: func(o *tenant.VRFPeering) interface{} { return State(o) }},
 }

@@ -13,8 +13,15 @@ import (
 var Kind = base.Kind[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeeringStatus]{
 	Spec:                 func(o *tenant.VRFPeering) *tenant.VRFPeeringSpec { return &o.Spec },
 	Status:               func(o *tenant.VRFPeering) *tenant.VRFPeeringStatus { return &o.Status },
-	Namespaced:           false,
-	TenantOwned:          false,
+	Namespaced:  false,
+	TenantOwned: false,
+	// Binding records them when the peering is created.
+	ServerOwnedStatus: func(dst, src *tenant.VRFPeering) {
+		dst.Status.TenantUID, dst.Status.NetworkUID = src.Status.TenantUID, src.Status.NetworkUID
+	},
+	InitialStatus: func(o *tenant.VRFPeering) {
+		base.NotSynced(&o.Status.Conditions, "the syncer has not looked at the peering yet")
+	},
 	Validate:             validation.ValidateVRFPeering,
 	ValidateUpdate:       validation.ValidateVRFPeeringUpdate,
 	ValidateStatusUpdate: validation.ValidateVRFPeeringStatusUpdate,

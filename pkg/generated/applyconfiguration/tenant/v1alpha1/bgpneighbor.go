@@ -18,17 +18,37 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
 // BGPNeighborApplyConfiguration represents a declarative configuration of the BGPNeighbor type for use
 // with apply.
 //
 // BGPNeighbor is one BGP neighbor of a VRF.
 type BGPNeighborApplyConfiguration struct {
-	// address is the IPv4 address of the neighbor.
+	// address is the IPv4 unicast address of the neighbor. It may not lie
+	// in an AddressPool of this server: a neighbor is a provider router,
+	// never an address handed to tenants.
 	Address *string `json:"address,omitempty"`
-	// asn is the neighbor's autonomous system number (1-4294967295).
+	// asn is the neighbor's autonomous system number (1-4294967295; 23456,
+	// AS_TRANS, is reserved).
 	ASN *int64 `json:"asn,omitempty"`
 	// port is the neighbor's BGP port. Default 179.
 	Port *int32 `json:"port,omitempty"`
+	// passwordSecret names the Secret holding the session's password: a
+	// Secret of type kubernetes.io/basic-auth, key "password", in the
+	// frr-k8s namespace, where frr-k8s reads it.
+	PasswordSecret *string `json:"passwordSecret,omitempty"`
+	// holdTime is the BGP hold time: 3s to 65535s, in whole seconds.
+	// Default: frr-k8s's (180s).
+	HoldTime *v1.Duration `json:"holdTime,omitempty"`
+	// keepaliveTime is the BGP keepalive interval: 1s up to the hold time,
+	// in whole seconds; set with holdTime. Default: frr-k8s's (60s).
+	KeepaliveTime *v1.Duration `json:"keepaliveTime,omitempty"`
+	// bfdProfile names a BFD profile the provider defines in its own
+	// FRRConfiguration; BFD is off without one.
+	BFDProfile *string `json:"bfdProfile,omitempty"`
 }
 
 // BGPNeighborApplyConfiguration constructs a declarative configuration of the BGPNeighbor type for use with
@@ -58,5 +78,37 @@ func (b *BGPNeighborApplyConfiguration) WithASN(value int64) *BGPNeighborApplyCo
 // If called multiple times, the Port field is set to the value of the last call.
 func (b *BGPNeighborApplyConfiguration) WithPort(value int32) *BGPNeighborApplyConfiguration {
 	b.Port = &value
+	return b
+}
+
+// WithPasswordSecret sets the PasswordSecret field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PasswordSecret field is set to the value of the last call.
+func (b *BGPNeighborApplyConfiguration) WithPasswordSecret(value string) *BGPNeighborApplyConfiguration {
+	b.PasswordSecret = &value
+	return b
+}
+
+// WithHoldTime sets the HoldTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HoldTime field is set to the value of the last call.
+func (b *BGPNeighborApplyConfiguration) WithHoldTime(value v1.Duration) *BGPNeighborApplyConfiguration {
+	b.HoldTime = &value
+	return b
+}
+
+// WithKeepaliveTime sets the KeepaliveTime field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the KeepaliveTime field is set to the value of the last call.
+func (b *BGPNeighborApplyConfiguration) WithKeepaliveTime(value v1.Duration) *BGPNeighborApplyConfiguration {
+	b.KeepaliveTime = &value
+	return b
+}
+
+// WithBFDProfile sets the BFDProfile field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the BFDProfile field is set to the value of the last call.
+func (b *BGPNeighborApplyConfiguration) WithBFDProfile(value string) *BGPNeighborApplyConfiguration {
+	b.BFDProfile = &value
 	return b
 }

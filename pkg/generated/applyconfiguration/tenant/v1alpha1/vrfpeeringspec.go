@@ -23,14 +23,26 @@ package v1alpha1
 //
 // VRFPeeringSpec describes the BGP peering of a tenant Network's VRF.
 type VRFPeeringSpecApplyConfiguration struct {
-	// tenant is the name of the tenant owning the Network. Immutable.
+	// tenant is the name of the tenant owning the Network. It must exist
+	// when the peering is created. Immutable.
 	Tenant *string `json:"tenant,omitempty"`
-	// network is the name of the tenant's Network whose VRF is peered. Immutable.
+	// network is the name of the tenant's Network whose VRF is peered. It
+	// must exist when the peering is created; Layer2 and Layer3 Networks
+	// can both be peered (their pod network is advertised). Immutable.
 	Network *string `json:"network,omitempty"`
-	// asn is the local autonomous system number (1-4294967295).
+	// asn is the local autonomous system number of the VRF's BGP router
+	// (1-4294967295; 23456, AS_TRANS, is reserved).
 	ASN *int64 `json:"asn,omitempty"`
-	// neighbors are the provider routers to peer with.
+	// neighbors are the provider routers to peer with, at most 16.
 	Neighbors []BGPNeighborApplyConfiguration `json:"neighbors,omitempty"`
+	// advertise are the prefixes announced to the neighbors, each inside
+	// one of the Network's subnets (OVN-Kubernetes advertises the pod
+	// network of a Layer3 Network per node, a part of a subnet).
+	// Default: the Network's subnets.
+	Advertise []string `json:"advertise,omitempty"`
+	// receive says which routes the neighbors may send into the VRF.
+	// Default: none.
+	Receive *VRFPeeringReceiveApplyConfiguration `json:"receive,omitempty"`
 }
 
 // VRFPeeringSpecApplyConfiguration constructs a declarative configuration of the VRFPeeringSpec type for use with
@@ -73,5 +85,23 @@ func (b *VRFPeeringSpecApplyConfiguration) WithNeighbors(values ...*BGPNeighborA
 		}
 		b.Neighbors = append(b.Neighbors, *values[i])
 	}
+	return b
+}
+
+// WithAdvertise adds the given value to the Advertise field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Advertise field.
+func (b *VRFPeeringSpecApplyConfiguration) WithAdvertise(values ...string) *VRFPeeringSpecApplyConfiguration {
+	for i := range values {
+		b.Advertise = append(b.Advertise, values[i])
+	}
+	return b
+}
+
+// WithReceive sets the Receive field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Receive field is set to the value of the last call.
+func (b *VRFPeeringSpecApplyConfiguration) WithReceive(value *VRFPeeringReceiveApplyConfiguration) *VRFPeeringSpecApplyConfiguration {
+	b.Receive = value
 	return b
 }

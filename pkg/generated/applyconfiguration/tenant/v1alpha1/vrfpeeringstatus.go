@@ -19,6 +19,7 @@ limitations under the License.
 package v1alpha1
 
 import (
+	types "k8s.io/apimachinery/pkg/types"
 	v1 "k8s.io/client-go/applyconfigurations/meta/v1"
 )
 
@@ -29,9 +30,22 @@ import (
 type VRFPeeringStatusApplyConfiguration struct {
 	// observedGeneration is the generation of the spec the status describes.
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
+	// tenantUID is the UID of the Tenant the peering was created for. A
+	// Tenant created again under the same name is another tenant: the
+	// peering does not apply to it (condition Orphaned).
+	TenantUID *types.UID `json:"tenantUID,omitempty"`
+	// networkUID is the UID of the Network the peering was created for,
+	// likewise.
+	NetworkUID *types.UID `json:"networkUID,omitempty"`
 	// vrf is the name of the VRF on the nodes (the ClusterUserDefinedNetwork's name).
 	VRF *string `json:"vrf,omitempty"`
-	// conditions of the peering.
+	// neighbors report the BGP sessions with each neighbor, as frr-k8s
+	// reports them (BGPSessionState objects, one per node and neighbor).
+	Neighbors []VRFPeeringNeighborStatusApplyConfiguration `json:"neighbors,omitempty"`
+	// conditions of the peering: HostSynced (the RouteAdvertisements and
+	// FRRConfiguration exist and match), Accepted (OVN-Kubernetes' verdict
+	// on the RouteAdvertisements), Orphaned (the Tenant or Network it was
+	// made for is gone) and Ready (synced and accepted).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
@@ -49,11 +63,40 @@ func (b *VRFPeeringStatusApplyConfiguration) WithObservedGeneration(value int64)
 	return b
 }
 
+// WithTenantUID sets the TenantUID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the TenantUID field is set to the value of the last call.
+func (b *VRFPeeringStatusApplyConfiguration) WithTenantUID(value types.UID) *VRFPeeringStatusApplyConfiguration {
+	b.TenantUID = &value
+	return b
+}
+
+// WithNetworkUID sets the NetworkUID field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the NetworkUID field is set to the value of the last call.
+func (b *VRFPeeringStatusApplyConfiguration) WithNetworkUID(value types.UID) *VRFPeeringStatusApplyConfiguration {
+	b.NetworkUID = &value
+	return b
+}
+
 // WithVRF sets the VRF field in the declarative configuration to the given value
 // and returns the receiver, so that objects can be built by chaining "With" function invocations.
 // If called multiple times, the VRF field is set to the value of the last call.
 func (b *VRFPeeringStatusApplyConfiguration) WithVRF(value string) *VRFPeeringStatusApplyConfiguration {
 	b.VRF = &value
+	return b
+}
+
+// WithNeighbors adds the given value to the Neighbors field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Neighbors field.
+func (b *VRFPeeringStatusApplyConfiguration) WithNeighbors(values ...*VRFPeeringNeighborStatusApplyConfiguration) *VRFPeeringStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithNeighbors")
+		}
+		b.Neighbors = append(b.Neighbors, *values[i])
+	}
 	return b
 }
 
