@@ -94,6 +94,21 @@ for module in "${METALLB_MODULE}" "${FRRK8S_MODULE}"; do
   done
 done
 
+# frr-k8s declares its ASNs (uint32) as "format: int32" with "maximum:
+# 4294967295"; kube-apiserver 1.36 refuses every object that sets one
+# ("Maximum boundary value must be of type integer with format int32").
+# The one change made to an upstream CRD: those fields become int64, with
+# the same bounds.
+frr=${WORK_DIR}/out/frrk8s.metallb.io_frrconfigurations.yaml
+awk '{ lines[NR] = $0 } END {
+  for (i = 1; i <= NR; i++) {
+    if (lines[i] ~ /^ *format: int32$/ && lines[i+1] ~ /^ *maximum: 4294967295$/) sub(/int32/, "int64", lines[i])
+    print lines[i]
+  }
+}' "${frr}" >"${frr}.tmp"
+mv "${frr}.tmp" "${frr}"
+sed -i '1s/$/ ASN fields: format int64 (see hack\/update-host-crds.sh)./' "${frr}"
+
 mkdir -p "${WORK_DIR}/kubevirt"
 "${CONTROLLER_GEN}" crd:crdVersions=v1,allowDangerousTypes=true "paths=${KUBEVIRT_MODULE}/core/v1" "output:crd:dir=${WORK_DIR}/kubevirt"
 for crd in "${KUBEVIRT_CRDS[@]}"; do

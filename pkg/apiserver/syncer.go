@@ -30,6 +30,6 @@ func syncerStorage(s *base.Storages) controller.Storage {
 	}
 	return controller.Storage{
 		Tenants: kind(s.Tenants), Namespaces: kind(s.Namespaces), Networks: kind(s.Networks),
-		FloatingIPs: kind(s.FloatingIPs), LoadBalancers: kind(s.LoadBalancers),
+		FloatingIPs: kind(s.FloatingIPs), LoadBalancers: kind(s.LoadBalancers), VRFPeerings: kind(s.VRFPeerings),
 	}
 }

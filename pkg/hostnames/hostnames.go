@@ -55,6 +55,9 @@ const (
 	// their namespaces by it. Unlike NetworkLabel it is unique across
 	// tenants, and across a tenant re-created under the same name.
 	HostNetworkLabel = KindLabelPrefix + "host-network"
+	// VRFPeeringLabel names, on its RouteAdvertisements and
+	// FRRConfiguration, the VRFPeering they realise.
+	VRFPeeringLabel = KindLabelPrefix + "vrfpeering"
 	// PrimaryUDNLabel makes OVN-Kubernetes give a namespace a primary
 	// user-defined network; it is only honoured when set at creation.
 	PrimaryUDNLabel = "k8s.ovn.org/primary-user-defined-network"
@@ -148,6 +151,10 @@ func prefixed(prefix, name string) string {
 	suffix := sum(full)[:8]
 	return strings.TrimRight(full[:maxNameLength-len(suffix)-1], "-") + "-" + suffix
 }
+
+// VRFPeering is the name of the RouteAdvertisements and of the
+// FRRConfiguration of VRFPeering name.
+func VRFPeering(name string) string { return prefixed("vrfp-", name) }
 
 // MetalLBPool is the name of the MetalLB IPAddressPool (and of its
 // advertisement) holding a tenant's public IPs: the namespace prefix, which

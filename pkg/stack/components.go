@@ -176,9 +176,21 @@ func (s *Stack) installHostManifests(ctx context.Context) error {
 		!strings.Contains(err.Error(), "no matching resources found") {
 		return fmt.Errorf("waiting for CRDs: %w", err)
 	}
+	// frr-k8s' namespace, where the syncer writes VRF peerings'
+	// FRRConfigurations (no frr-k8s daemon runs here).
+	client, _, err := s.Clients(AdminUser)
+	if err != nil {
+		return err
+	}
+	if err := applyNamespace(ctx, client, FRRNamespace); err != nil {
+		return fmt.Errorf("creating namespace %s: %w", FRRNamespace, err)
+	}
 	s.logf("host manifests installed: %d CRD files, deploy bundle %q (%s)", len(crds), bundle, time.Since(t).Round(100*time.Millisecond))
 	return nil
 }
+
+// FRRNamespace is frr-k8s' namespace, the syncer's default.
+const FRRNamespace = "frr-k8s-system"
 
 // MetalLBNamespace is where the MetalLB controller reads its configuration
 // (IPAddressPools).

@@ -16,6 +16,9 @@
 //   - floatingip: for a FloatingIP bound to a Pod or VirtualMachine, a
 //     Service on its address for the inbound ports and an EgressIP for
 //     the outbound traffic;
+//   - vrfpeering: for each VRFPeering, the RouteAdvertisements that
+//     advertises the peered Network's pod network into its VRF and the
+//     FRRConfiguration peering that VRF with the provider's routers;
 //   - checker: the periodic removal of orphans and drift check.
 //
 // Tenant objects are read from the server's own storage in process; host
@@ -31,6 +34,7 @@ import (
 	"time"
 
 	egressipclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned"
+	raclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1/apis/clientset/versioned"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/uuid"
@@ -50,6 +54,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
 	"tenant.io/tenant-apiserver/pkg/syncer/network"
 	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
+	"tenant.io/tenant-apiserver/pkg/syncer/vrfpeering"
 )
 
 // Config configures the syncer.
@@ -69,6 +74,9 @@ type Config struct {
 	CheckPeriod time.Duration
 	// MetalLBNamespace holds the tenants' MetalLB pools and advertisements.
 	MetalLBNamespace string
+	// FRRNamespace is frr-k8s': it holds the VRF peerings' FRRConfigurations
+	// and the Secrets of their BGP passwords.
+	FRRNamespace string
 	// Advertise is how MetalLB announces tenants' public IPs.
 	Advertise tenantsyncer.Advertisement
 }
@@ -102,6 +110,9 @@ func New(config Config, storage controller.Storage) (*Syncer, error) {
 		return nil, err
 	}
 	if host.EgressIP, err = egressipclientset.NewForConfig(config.Host); err != nil {
+		return nil, err
+	}
+	if host.RA, err = raclientset.NewForConfig(config.Host); err != nil {
 		return nil, err
 	}
 	return &Syncer{config: config, storage: storage, host: host}, nil
@@ -152,7 +163,7 @@ func (s *Syncer) Run(ctx context.Context) {
 // server stops), on informers of its own: a new term starts from a fresh
 // view of the host.
 func (s *Syncer) lead(ctx context.Context) {
-	src := controller.NewSources(s.storage, s.host, s.config.MetalLBNamespace)
+	src := controller.NewSources(s.storage, s.host, controller.Namespaces{MetalLB: s.config.MetalLBNamespace, FRR: s.config.FRRNamespace})
 	namespaces, err := namespace.New(src)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the namespace controller")
@@ -173,21 +184,27 @@ func (s *Syncer) lead(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Starting the floating IP controller")
 		return
 	}
+	peerings, err := vrfpeering.New(src)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Starting the VRF peering controller")
+		return
+	}
 	tenants, err := tenantsyncer.New(src, s.config.Advertise)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the tenant controller")
 		return
 	}
 	check := checker.New(src, s.config.CheckPeriod, namespaces.EnqueueAll, networks.EnqueueAll,
-		loadBalancers.EnqueueAll, floatingIPs.EnqueueAll, tenants.EnqueueAll)
+		loadBalancers.EnqueueAll, floatingIPs.EnqueueAll, peerings.EnqueueAll, tenants.EnqueueAll)
 	started := time.Now()
 	src.Start(ctx)
 	go namespaces.Run(ctx, s.config.Workers)
 	go networks.Run(ctx, max(1, s.config.Workers/2))
 	go loadBalancers.Run(ctx, max(1, s.config.Workers/2))
 	go floatingIPs.Run(ctx, max(1, s.config.Workers/2))
+	go peerings.Run(ctx, max(1, s.config.Workers/8))
 	go tenants.Run(ctx, max(1, s.config.Workers/2))
-	go reportInitialSync(ctx, started, src, namespaces.Worker, networks.Worker, loadBalancers.Worker, floatingIPs.Worker, tenants.Worker)
+	go reportInitialSync(ctx, started, src, namespaces.Worker, networks.Worker, loadBalancers.Worker, floatingIPs.Worker, peerings.Worker, tenants.Worker)
 	check.Run(ctx)
 }
 

@@ -245,7 +245,8 @@ func TestIsolationProviderScope(t *testing.T) {
 			_, errMissing := res.Get(ctx, "no-such-peering", metav1.GetOptions{})
 			isoSameAsMissing(t, m.c.String()+" get vrfpeering "+m.hidden.GetName(), err, m.hidden.GetName(), errMissing, "no-such-peering")
 			out, _, err := m.c.kubectl(ctx, "get", "vrfpeerings", "-o", "name")
-			if err != nil || strings.Contains(out, m.hidden.GetName()) || !strings.Contains(out, m.want.GetName()) {
+			names := strings.Fields(out)
+			if err != nil || slices.Contains(names, "vrfpeering.tenant.io/"+m.hidden.GetName()) || !slices.Contains(names, "vrfpeering.tenant.io/"+m.want.GetName()) {
 				t.Errorf("%s kubectl get vrfpeerings: %v %q; want %s and not %s", m.c, err, out, m.want.GetName(), m.hidden.GetName())
 			}
 			t.Run(m.c.user+" watches", func(t *testing.T) {

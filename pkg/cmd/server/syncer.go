@@ -35,6 +35,7 @@ func NewSyncerOptions() *SyncerOptions {
 			Workers:          128,
 			CheckPeriod:      30 * time.Second,
 			MetalLBNamespace: "metallb-system",
+			FRRNamespace:     "frr-k8s-system",
 		},
 		HostQPS:   500,
 		HostBurst: 1000,
@@ -54,6 +55,7 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.Workers, "syncer-workers", c.Workers, "Workers of the namespace controller (the tenant controller gets half). Each spends most of its time waiting for the host, so many are cheap; see docs/performance.md.")
 	fs.DurationVar(&c.CheckPeriod, "syncer-check-period", c.CheckPeriod, "How often orphaned host objects are removed and every object checked for drift.")
 	fs.StringVar(&c.MetalLBNamespace, "metallb-namespace", c.MetalLBNamespace, "Namespace of MetalLB's pools and advertisements.")
+	fs.StringVar(&c.FRRNamespace, "frr-k8s-namespace", c.FRRNamespace, "Namespace of frr-k8s: the VRF peerings' FRRConfigurations and BGP password Secrets (openshift-frr-k8s on OpenShift).")
 	fs.StringVar(&o.advertise, "metallb-advertisement", o.advertise, "How MetalLB announces tenants' public IPs: L2 or BGP.")
 	fs.Float32Var(&o.HostQPS, "syncer-host-qps", o.HostQPS, "Requests per second the syncer, and the registry's reads of host pods on deletes, may send to the host.")
 	fs.IntVar(&o.HostBurst, "syncer-host-burst", o.HostBurst, "Burst of requests the syncer, and the registry's reads of host pods on deletes, may send to the host.")

@@ -6,6 +6,8 @@ import (
 	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
 // ClusterUserDefinedNetworks is the host kind of the networks the syncer
@@ -29,11 +31,16 @@ func (s *Sources) ClusterUserDefinedNetworks() HostKind[*udnv1.ClusterUserDefine
 			return client.Delete(ctx, name, opts)
 		},
 		Matches: func(have, want *udnv1.ClusterUserDefinedNetwork) bool {
-			return apiequality.Semantic.DeepEqual(have.Spec.NamespaceSelector, want.Spec.NamespaceSelector)
+			return apiequality.Semantic.DeepEqual(have.Spec.NamespaceSelector, want.Spec.NamespaceSelector) &&
+				have.Labels[hostnames.HostNetworkLabel] == want.Labels[hostnames.HostNetworkLabel]
 		},
 		Repair: func(have, want *udnv1.ClusterUserDefinedNetwork) *udnv1.ClusterUserDefinedNetwork {
 			out := have.DeepCopy()
 			out.Spec.NamespaceSelector = want.Spec.NamespaceSelector
+			if out.Labels == nil {
+				out.Labels = map[string]string{}
+			}
+			out.Labels[hostnames.HostNetworkLabel] = want.Labels[hostnames.HostNetworkLabel]
 			return out
 		},
 		Replace: func(have, want *udnv1.ClusterUserDefinedNetwork) bool {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/tools/cache"
 )
 
 // MetalLBKind is the host kind of the MetalLB objects of resource gvr
@@ -16,10 +17,23 @@ import (
 // specs compare in that form, so that fields the CRD defaults
 // (avoidBuggyIPs: false) do not count as drift.
 func (s *Sources) MetalLBKind(gvr schema.GroupVersionResource, kind string, spec interface{}) HostKind[*unstructured.Unstructured] {
+	return s.dynamicKind(gvr, kind, s.HostMetalLB[gvr], spec)
+}
+
+// FRRConfigurationKind is the host kind of the FRRConfigurations the
+// syncer makes in the frr-k8s namespace; spec is the typed spec wanted
+// (a *frrk8sv1beta1.FRRConfigurationSpec), compared as MetalLBKind does.
+func (s *Sources) FRRConfigurationKind(spec interface{}) HostKind[*unstructured.Unstructured] {
+	return s.dynamicKind(FRRConfigurations, "FRRConfiguration", s.HostFRRConfigurations, spec)
+}
+
+// dynamicKind is the host kind of resource gvr read through the dynamic
+// client and informer, whose spec compares in its typed form spec.
+func (s *Sources) dynamicKind(gvr schema.GroupVersionResource, kind string, informer cache.SharedIndexInformer, spec interface{}) HostKind[*unstructured.Unstructured] {
 	client := s.HostDynamic.Resource(gvr)
 	return HostKind[*unstructured.Unstructured]{
 		Kind:     kind,
-		Informer: s.HostMetalLB[gvr],
+		Informer: informer,
 		Create: func(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			return client.Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
 		},
@@ -41,8 +55,8 @@ func (s *Sources) MetalLBKind(gvr schema.GroupVersionResource, kind string, spec
 	}
 }
 
-// NewMetalLBObject returns the MetalLB object of resource gvr named
-// namespace/name with spec (a pointer to the typed spec).
+// NewMetalLBObject returns the MetalLB (or frr-k8s) object of resource
+// gvr named namespace/name with spec (a pointer to the typed spec).
 func NewMetalLBObject(gvr schema.GroupVersionResource, kind, namespace, name string, spec interface{}) (*unstructured.Unstructured, error) {
 	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(spec)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 
 	egressipclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned"
 	egressipinformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/informers/externalversions"
+	raclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1/apis/clientset/versioned"
+	rainformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1/apis/informers/externalversions"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	udninformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/informers/externalversions"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
@@ -29,7 +32,11 @@ var (
 	L2Advertisements  = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "l2advertisements"}
 	BGPAdvertisements = schema.GroupVersionResource{Group: "metallb.io", Version: "v1beta1", Resource: "bgpadvertisements"}
 	// MetalLBResources are all of them.
-	MetalLBResources   = []schema.GroupVersionResource{IPAddressPools, L2Advertisements, BGPAdvertisements}
+	MetalLBResources = []schema.GroupVersionResource{IPAddressPools, L2Advertisements, BGPAdvertisements}
+	// FRRConfigurations are the frr-k8s objects the syncer makes, and
+	// BGPSessionStates those frr-k8s reports sessions in.
+	FRRConfigurations  = schema.GroupVersionResource{Group: "frrk8s.metallb.io", Version: "v1beta1", Resource: "frrconfigurations"}
+	BGPSessionStates   = schema.GroupVersionResource{Group: "frrk8s.metallb.io", Version: "v1beta1", Resource: "bgpsessionstates"}
 	hostObjectSelector = hostnames.TenantLabel // every host object the syncer makes carries it
 )
 
@@ -48,6 +55,14 @@ func indexByTenant(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
+// indexBySpecTenant indexes VRFPeerings by the tenant they name.
+func indexBySpecTenant(obj interface{}) ([]string, error) {
+	if p, ok := obj.(*tenant.VRFPeering); ok && p.Spec.Tenant != "" {
+		return []string{p.Spec.Tenant}, nil
+	}
+	return nil, nil
+}
+
 // Sources are the clients and informers the controllers share.
 type Sources struct {
 	// Storage is the server's storage of tenant objects, read and written
@@ -59,12 +74,16 @@ type Sources struct {
 	// kinds the syncer makes.
 	HostUDN      udnclientset.Interface
 	HostEgressIP egressipclientset.Interface
-	// MetalLBNamespace is where MetalLB pools and advertisements live.
-	MetalLBNamespace string
+	HostRA       raclientset.Interface
+	// MetalLBNamespace is where MetalLB pools and advertisements live;
+	// FRRNamespace, where frr-k8s reads FRRConfigurations and reports
+	// BGPSessionStates.
+	MetalLBNamespace, FRRNamespace string
 
 	// Tenants, Namespaces, Networks, LoadBalancers and FloatingIPs hold
-	// every tenant's objects (see ObjectKey).
-	Tenants, Namespaces, Networks, LoadBalancers, FloatingIPs cache.SharedIndexInformer
+	// every tenant's objects (see ObjectKey); VRFPeerings, the provider's
+	// (indexed ByTenant by spec.tenant).
+	Tenants, Namespaces, Networks, LoadBalancers, FloatingIPs, VRFPeerings cache.SharedIndexInformer
 	// Host objects carrying the tenant label, and only those.
 	HostNamespaces, HostRoleBindings, HostServices cache.SharedIndexInformer
 	// HostCUDNs and HostEgressIPs are the OVN-Kubernetes objects carrying
@@ -72,6 +91,9 @@ type Sources struct {
 	HostCUDNs, HostEgressIPs cache.SharedIndexInformer
 	// MetalLB objects carrying the tenant label, by resource.
 	HostMetalLB map[schema.GroupVersionResource]cache.SharedIndexInformer
+	// HostRouteAdvertisements and HostFRRConfigurations carry the tenant
+	// label; HostBGPSessionStates are every session frr-k8s reports.
+	HostRouteAdvertisements, HostFRRConfigurations, HostBGPSessionStates cache.SharedIndexInformer
 
 	Health *HostHealth
 	// Orphans is what the periodic check looks at; the controllers
@@ -82,6 +104,9 @@ type Sources struct {
 	dynamic  dynamicinformer.DynamicSharedInformerFactory
 	udn      udninformers.SharedInformerFactory
 	egressIP egressipinformers.SharedInformerFactory
+	ra       rainformers.SharedInformerFactory
+	frr      dynamicinformer.DynamicSharedInformerFactory
+	frrAll   dynamicinformer.DynamicSharedInformerFactory
 }
 
 // HostClients are the clients of the host API the syncer uses.
@@ -90,34 +115,53 @@ type HostClients struct {
 	Dynamic  dynamic.Interface
 	UDN      udnclientset.Interface
 	EgressIP egressipclientset.Interface
+	RA       raclientset.Interface
+}
+
+// Namespaces are the host namespaces of the networking stack the syncer
+// writes into.
+type Namespaces struct {
+	// MetalLB holds MetalLB's pools and advertisements.
+	MetalLB string
+	// FRR is where frr-k8s reads FRRConfigurations and the Secrets of BGP
+	// passwords, and reports BGPSessionStates.
+	FRR string
 }
 
 // NewSources builds the informers; Start runs them.
-func NewSources(storage Storage, host HostClients, metallbNamespace string) *Sources {
+func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	byTenant := cache.Indexers{ByTenant: indexByTenant}
 	selected := func(o *metav1.ListOptions) { o.LabelSelector = hostObjectSelector }
 	s := &Sources{
-		Storage: storage, Host: host.Kube, HostDynamic: host.Dynamic, HostUDN: host.UDN, HostEgressIP: host.EgressIP,
-		MetalLBNamespace: metallbNamespace,
-		Tenants:          newStoreInformer(storage.Tenants, nil, false),
-		Namespaces:       newStoreInformer(storage.Namespaces, byTenant, true),
-		Networks:         newStoreInformer(storage.Networks, byTenant, true),
-		LoadBalancers:    newStoreInformer(storage.LoadBalancers, byTenant, true),
-		FloatingIPs:      newStoreInformer(storage.FloatingIPs, byTenant, true),
-		HostMetalLB:      map[schema.GroupVersionResource]cache.SharedIndexInformer{},
-		Health:           &HostHealth{client: host.Kube},
-		Orphans:          &Orphans{},
-		kube:             informers.NewSharedInformerFactoryWithOptions(host.Kube, 0, informers.WithTweakListOptions(selected)),
-		dynamic:          dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, metallbNamespace, selected),
-		udn:              udninformers.NewSharedInformerFactoryWithOptions(host.UDN, 0, udninformers.WithTweakListOptions(selected)),
-		egressIP:         egressipinformers.NewSharedInformerFactoryWithOptions(host.EgressIP, 0, egressipinformers.WithTweakListOptions(selected)),
+		Storage: storage, Host: host.Kube, HostDynamic: host.Dynamic, HostUDN: host.UDN, HostEgressIP: host.EgressIP, HostRA: host.RA,
+		MetalLBNamespace: ns.MetalLB, FRRNamespace: ns.FRR,
+		Tenants:       newStoreInformer(storage.Tenants, nil, false),
+		Namespaces:    newStoreInformer(storage.Namespaces, byTenant, true),
+		Networks:      newStoreInformer(storage.Networks, byTenant, true),
+		LoadBalancers: newStoreInformer(storage.LoadBalancers, byTenant, true),
+		FloatingIPs:   newStoreInformer(storage.FloatingIPs, byTenant, true),
+		VRFPeerings:   newStoreInformer(storage.VRFPeerings, cache.Indexers{ByTenant: indexBySpecTenant}, false),
+		HostMetalLB:   map[schema.GroupVersionResource]cache.SharedIndexInformer{},
+		Health:        &HostHealth{client: host.Kube},
+		Orphans:       &Orphans{},
+		kube:          informers.NewSharedInformerFactoryWithOptions(host.Kube, 0, informers.WithTweakListOptions(selected)),
+		dynamic:       dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, ns.MetalLB, selected),
+		frr:           dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, ns.FRR, selected),
+		frrAll:        dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, ns.FRR, nil),
+		ra:            rainformers.NewSharedInformerFactoryWithOptions(host.RA, 0, rainformers.WithTweakListOptions(selected)),
+		udn:           udninformers.NewSharedInformerFactoryWithOptions(host.UDN, 0, udninformers.WithTweakListOptions(selected)),
+		egressIP:      egressipinformers.NewSharedInformerFactoryWithOptions(host.EgressIP, 0, egressipinformers.WithTweakListOptions(selected)),
 	}
 	s.HostNamespaces = s.kube.Core().V1().Namespaces().Informer()
 	s.HostRoleBindings = s.kube.Rbac().V1().RoleBindings().Informer()
 	s.HostServices = s.kube.Core().V1().Services().Informer()
 	s.HostCUDNs = s.udn.K8s().V1().ClusterUserDefinedNetworks().Informer()
 	s.HostEgressIPs = s.egressIP.K8s().V1().EgressIPs().Informer()
-	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs} {
+	s.HostRouteAdvertisements = s.ra.K8s().V1().RouteAdvertisements().Informer()
+	s.HostFRRConfigurations = s.frr.ForResource(FRRConfigurations).Informer()
+	s.HostBGPSessionStates = s.frrAll.ForResource(BGPSessionStates).Informer()
+	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
+		s.HostRouteAdvertisements, s.HostFRRConfigurations} {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
@@ -139,7 +183,11 @@ func (s *Sources) Start(ctx context.Context) {
 	go s.Networks.RunWithContext(ctx)
 	go s.LoadBalancers.RunWithContext(ctx)
 	go s.FloatingIPs.RunWithContext(ctx)
+	go s.VRFPeerings.RunWithContext(ctx)
 	s.kube.Start(ctx.Done())
+	s.ra.Start(ctx.Done())
+	s.frr.Start(ctx.Done())
+	s.frrAll.Start(ctx.Done())
 	s.dynamic.Start(ctx.Done())
 	s.udn.Start(ctx.Done())
 	s.egressIP.Start(ctx.Done())
@@ -149,8 +197,9 @@ func (s *Sources) Start(ctx context.Context) {
 // Synced are the HasSynced of every informer.
 func (s *Sources) Synced() []cache.InformerSynced {
 	out := []cache.InformerSynced{s.Tenants.HasSynced, s.Namespaces.HasSynced, s.Networks.HasSynced,
-		s.LoadBalancers.HasSynced, s.FloatingIPs.HasSynced,
-		s.HostNamespaces.HasSynced, s.HostRoleBindings.HasSynced, s.HostServices.HasSynced, s.HostCUDNs.HasSynced, s.HostEgressIPs.HasSynced}
+		s.LoadBalancers.HasSynced, s.FloatingIPs.HasSynced, s.VRFPeerings.HasSynced,
+		s.HostNamespaces.HasSynced, s.HostRoleBindings.HasSynced, s.HostServices.HasSynced, s.HostCUDNs.HasSynced, s.HostEgressIPs.HasSynced,
+		s.HostRouteAdvertisements.HasSynced, s.HostFRRConfigurations.HasSynced, s.HostBGPSessionStates.HasSynced}
 	for _, inf := range s.HostMetalLB {
 		out = append(out, inf.HasSynced)
 	}

@@ -31,5 +31,5 @@ type Kind struct {
 
 // Storage is the storage of the kinds the syncer reads and writes.
 type Storage struct {
-	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers Kind
+	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings Kind
 }

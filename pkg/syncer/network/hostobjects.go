@@ -73,9 +73,12 @@ func ClusterUserDefinedNetwork(t *tenant.Tenant, n *tenant.Network) *udnv1.Clust
 		}
 		spec.Layer2 = l2
 	}
+	labels := marks.Labels()
+	// VRF peerings' RouteAdvertisements select the network by it.
+	labels[hostnames.HostNetworkLabel] = name
 	return &udnv1.ClusterUserDefinedNetwork{
 		TypeMeta:   metav1.TypeMeta{APIVersion: udnv1.SchemeGroupVersion.String(), Kind: "ClusterUserDefinedNetwork"},
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: marks.Labels(), Annotations: marks.Annotations()},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: marks.Annotations()},
 		Spec: udnv1.ClusterUserDefinedNetworkSpec{
 			NamespaceSelector: NamespaceSelector(t.Name, name),
 			Network:           spec,

@@ -37,6 +37,7 @@ const (
 	outageUser   = "otto"  // TestHostOutage
 	offboardUser = "olga"  // TestOffboarding
 	networkUser  = "nina"  // TestNetworks
+	peeringUser  = "petra" // TestVRFPeering
 	celUser      = "vera"  // network_cel_test.go: Networks against the host's CUDN CRD
 	lbUser       = "lena"  // TestLoadBalancers
 	fipUser      = "finn"  // TestFloatingIPs
@@ -63,7 +64,7 @@ func TestMain(m *testing.M) {
 		},
 		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
-			{Name: networkUser}, {Name: celUser},
+			{Name: networkUser}, {Name: celUser}, {Name: peeringUser},
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},

@@ -453,19 +453,27 @@ func TestValidateVRFPeering(t *testing.T) {
 		{name: "password secret invalid", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].PasswordSecret = "Router_1" }, want: []wantErr{invalid("spec.neighbors[0].passwordSecret")}},
 		{name: "bfd profile invalid", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].BFDProfile = "fast profile" }, want: []wantErr{invalid("spec.neighbors[0].bfdProfile")}},
 		{name: "hold time too short", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].HoldTime = &metav1.Duration{Duration: 2 * time.Second} }, want: []wantErr{invalid("spec.neighbors[0].holdTime")}},
-		{name: "hold time fractional", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].HoldTime = &metav1.Duration{Duration: 3500 * time.Millisecond} }, want: []wantErr{invalid("spec.neighbors[0].holdTime")}},
+		{name: "hold time fractional", mutate: func(o *tenant.VRFPeering) {
+			o.Spec.Neighbors[0].HoldTime = &metav1.Duration{Duration: 3500 * time.Millisecond}
+		}, want: []wantErr{invalid("spec.neighbors[0].holdTime")}},
 		{name: "keepalive above hold time", mutate: func(o *tenant.VRFPeering) {
 			o.Spec.Neighbors[0].HoldTime, o.Spec.Neighbors[0].KeepaliveTime = &metav1.Duration{Duration: 9 * time.Second}, &metav1.Duration{Duration: 10 * time.Second}
 		}, want: []wantErr{invalid("spec.neighbors[0].keepaliveTime")}},
-		{name: "keepalive without hold time", mutate: func(o *tenant.VRFPeering) { o.Spec.Neighbors[0].KeepaliveTime = &metav1.Duration{Duration: 10 * time.Second} }, want: []wantErr{required("spec.neighbors[0].holdTime")}},
+		{name: "keepalive without hold time", mutate: func(o *tenant.VRFPeering) {
+			o.Spec.Neighbors[0].KeepaliveTime = &metav1.Duration{Duration: 10 * time.Second}
+		}, want: []wantErr{required("spec.neighbors[0].holdTime")}},
 		{name: "prefixes", mutate: func(o *tenant.VRFPeering) {
 			o.Spec.Advertise = []string{"10.42.0.0/24"}
 			o.Spec.Receive = &tenant.VRFPeeringReceive{Prefixes: []string{"172.16.0.0/12"}, DefaultRoute: true}
 		}},
 		{name: "advertise not canonical", mutate: func(o *tenant.VRFPeering) { o.Spec.Advertise = []string{"10.42.0.1/24"} }, want: []wantErr{invalid("spec.advertise[0]")}},
 		{name: "advertise duplicate", mutate: func(o *tenant.VRFPeering) { o.Spec.Advertise = []string{"10.42.0.0/24", "10.42.0.0/24"} }, want: []wantErr{duplicate("spec.advertise[1]")}},
-		{name: "receive default route as prefix", mutate: func(o *tenant.VRFPeering) { o.Spec.Receive = &tenant.VRFPeeringReceive{Prefixes: []string{"0.0.0.0/0"}} }, want: []wantErr{invalid("spec.receive.prefixes[0]")}},
-		{name: "receive IPv6", mutate: func(o *tenant.VRFPeering) { o.Spec.Receive = &tenant.VRFPeeringReceive{Prefixes: []string{"2001:db8::/32"}} }, want: []wantErr{invalid("spec.receive.prefixes[0]")}},
+		{name: "receive default route as prefix", mutate: func(o *tenant.VRFPeering) {
+			o.Spec.Receive = &tenant.VRFPeeringReceive{Prefixes: []string{"0.0.0.0/0"}}
+		}, want: []wantErr{invalid("spec.receive.prefixes[0]")}},
+		{name: "receive IPv6", mutate: func(o *tenant.VRFPeering) {
+			o.Spec.Receive = &tenant.VRFPeeringReceive{Prefixes: []string{"2001:db8::/32"}}
+		}, want: []wantErr{invalid("spec.receive.prefixes[0]")}},
 	})
 }
 

@@ -288,7 +288,7 @@ func (o *Offboarding) Report(ctx context.Context, t *tenant.Tenant) (*tenant.Off
 			CreationTimestamp: t.CreationTimestamp,
 			DeletionTimestamp: t.DeletionTimestamp,
 		},
-		Tenant:   t.Name,
+		Tenant:           t.Name,
 		Ready:            len(blockers) == 0 && len(provider) == 0,
 		Blockers:         blockers,
 		ProviderBlockers: provider,

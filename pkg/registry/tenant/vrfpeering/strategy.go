@@ -11,8 +11,8 @@ import (
 
 // Kind describes VRFPeering to the generic strategies.
 var Kind = base.Kind[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeeringStatus]{
-	Spec:                 func(o *tenant.VRFPeering) *tenant.VRFPeeringSpec { return &o.Spec },
-	Status:               func(o *tenant.VRFPeering) *tenant.VRFPeeringStatus { return &o.Status },
+	Spec:        func(o *tenant.VRFPeering) *tenant.VRFPeeringSpec { return &o.Spec },
+	Status:      func(o *tenant.VRFPeering) *tenant.VRFPeeringStatus { return &o.Status },
 	Namespaced:  false,
 	TenantOwned: false,
 	// Binding records them when the peering is created.

@@ -138,10 +138,10 @@ func (s *Store) Delete(ctx context.Context, name string, _ rest.ValidateObjectFu
 
 // Fakes are the fake storage and host of a Sources.
 type Fakes struct {
-	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers *Store
-	Kube                                                      *kubefake.Clientset
-	UDN                                                       *udnfake.Clientset
-	EgressIP                                                  *egressipfake.Clientset
+	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings *Store
+	Kube                                                                   *kubefake.Clientset
+	UDN                                                                    *udnfake.Clientset
+	EgressIP                                                               *egressipfake.Clientset
 }
 
 // NewSources returns Sources over fakes, with the host informers running
@@ -155,6 +155,7 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 		Networks:      NewStore(func() runtime.Object { return &tenant.Network{} }, func() runtime.Object { return &tenant.NetworkList{} }),
 		FloatingIPs:   NewStore(func() runtime.Object { return &tenant.FloatingIP{} }, func() runtime.Object { return &tenant.FloatingIPList{} }),
 		LoadBalancers: NewStore(func() runtime.Object { return &tenant.LoadBalancer{} }, func() runtime.Object { return &tenant.LoadBalancerList{} }),
+		VRFPeerings:   NewStore(func() runtime.Object { return &tenant.VRFPeering{} }, func() runtime.Object { return &tenant.VRFPeeringList{} }),
 		Kube:          kubefake.NewClientset(),
 		// NewClientset tracks managed fields, for which these generated
 		// clientsets carry no schema of their types.
@@ -167,9 +168,10 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 	storage := controller.Storage{
 		Tenants: kind("tenants", f.Tenants), Namespaces: kind("namespaces", f.Namespaces), Networks: kind("networks", f.Networks),
 		FloatingIPs: kind("floatingips", f.FloatingIPs), LoadBalancers: kind("loadbalancers", f.LoadBalancers),
+		VRFPeerings: kind("vrfpeerings", f.VRFPeerings),
 	}
 	host := controller.HostClients{Kube: f.Kube, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), UDN: f.UDN, EgressIP: f.EgressIP}
-	src := controller.NewSources(storage, host, "metallb-system")
+	src := controller.NewSources(storage, host, controller.Namespaces{MetalLB: "metallb-system", FRR: "frr-k8s-system"})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hostInformers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings, src.HostServices, src.HostCUDNs, src.HostEgressIPs}

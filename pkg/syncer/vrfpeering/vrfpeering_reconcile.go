@@ -1,0 +1,275 @@
+package vrfpeering
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	frrv1beta1 "github.com/metallb/frr-k8s/api/v1beta1"
+	rav1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+)
+
+// Reasons of a VRFPeering's conditions besides the syncer's common ones.
+const (
+	// ReasonTenantGone and ReasonNetworkGone: the Tenant or Network the
+	// peering was made for no longer exists (condition Orphaned).
+	ReasonTenantGone  = "TenantGone"
+	ReasonNetworkGone = "NetworkGone"
+	// ReasonBound: the Tenant and Network the peering was made for exist.
+	ReasonBound = "Bound"
+	// ReasonAcceptancePending: OVN-Kubernetes has not reported on the
+	// RouteAdvertisements yet.
+	ReasonAcceptancePending = "AcceptancePending"
+	// ReasonNotAccepted: the RouteAdvertisements is synced, but
+	// OVN-Kubernetes has not accepted it.
+	ReasonNotAccepted = "NotAccepted"
+)
+
+// outcome is a sync's result; Details are the RouteAdvertisements as last
+// seen, when synced.
+type outcome = controller.Outcome[*rav1.RouteAdvertisements]
+
+func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
+	logger := klog.FromContext(ctx).WithValues("tenant", key.Tenant, "vrfpeering", key.Name)
+	ctx = klog.NewContext(ctx, logger)
+	obj, exists, err := c.src.VRFPeerings.GetStore().GetByKey(key.Name)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return c.removeHostObjects(ctx, key)
+	}
+	p := obj.(*tenant.VRFPeering)
+	t, n, orphaned := c.bound(p)
+	var out outcome
+	switch {
+	case orphaned.Reason != "":
+		// Nothing of it may stay on the host, or be made for the new one.
+		marks := hostnames.Marks{Tenant: p.Spec.Tenant, TenantUID: p.Status.TenantUID, KindLabel: hostnames.VRFPeeringLabel, Name: p.Name, OwnerUID: p.UID}
+		if err := c.remove(ctx, marks); err != nil {
+			return err
+		}
+		out = orphaned
+	case c.src.Health.Err() != nil:
+		out = outcome{Reason: controller.ReasonHostUnreachable, Message: c.src.Health.Err().Error()}
+	default:
+		if out, err = c.sync(ctx, t, n, p); err != nil {
+			out = outcome{Reason: controller.ReasonHostError, Message: err.Error()}
+			if controller.Unreachable(err) {
+				out.Reason = controller.ReasonHostUnreachable
+			}
+		}
+	}
+	if serr := c.setStatus(ctx, t, n, p, out, orphaned.Reason != ""); serr != nil {
+		return serr
+	}
+	switch {
+	case err != nil:
+		return err
+	case !out.Synced && (out.Reason == controller.ReasonWaiting || out.Reason == controller.ReasonHostNameTaken):
+		return controller.Requeue(controllerRecheck, "%s", out.Message)
+	}
+	return nil
+}
+
+// controllerRecheck is how often a peering waiting for something that
+// raises no event of its own looks again.
+const controllerRecheck = 2 * time.Second
+
+// bound returns the live Tenant and Network p was made for, or an
+// outcome saying which is gone.
+func (c *Controller) bound(p *tenant.VRFPeering) (*tenant.Tenant, *tenant.Network, outcome) {
+	obj, exists, err := c.src.Tenants.GetStore().GetByKey(p.Spec.Tenant)
+	if err != nil || !exists || obj.(*tenant.Tenant).UID != p.Status.TenantUID || obj.(*tenant.Tenant).DeletionTimestamp != nil {
+		return nil, nil, outcome{Reason: ReasonTenantGone, Message: fmt.Sprintf(
+			"tenant %s the peering was made for (uid %s) no longer exists; a tenant of that name created since is another: the provider must create the peering again for it", p.Spec.Tenant, p.Status.TenantUID)}
+	}
+	t := obj.(*tenant.Tenant)
+	obj, exists, err = c.src.Networks.GetStore().GetByKey(controller.ObjectKey(t.Name, "", p.Spec.Network))
+	if err != nil || !exists || obj.(*tenant.Network).UID != p.Status.NetworkUID {
+		return t, nil, outcome{Reason: ReasonNetworkGone, Message: fmt.Sprintf(
+			"network %s of tenant %s the peering was made for (uid %s) no longer exists; a network of that name created since is another: the provider must create the peering again for it", p.Spec.Network, t.Name, p.Status.NetworkUID)}
+	}
+	return t, obj.(*tenant.Network), outcome{}
+}
+
+// sync makes the RouteAdvertisements and FRRConfiguration of p match.
+func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Network, p *tenant.VRFPeering) (outcome, error) {
+	if len(n.Spec.Subnets) == 0 {
+		return outcome{Reason: controller.ReasonWaiting, Message: "network " + n.Name + " has no subnets yet"}, nil
+	}
+	marks := Marks(t, p)
+	cudn := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
+	spec := FRRConfigurationSpec(p, n, cudn, c.src.FRRNamespace)
+	frr, err := FRRConfiguration(t, p, spec, c.src.FRRNamespace)
+	if err != nil {
+		return outcome{}, err
+	}
+	// The FRRConfiguration first: the RouteAdvertisements selects it.
+	got, err := c.src.FRRConfigurationKind(spec).Ensure(ctx, frr, marks)
+	if err != nil || !got.Synced {
+		return outcome{Reason: got.Reason, Message: got.Message}, err
+	}
+	ra, err := c.src.RouteAdvertisements().Ensure(ctx, RouteAdvertisements(t, p, cudn), marks)
+	if err != nil || !ra.Synced {
+		return outcome{Reason: ra.Reason, Message: ra.Message}, err
+	}
+	return outcome{Synced: true, Details: ra.Obj}, nil
+}
+
+// removeHostObjects deletes the host objects of VRFPeering key.Name, which
+// is no longer in the informer, unless it is in storage (the informer
+// lags behind a peering just created again).
+func (c *Controller) removeHostObjects(ctx context.Context, key queue.Key) error {
+	obj, err := c.src.Storage.VRFPeerings.Store.Get(ctx, key.Name, &metav1.GetOptions{})
+	var live *tenant.VRFPeering
+	switch {
+	case err == nil:
+		live = obj.(*tenant.VRFPeering)
+	case !apierrors.IsNotFound(err):
+		return err
+	}
+	name := HostName(key.Name)
+	var found []hostnames.Marks
+	if ra, ok := c.src.RouteAdvertisements().Cached("", name); ok {
+		if m, ours := hostnames.MarksOf(ra, hostnames.VRFPeeringLabel); ours && m.Name == key.Name {
+			found = append(found, m)
+		}
+	}
+	if frr, ok := c.src.FRRConfigurationKind(&frrv1beta1.FRRConfigurationSpec{}).Cached(c.src.FRRNamespace, name); ok {
+		if m, ours := hostnames.MarksOf(frr, hostnames.VRFPeeringLabel); ours && m.Name == key.Name {
+			found = append(found, m)
+		}
+	}
+	for _, m := range found {
+		if live != nil && live.UID == m.OwnerUID {
+			continue
+		}
+		if err := c.remove(ctx, m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// remove deletes the RouteAdvertisements and FRRConfiguration carrying marks.
+func (c *Controller) remove(ctx context.Context, marks hostnames.Marks) error {
+	name := HostName(marks.Name)
+	if removed, err := c.src.RouteAdvertisements().Remove(ctx, "", name, marks); err != nil {
+		return err
+	} else if removed {
+		klog.FromContext(ctx).Info("Deleted the RouteAdvertisements of a VRF peering", "routeAdvertisements", name)
+	}
+	if removed, err := c.src.FRRConfigurationKind(&frrv1beta1.FRRConfigurationSpec{}).Remove(ctx, c.src.FRRNamespace, name, marks); err != nil {
+		return err
+	} else if removed {
+		klog.FromContext(ctx).Info("Deleted the FRRConfiguration of a VRF peering", "frrConfiguration", c.src.FRRNamespace+"/"+name)
+	}
+	return nil
+}
+
+// sessions are the BGPSessionStates frr-k8s reports, typed.
+func (c *Controller) sessions() []frrv1beta1.BGPSessionState {
+	var out []frrv1beta1.BGPSessionState
+	for _, obj := range c.src.HostBGPSessionStates.GetStore().List() {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			continue
+		}
+		var s frrv1beta1.BGPSessionState
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &s); err == nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// setStatus records out in p's status: the VRF, each neighbor's sessions,
+// and the conditions HostSynced, Orphaned, Accepted (mirrored from the
+// RouteAdvertisements) and Ready (synced and accepted).
+func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.Network, p *tenant.VRFPeering, out outcome, orphaned bool) error {
+	vrf := ""
+	if t != nil && n != nil {
+		vrf = hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
+	}
+	var neighbors []tenant.VRFPeeringNeighborStatus
+	if !orphaned {
+		states := c.sessions()
+		for _, nb := range p.Spec.Neighbors {
+			neighbors = append(neighbors, Sessions(states, vrf, nb.Address))
+		}
+	}
+	reason, message := out.Reason, out.Message
+	if out.Synced {
+		reason, message = controller.ReasonSynced, fmt.Sprintf("%s and %s match",
+			describe("RouteAdvertisements", "", HostName(p.Name)), describe("FRRConfiguration", c.src.FRRNamespace, HostName(p.Name)))
+	}
+	mutate := func(obj runtime.Object) bool {
+		live := obj.(*tenant.VRFPeering)
+		if live.UID != p.UID {
+			return false
+		}
+		s, gen := &live.Status, live.Generation
+		changed := s.VRF != vrf || !apiequality.Semantic.DeepEqual(s.Neighbors, neighbors) || s.ObservedGeneration != gen
+		s.VRF, s.Neighbors, s.ObservedGeneration = vrf, neighbors, gen
+		if orphaned {
+			changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionOrphaned, true, reason, message) || changed
+		} else {
+			changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionOrphaned, false, ReasonBound,
+				fmt.Sprintf("tenant %s and its network %s exist", p.Spec.Tenant, p.Spec.Network)) || changed
+		}
+		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.Synced, reason, message) || changed
+		accepted := acceptance(out, gen)
+		changed = meta.SetStatusCondition(&s.Conditions, accepted) || changed
+		ready, readyReason, readyMessage := out.Synced && accepted.Status == metav1.ConditionTrue, reason, message
+		if out.Synced && !ready {
+			readyReason, readyMessage = ReasonNotAccepted, "OVN-Kubernetes has not accepted "+describe("RouteAdvertisements", "", HostName(p.Name))
+			if accepted.Message != "" {
+				readyMessage += ": " + accepted.Message
+			}
+		}
+		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
+		return changed
+	}
+	if !mutate(p.DeepCopy()) {
+		return nil
+	}
+	return controller.UpdateStatus(ctx, c.src.Storage.VRFPeerings.Status, p.Spec.Tenant, "", p.Name, mutate)
+}
+
+// acceptance is the peering's Accepted condition: the RouteAdvertisements'
+// own, as OVN-Kubernetes reports it, or Unknown until it has.
+func acceptance(out outcome, gen int64) metav1.Condition {
+	if !out.Synced || out.Details == nil {
+		return metav1.Condition{Type: tenant.ConditionAccepted, Status: metav1.ConditionUnknown, Reason: ReasonAcceptancePending,
+			Message: "the RouteAdvertisements is not synced", ObservedGeneration: gen}
+	}
+	ra := out.Details
+	hc := meta.FindStatusCondition(ra.Status.Conditions, rav1.RouteAdvertisementsAccepted)
+	if hc == nil || (hc.ObservedGeneration != 0 && hc.ObservedGeneration < ra.Generation) {
+		return metav1.Condition{Type: tenant.ConditionAccepted, Status: metav1.ConditionUnknown, Reason: ReasonAcceptancePending,
+			Message: "OVN-Kubernetes has not reported on " + describe("RouteAdvertisements", "", ra.Name) + " yet", ObservedGeneration: gen}
+	}
+	reason := hc.Reason
+	if reason == "" {
+		reason = "Reported"
+	}
+	msg := hc.Message
+	if len(msg) > 32000 {
+		msg = msg[:32000]
+	}
+	return metav1.Condition{Type: tenant.ConditionAccepted, Status: hc.Status, Reason: reason,
+		Message: describe("RouteAdvertisements", "", ra.Name) + ": " + msg, ObservedGeneration: gen}
+}
