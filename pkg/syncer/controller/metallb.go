@@ -2,12 +2,14 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -58,8 +60,15 @@ func (s *Sources) dynamicKind(gvr schema.GroupVersionResource, kind string, info
 // NewMetalLBObject returns the MetalLB (or frr-k8s) object of resource
 // gvr named namespace/name with spec (a pointer to the typed spec).
 func NewMetalLBObject(gvr schema.GroupVersionResource, kind, namespace, name string, spec interface{}) (*unstructured.Unstructured, error) {
-	raw, err := runtime.DefaultUnstructuredConverter.ToUnstructured(spec)
+	// Through JSON, so that numbers are int64 as in objects read from the
+	// host (the converter keeps a uint32 ASN a uint64, which unstructured
+	// objects cannot deep-copy).
+	data, err := json.Marshal(spec)
 	if err != nil {
+		return nil, err
+	}
+	var raw map[string]interface{}
+	if err := utiljson.Unmarshal(data, &raw); err != nil {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: map[string]interface{}{"spec": raw}}

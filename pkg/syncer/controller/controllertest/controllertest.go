@@ -10,6 +10,7 @@ import (
 	"time"
 
 	egressipfake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned/fake"
+	rafake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1/apis/clientset/versioned/fake"
 	udnfake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned/fake"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,6 +18,7 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
@@ -142,6 +144,9 @@ type Fakes struct {
 	Kube                                                                   *kubefake.Clientset
 	UDN                                                                    *udnfake.Clientset
 	EgressIP                                                               *egressipfake.Clientset
+	RA                                                                     *rafake.Clientset
+	// Dynamic serves the MetalLB and frr-k8s kinds.
+	Dynamic *dynamicfake.FakeDynamicClient
 }
 
 // NewSources returns Sources over fakes, with the host informers running
@@ -161,7 +166,16 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 		// clientsets carry no schema of their types.
 		UDN:      udnfake.NewSimpleClientset(),      //nolint:staticcheck // see above
 		EgressIP: egressipfake.NewSimpleClientset(), //nolint:staticcheck // see above
+		RA:       rafake.NewSimpleClientset(),       //nolint:staticcheck // see above
 	}
+	listKinds := map[schema.GroupVersionResource]string{
+		controller.FRRConfigurations: "FRRConfigurationList",
+		controller.BGPSessionStates:  "BGPSessionStateList",
+	}
+	for _, gvr := range controller.MetalLBResources {
+		listKinds[gvr] = map[string]string{"ipaddresspools": "IPAddressPoolList", "l2advertisements": "L2AdvertisementList", "bgpadvertisements": "BGPAdvertisementList"}[gvr.Resource]
+	}
+	f.Dynamic = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
 	kind := func(resource string, s *Store) controller.Kind {
 		return controller.Kind{Resource: resource, Store: s, Status: s}
 	}
@@ -170,11 +184,12 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 		FloatingIPs: kind("floatingips", f.FloatingIPs), LoadBalancers: kind("loadbalancers", f.LoadBalancers),
 		VRFPeerings: kind("vrfpeerings", f.VRFPeerings),
 	}
-	host := controller.HostClients{Kube: f.Kube, Dynamic: dynamicfake.NewSimpleDynamicClient(runtime.NewScheme()), UDN: f.UDN, EgressIP: f.EgressIP}
+	host := controller.HostClients{Kube: f.Kube, Dynamic: f.Dynamic, UDN: f.UDN, EgressIP: f.EgressIP, RA: f.RA}
 	src := controller.NewSources(storage, host, controller.Namespaces{MetalLB: "metallb-system", FRR: "frr-k8s-system"})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	hostInformers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings, src.HostServices, src.HostCUDNs, src.HostEgressIPs}
+	hostInformers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings, src.HostServices, src.HostCUDNs, src.HostEgressIPs,
+		src.HostRouteAdvertisements, src.HostFRRConfigurations, src.HostBGPSessionStates}
 	for _, inf := range hostInformers {
 		go inf.RunWithContext(ctx)
 	}
@@ -187,12 +202,15 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 }
 
 // Cache puts obj, a tenant object of tenant t in tenant Namespace ns,
-// into informer as the storage informers hold it (a Tenant as it is).
+// into informer as the storage informers hold it (provider kinds, a
+// Tenant or a VRFPeering, as they are).
 func Cache(t *testing.T, informer cache.SharedIndexInformer, tn, ns string, obj runtime.Object) {
 	t.Helper()
 	o := obj.DeepCopyObject()
 	m, _ := meta.Accessor(o)
-	if _, isTenant := o.(*tenant.Tenant); !isTenant {
+	switch o.(type) {
+	case *tenant.Tenant, *tenant.VRFPeering:
+	default:
 		m.SetNamespace(controller.CacheNamespace(tn, ns))
 	}
 	if err := informer.GetStore().Add(o); err != nil {
