@@ -3,6 +3,7 @@ package vrfpeering
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	frrv1beta1 "github.com/metallb/frr-k8s/api/v1beta1"
@@ -117,14 +118,30 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Netwo
 	if err != nil {
 		return outcome{}, err
 	}
-	// The FRRConfiguration first: the RouteAdvertisements selects it.
-	got, err := c.src.FRRConfigurationKind(spec).Ensure(ctx, frr, marks)
-	if err != nil || !got.Synced {
-		return outcome{Reason: got.Reason, Message: got.Message}, err
-	}
+	// Both at once: they name each other only by labels, and
+	// OVN-Kubernetes looks at the RouteAdvertisements again when its
+	// FRRConfiguration appears.
+	var (
+		wg     sync.WaitGroup
+		got    controller.Ensured[*unstructured.Unstructured]
+		frrErr error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		got, frrErr = c.src.FRRConfigurationKind(spec).Ensure(ctx, frr, marks)
+	}()
 	ra, err := c.src.RouteAdvertisements().Ensure(ctx, RouteAdvertisements(t, p, cudn), marks)
-	if err != nil || !ra.Synced {
-		return outcome{Reason: ra.Reason, Message: ra.Message}, err
+	wg.Wait()
+	switch {
+	case frrErr != nil:
+		return outcome{}, frrErr
+	case err != nil:
+		return outcome{}, err
+	case !got.Synced:
+		return outcome{Reason: got.Reason, Message: got.Message}, nil
+	case !ra.Synced:
+		return outcome{Reason: ra.Reason, Message: ra.Message}, nil
 	}
 	return outcome{Synced: true, Details: ra.Obj}, nil
 }
