@@ -80,6 +80,14 @@ var kinds = []kindCase{
 		spec:  map[string]interface{}{"service": map[string]interface{}{"namespace": "infra", "name": "dns"}, "tenants": []interface{}{"acme"}},
 		patch: map[string]interface{}{"spec": map[string]interface{}{"alias": "resolver"}}},
 	{kind: "VRFPeering", resource: "vrfpeerings", shortName: "vrfp",
+		// Peerings of one Network share its VRF's router: one ASN, each
+		// neighbor once (an address derived from the name).
+		specFor: func(name string) map[string]interface{} {
+			h := fnv.New32a()
+			h.Write([]byte(name))
+			return map[string]interface{}{"tenant": "acme", "network": "default", "asn": int64(64512),
+				"neighbors": []interface{}{map[string]interface{}{"address": fmt.Sprintf("198.18.%d.%d", h.Sum32()%256, 1+h.Sum32()/256%254), "asn": int64(65000)}}}
+		},
 		spec:  map[string]interface{}{"tenant": "acme", "network": "default", "asn": int64(64512), "neighbors": []interface{}{map[string]interface{}{"address": "192.0.2.1", "asn": int64(65000)}}},
 		patch: map[string]interface{}{"spec": map[string]interface{}{"asn": int64(64513)}}},
 	{kind: "Namespace", resource: "namespaces", shortName: "tns", tenantOwned: true,

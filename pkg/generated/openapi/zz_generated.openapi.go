@@ -5247,7 +5247,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback
 					},
 					"asn": {
 						SchemaProps: spec.SchemaProps{
-							Description: "asn is the local autonomous system number of the VRF's BGP router (1-4294967295; 23456, AS_TRANS, is reserved).",
+							Description: "asn is the local autonomous system number of the VRF's BGP router (1-4294967295; 23456, AS_TRANS, is reserved). Several peerings of one Network share that router: they must have the same asn.",
 							Default:     0,
 							Type:        []string{"integer"},
 							Format:      "int64",
@@ -5263,7 +5263,7 @@ func schema_pkg_apis_tenant_v1alpha1_VRFPeeringSpec(ref common.ReferenceCallback
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "neighbors are the provider routers to peer with, at most 16.",
+							Description: "neighbors are the provider routers to peer with, at most 16; a neighbor appears in one peering of a Network only.",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -41,7 +41,13 @@ func New(src *controller.Sources) (*Controller, error) {
 				c.enqueuePeering(obj)
 			}
 		},
-		DeleteFunc: c.enqueuePeering,
+		// A peering gone may free its Network for a younger one.
+		DeleteFunc: func(obj interface{}) {
+			c.enqueuePeering(obj)
+			if p, ok := controller.Unwrap(obj).(*tenant.VRFPeering); ok {
+				c.enqueueWhere(p.Spec.Tenant, func(o *tenant.VRFPeering) bool { return o.Spec.Network == p.Spec.Network })
+			}
+		},
 	}); err != nil {
 		return nil, err
 	}

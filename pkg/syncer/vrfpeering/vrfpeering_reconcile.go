@@ -17,6 +17,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
@@ -36,6 +37,9 @@ const (
 	// ReasonNotAccepted: the RouteAdvertisements is synced, but
 	// OVN-Kubernetes has not accepted it.
 	ReasonNotAccepted = "NotAccepted"
+	// ReasonConflict: an older peering of the same Network holds its VRF's
+	// BGP router with another ASN, or one of the same neighbors.
+	ReasonConflict = "ConflictingPeering"
 )
 
 // outcome is a sync's result; Details are the RouteAdvertisements as last
@@ -112,6 +116,15 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Netwo
 		return outcome{Reason: controller.ReasonWaiting, Message: "network " + n.Name + " has no subnets yet"}, nil
 	}
 	marks := Marks(t, p)
+	if older, why := c.olderConflicting(p); older != "" {
+		// Two writes raced past the registry's check: only the older
+		// peering is realised.
+		if err := c.remove(ctx, marks); err != nil {
+			return outcome{}, err
+		}
+		return outcome{Reason: ReasonConflict, Message: fmt.Sprintf(
+			"not realised: VRFPeering %s of the same network, created first, conflicts: %s", older, why)}, nil
+	}
 	cudn := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
 	spec := FRRConfigurationSpec(p, n, cudn, c.src.FRRNamespace)
 	frr, err := FRRConfiguration(t, p, spec, c.src.FRRNamespace)
@@ -144,6 +157,28 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Netwo
 		return outcome{Reason: ra.Reason, Message: ra.Message}, nil
 	}
 	return outcome{Synced: true, Details: ra.Obj}, nil
+}
+
+// olderConflicting names a peering bound to the same Network as p,
+// created before it (by creation time, then name), that cannot share the
+// VRF with it, and why; or "".
+func (c *Controller) olderConflicting(p *tenant.VRFPeering) (string, string) {
+	objs, err := c.src.VRFPeerings.GetIndexer().ByIndex(controller.ByTenant, p.Spec.Tenant)
+	if err != nil {
+		return "", ""
+	}
+	for _, obj := range objs {
+		o := obj.(*tenant.VRFPeering)
+		if o.UID == p.UID || o.Spec.Network != p.Spec.Network || o.Status.NetworkUID != p.Status.NetworkUID {
+			continue
+		}
+		before := o.CreationTimestamp.Before(&p.CreationTimestamp) ||
+			(o.CreationTimestamp.Equal(&p.CreationTimestamp) && o.Name < p.Name)
+		if path, why := validation.VRFPeeringConflict(p, o); before && path != nil {
+			return o.Name, path.String() + ": " + why
+		}
+	}
+	return "", ""
 }
 
 // removeHostObjects deletes the host objects of VRFPeering key.Name, which

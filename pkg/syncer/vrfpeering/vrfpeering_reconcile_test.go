@@ -106,6 +106,28 @@ func TestReconcileVRFPeering(t *testing.T) {
 		t.Errorf("neighbors %+v, want one Established session", n)
 	}
 
+	// A second peering of the Network with another ASN (two creates
+	// racing past the registry's check) is not realised while the first
+	// exists.
+	younger := p.DeepCopy()
+	younger.Name, younger.UID, younger.CreationTimestamp = "peer2", "peer2-uid", metav1.Now()
+	younger.Spec.ASN, younger.Spec.Neighbors[0].Address = 64600, "192.0.2.7"
+	fakes.VRFPeerings.Put("acme", "", younger)
+	controllertest.Cache(t, src.VRFPeerings, "acme", "", younger)
+	if err := c.reconcile(ctx, queue.Key{Tenant: "acme", Name: "peer2"}); err != nil {
+		t.Fatal(err)
+	}
+	st := fakes.VRFPeerings.Stored("acme", "", "peer2").(*tenant.VRFPeering)
+	if c := meta.FindStatusCondition(st.Status.Conditions, tenant.ConditionHostSynced); c == nil || c.Status != metav1.ConditionFalse || c.Reason != ReasonConflict {
+		t.Errorf("HostSynced of a second peering of the network: %+v", c)
+	}
+	if _, err := fakes.RA.K8sV1().RouteAdvertisements().Get(ctx, HostName("peer2"), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("RouteAdvertisements of the second peering: %v, want NotFound", err)
+	}
+	if err := src.VRFPeerings.GetStore().Delete(younger); err != nil {
+		t.Fatal(err)
+	}
+
 	// A Network of that name created again is another one.
 	controllertest.Eventually(t, "the FRRConfiguration cached", func() bool { return cached(src.HostFRRConfigurations.GetStore(), frrKey) })
 	renewed := net.DeepCopy()

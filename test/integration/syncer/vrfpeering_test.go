@@ -240,6 +240,32 @@ func TestVRFPeering(t *testing.T) {
 		})
 	})
 
+	t.Run("peerings sharing the network's VRF", func(t *testing.T) {
+		second := peering.DeepCopy()
+		second.Name = name + "-2"
+		second.Spec.ASN = 64600
+		_, err := admin.TenantV1alpha1().VRFPeerings().Create(ctx, second, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !slices.Contains(causeFields(apiStatus(t, "another ASN", err)), "spec.asn") || !strings.Contains(err.Error(), "VRFPeering "+name) {
+			t.Errorf("a second peering of the network with another ASN: %v, want 422 on spec.asn naming %s", err, name)
+		}
+		second.Spec.ASN = peering.Spec.ASN
+		_, err = admin.TenantV1alpha1().VRFPeerings().Create(ctx, second, metav1.CreateOptions{})
+		if !apierrors.IsInvalid(err) || !slices.Contains(causeFields(apiStatus(t, "same neighbor", err)), "spec.neighbors[0].address") {
+			t.Errorf("a second peering of the network with the same neighbor: %v, want 422 on spec.neighbors[0].address", err)
+		}
+		// The same ASN and other neighbors: a router of its own in the same VRF, merged by frr-k8s.
+		second.Spec.Neighbors = []tenantv1alpha1.BGPNeighbor{{Address: "192.0.2.3", ASN: 65001}}
+		if _, err := admin.TenantV1alpha1().VRFPeerings().Create(ctx, second, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("a second peering of the network with the same ASN and another neighbor: %v", err)
+		}
+		waitPeering(ctx, t, admin, second.Name, "synced", func(p *tenantv1alpha1.VRFPeering) bool {
+			return conditionIs(p.Status.Conditions, "HostSynced", metav1.ConditionTrue, "Synced") && p.Status.VRF == cudn
+		})
+		if err := admin.TenantV1alpha1().VRFPeerings().Delete(ctx, second.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("the peered network and the tenant cannot be deleted", func(t *testing.T) {
 		err := member.TenantV1alpha1().Networks().Delete(ctx, "default", metav1.DeleteOptions{})
 		if !apierrors.IsConflict(err) || !slices.Contains(causeFields(apiStatus(t, "delete network default", err)), "vrfpeerings "+name) {

@@ -387,9 +387,11 @@ type VRFPeeringSpec struct {
 	// can both be peered (their pod network is advertised). Immutable.
 	Network string `json:"network"`
 	// asn is the local autonomous system number of the VRF's BGP router
-	// (1-4294967295; 23456, AS_TRANS, is reserved).
+	// (1-4294967295; 23456, AS_TRANS, is reserved). Several peerings of
+	// one Network share that router: they must have the same asn.
 	ASN int64 `json:"asn"`
-	// neighbors are the provider routers to peer with, at most 16.
+	// neighbors are the provider routers to peer with, at most 16; a
+	// neighbor appears in one peering of a Network only.
 	// +listType=map
 	// +listMapKey=address
 	Neighbors []BGPNeighbor `json:"neighbors"`

@@ -895,3 +895,34 @@ func TestIntervalCoveredBy(t *testing.T) {
 		}
 	}
 }
+
+func TestVRFPeeringConflict(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(o *tenant.VRFPeering)
+		want string
+	}{
+		{"same ASN, other neighbors", func(o *tenant.VRFPeering) {
+			o.Spec.Neighbors = []tenant.BGPNeighbor{{Address: "192.0.2.9", ASN: 65001}}
+		}, ""},
+		{"another ASN", func(o *tenant.VRFPeering) {
+			o.Spec.ASN = 64600
+			o.Spec.Neighbors = []tenant.BGPNeighbor{{Address: "192.0.2.9", ASN: 65001}}
+		}, "spec.asn"},
+		{"a shared neighbor", func(o *tenant.VRFPeering) {
+			o.Spec.Neighbors = []tenant.BGPNeighbor{{Address: "192.0.2.9", ASN: 65001}, {Address: "192.0.2.2", ASN: 65001}}
+		}, "spec.neighbors[1].address"},
+	} {
+		p, o := validVRFPeering(), validVRFPeering()
+		o.Name = "other"
+		c.edit(p)
+		path, msg := VRFPeeringConflict(p, o)
+		got := ""
+		if path != nil {
+			got = path.String()
+		}
+		if got != c.want || (got != "" && !strings.Contains(msg, "VRFPeering other")) {
+			t.Errorf("%s: %q %q, want %q naming the other peering", c.name, got, msg, c.want)
+		}
+	}
+}

@@ -184,3 +184,22 @@ func validateBGPTimers(hold, keepalive *metav1.Duration, fldPath *field.Path) fi
 	}
 	return allErrs
 }
+
+// VRFPeeringConflict says why peerings p and o of one Network cannot
+// share its VRF (the field of p at fault and the reason), or nil:
+// frr-k8s merges their routers into the VRF's one BGP router, which has
+// one ASN, and configures a neighbor once.
+func VRFPeeringConflict(p, o *tenant.VRFPeering) (*field.Path, string) {
+	spec := field.NewPath("spec")
+	if p.Spec.ASN != o.Spec.ASN {
+		return spec.Child("asn"), fmt.Sprintf("network %s is also peered by VRFPeering %s with ASN %d: the peerings of one network share its VRF's BGP router, and its ASN", p.Spec.Network, o.Name, o.Spec.ASN)
+	}
+	for i, nb := range p.Spec.Neighbors {
+		for _, onb := range o.Spec.Neighbors {
+			if nb.Address == onb.Address {
+				return spec.Child("neighbors").Index(i).Child("address"), fmt.Sprintf("is already a neighbor of network %s's VRF in VRFPeering %s", p.Spec.Network, o.Name)
+			}
+		}
+	}
+	return nil, ""
+}

@@ -14,6 +14,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/vrfpeering"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -98,25 +99,17 @@ func (d *Deletion) peerings(ctx context.Context, name string) ([]metav1.StatusCa
 		}
 		return nil, err
 	}
-	uid := obj.(*tenant.Network).UID
-	list, err := d.Storages.VRFPeerings.Store.List(ctx, &metainternalversion.ListOptions{
-		FieldSelector: fields.SelectorFromSet(fields.Set{"spec.tenant": t, "spec.network": name}),
-	})
+	peerings, err := vrfpeering.PeeringsOf(ctx, d.Storages.VRFPeerings.Store, t, obj.(*tenant.Network))
 	if err != nil {
 		return nil, err
 	}
-	var causes []metav1.StatusCause
-	err = meta.EachListItem(list, func(item runtime.Object) error {
-		p, ok := item.(*tenant.VRFPeering)
-		if !ok || p.Spec.Tenant != t || p.Spec.Network != name || p.Status.NetworkUID != uid {
-			return nil
-		}
+	causes := make([]metav1.StatusCause, 0, len(peerings))
+	for _, p := range peerings {
 		causes = append(causes, metav1.StatusCause{
 			Type:    base.CauseTypeAttached,
 			Field:   "vrfpeerings " + p.Name,
 			Message: fmt.Sprintf("vrfpeerings %s peers the VRF of network %s with provider routers", p.Name, name),
 		})
-		return nil
-	})
-	return causes, err
+	}
+	return causes, nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -30,7 +31,8 @@ import (
 //     Network created again under the same name is not peered;
 //   - on create and update, every advertised prefix lies inside one of the
 //     Network's subnets, no received prefix overlaps an AddressPool outside
-//     the tenant's own block, and no neighbor lies in an AddressPool.
+//     the tenant's own block, no neighbor lies in an AddressPool, and the
+//     other peerings of the Network have the same ASN and other neighbors.
 type Binding struct {
 	// Storages are the server's: Binding reads Tenants, Networks and AddressPools.
 	Storages *base.Storages
@@ -45,6 +47,9 @@ func (b *Binding) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1
 	t, n, errs := b.bound(ctx, p)
 	if len(errs) == 0 {
 		errs = b.checkAddresses(ctx, p, t, n)
+	}
+	if len(errs) == 0 {
+		errs = b.sharedVRF(ctx, p, n)
 	}
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(tenant.Kind("VRFPeering"), p.Name, errs)
@@ -66,7 +71,8 @@ func (b *Binding) BeginUpdate(ctx context.Context, obj, old runtime.Object, _ *m
 	}
 	t, n, errs := b.bound(ctx, p)
 	if len(errs) == 0 && t.UID == o.Status.TenantUID && n.UID == o.Status.NetworkUID {
-		if errs = b.checkAddresses(ctx, p, t, n); len(errs) > 0 {
+		errs = append(b.checkAddresses(ctx, p, t, n), b.sharedVRF(ctx, p, n)...)
+		if len(errs) > 0 {
 			return nil, apierrors.NewInvalid(tenant.Kind("VRFPeering"), p.Name, errs)
 		}
 	}
@@ -97,6 +103,60 @@ func (b *Binding) bound(ctx context.Context, p *tenant.VRFPeering) (*tenant.Tena
 		return nil, nil, field.ErrorList{field.Invalid(spec.Child("network"), p.Spec.Network, "the network is being deleted")}
 	}
 	return t, n, nil
+}
+
+// sharedVRF refuses a peering that cannot share Network n's VRF with the
+// other peerings of n: frr-k8s merges their routers into the VRF's one
+// BGP router, which has one ASN, and a neighbor can be configured once.
+// Two creates racing can both pass; the syncer then realises only the
+// older.
+func (b *Binding) sharedVRF(ctx context.Context, p *tenant.VRFPeering, n *tenant.Network) field.ErrorList {
+	others, err := PeeringsOf(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), b.Storages.VRFPeerings.Store, p.Spec.Tenant, n)
+	if err != nil {
+		return field.ErrorList{field.InternalError(field.NewPath("spec", "network"), err)}
+	}
+	var errs field.ErrorList
+	for _, o := range others {
+		if o.Name == p.Name {
+			continue
+		}
+		if path, msg := validation.VRFPeeringConflict(p, o); path != nil {
+			errs = append(errs, field.Invalid(path, value(p, path), msg))
+		}
+	}
+	return errs
+}
+
+func value(p *tenant.VRFPeering, path *field.Path) interface{} {
+	if path.String() == "spec.asn" {
+		return p.Spec.ASN
+	}
+	for i, nb := range p.Spec.Neighbors {
+		if path.String() == field.NewPath("spec", "neighbors").Index(i).Child("address").String() {
+			return nb.Address
+		}
+	}
+	return nil
+}
+
+// PeeringsOf lists the VRFPeerings bound to Network n of tenant t.
+func PeeringsOf(ctx context.Context, store interface {
+	List(context.Context, *metainternalversion.ListOptions) (runtime.Object, error)
+}, t string, n *tenant.Network) ([]*tenant.VRFPeering, error) {
+	list, err := store.List(ctx, &metainternalversion.ListOptions{
+		FieldSelector: fields.SelectorFromSet(fields.Set{"spec.tenant": t, "spec.network": n.Name}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []*tenant.VRFPeering
+	err = meta.EachListItem(list, func(item runtime.Object) error {
+		if p, ok := item.(*tenant.VRFPeering); ok && p.Spec.Tenant == t && p.Spec.Network == n.Name && p.Status.NetworkUID == n.UID {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out, err
 }
 
 func lookupError(path *field.Path, name, what string, err error) *field.Error {

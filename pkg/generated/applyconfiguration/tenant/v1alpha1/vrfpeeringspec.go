@@ -31,9 +31,11 @@ type VRFPeeringSpecApplyConfiguration struct {
 	// can both be peered (their pod network is advertised). Immutable.
 	Network *string `json:"network,omitempty"`
 	// asn is the local autonomous system number of the VRF's BGP router
-	// (1-4294967295; 23456, AS_TRANS, is reserved).
+	// (1-4294967295; 23456, AS_TRANS, is reserved). Several peerings of
+	// one Network share that router: they must have the same asn.
 	ASN *int64 `json:"asn,omitempty"`
-	// neighbors are the provider routers to peer with, at most 16.
+	// neighbors are the provider routers to peer with, at most 16; a
+	// neighbor appears in one peering of a Network only.
 	Neighbors []BGPNeighborApplyConfiguration `json:"neighbors,omitempty"`
 	// advertise are the prefixes announced to the neighbors, each inside
 	// one of the Network's subnets (OVN-Kubernetes advertises the pod
