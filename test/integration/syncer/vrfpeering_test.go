@@ -280,6 +280,37 @@ func TestVRFPeering(t *testing.T) {
 		}
 	})
 
+	t.Run("orphans removed", func(t *testing.T) {
+		// Host objects with the full marks of a peering that does not exist.
+		ghost := name + "-ghost"
+		marks := hostnames.Marks{Tenant: name, TenantUID: tn.UID, KindLabel: hostnames.VRFPeeringLabel, Name: ghost, OwnerUID: randomUID(t)}
+		ghostRA := r.DeepCopy()
+		ghostRA.ObjectMeta = metav1.ObjectMeta{Name: hostnames.VRFPeering(ghost), Labels: marks.Labels(), Annotations: marks.Annotations()}
+		if _, err := ra.K8sV1().RouteAdvertisements().Create(ctx, ghostRA, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		ghostFRR := &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "frrk8s.metallb.io/v1beta1", "kind": "FRRConfiguration",
+			"spec": map[string]interface{}{"bgp": map[string]interface{}{"routers": []interface{}{map[string]interface{}{"asn": int64(64512), "vrf": cudn}}}},
+		}}
+		ghostFRR.SetName(hostnames.VRFPeering(ghost))
+		ghostFRR.SetNamespace(stack.FRRNamespace)
+		ghostFRR.SetLabels(marks.Labels())
+		ghostFRR.SetAnnotations(marks.Annotations())
+		if _, err := dyn.Resource(frrGVR).Namespace(stack.FRRNamespace).Create(ctx, ghostFRR, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(ctx, t, slowTimeout, "the orphaned RouteAdvertisements and FRRConfiguration deleted", func(ctx context.Context) (bool, string) {
+			_, rerr := ra.K8sV1().RouteAdvertisements().Get(ctx, hostnames.VRFPeering(ghost), metav1.GetOptions{})
+			_, ferr := dyn.Resource(frrGVR).Namespace(stack.FRRNamespace).Get(ctx, hostnames.VRFPeering(ghost), metav1.GetOptions{})
+			return apierrors.IsNotFound(rerr) && apierrors.IsNotFound(ferr), fmt.Sprintf("%v; %v", rerr, ferr)
+		})
+		// The peering's own objects stay.
+		if _, err := ra.K8sV1().RouteAdvertisements().Get(ctx, hostName, metav1.GetOptions{}); err != nil {
+			t.Errorf("the peering's own RouteAdvertisements: %v", err)
+		}
+	})
+
 	t.Run("delete removes the host objects", func(t *testing.T) {
 		if err := admin.TenantV1alpha1().VRFPeerings().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
