@@ -100,12 +100,18 @@ done
 # The one change made to an upstream CRD: those fields become int64, with
 # the same bounds.
 frr=${WORK_DIR}/out/frrk8s.metallb.io_frrconfigurations.yaml
-awk '{ lines[NR] = $0 } END {
+patched=$(awk -v out="${frr}.tmp" '{ lines[NR] = $0 } END {
+  n = 0
   for (i = 1; i <= NR; i++) {
-    if (lines[i] ~ /^ *format: int32$/ && lines[i+1] ~ /^ *maximum: 4294967295$/) sub(/int32/, "int64", lines[i])
-    print lines[i]
+    if (lines[i] ~ /^ *format: int32$/ && lines[i+1] ~ /^ *maximum: 4294967295$/) { sub(/int32/, "int64", lines[i]); n++ }
+    print lines[i] > out
   }
-}' "${frr}" >"${frr}.tmp"
+  print n
+}' "${frr}")
+if [[ "${patched}" != 2 ]]; then
+  echo "${frr}: expected the 2 ASN fields of frr-k8s (router, neighbor) declared int32 with maximum 4294967295, found ${patched}: review the patch above" >&2
+  exit 1
+fi
 mv "${frr}.tmp" "${frr}"
 sed -i '1s/$/ ASN fields: format int64 (see hack\/update-host-crds.sh)./' "${frr}"
 
