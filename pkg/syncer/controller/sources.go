@@ -14,6 +14,7 @@ import (
 	udninformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/informers/externalversions"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -53,6 +54,24 @@ func indexByTenant(obj interface{}) ([]string, error) {
 		return []string{t}, nil
 	}
 	return nil, nil
+}
+
+// ByVRF is the index of VRFPeerings by status.vrf, and of BGPSessionStates
+// by the VRF of their session.
+const ByVRF = "vrf"
+
+func indexByVRF(obj interface{}) ([]string, error) {
+	vrf := ""
+	switch o := obj.(type) {
+	case *tenant.VRFPeering:
+		vrf = o.Status.VRF
+	case *unstructured.Unstructured:
+		vrf, _, _ = unstructured.NestedString(o.Object, "status", "vrf")
+	}
+	if vrf == "" {
+		return nil, nil
+	}
+	return []string{vrf}, nil
 }
 
 // indexBySpecTenant indexes VRFPeerings by the tenant they name.
@@ -160,6 +179,9 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	s.HostRouteAdvertisements = s.ra.K8s().V1().RouteAdvertisements().Informer()
 	s.HostFRRConfigurations = s.frr.ForResource(FRRConfigurations).Informer()
 	s.HostBGPSessionStates = s.frrAll.ForResource(BGPSessionStates).Informer()
+	if err := s.HostBGPSessionStates.AddIndexers(cache.Indexers{ByVRF: indexByVRF}); err != nil {
+		panic(err)
+	}
 	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
 		s.HostRouteAdvertisements, s.HostFRRConfigurations} {
 		if err := inf.AddIndexers(byTenant); err != nil {

@@ -161,9 +161,11 @@ func (c *Controller) enqueueSession(obj interface{}) {
 	if vrf == "" {
 		return
 	}
-	for _, o := range c.src.VRFPeerings.GetStore().List() {
-		if p := o.(*tenant.VRFPeering); p.Status.VRF == vrf {
-			c.enqueuePeering(p)
-		}
+	peerings, err := c.src.VRFPeerings.GetIndexer().ByIndex(controller.ByVRF, vrf)
+	if err != nil {
+		return
+	}
+	for _, p := range peerings {
+		c.enqueuePeering(p)
 	}
 }

@@ -232,10 +232,14 @@ func (c *Controller) remove(ctx context.Context, marks hostnames.Marks) error {
 	return nil
 }
 
-// sessions are the BGPSessionStates frr-k8s reports, typed.
-func (c *Controller) sessions() []frrv1beta1.BGPSessionState {
+// sessions are the BGPSessionStates frr-k8s reports in VRF vrf, typed.
+func (c *Controller) sessions(vrf string) []frrv1beta1.BGPSessionState {
+	objs, err := c.src.HostBGPSessionStates.GetIndexer().ByIndex(controller.ByVRF, vrf)
+	if err != nil {
+		return nil
+	}
 	var out []frrv1beta1.BGPSessionState
-	for _, obj := range c.src.HostBGPSessionStates.GetStore().List() {
+	for _, obj := range objs {
 		u, ok := obj.(*unstructured.Unstructured)
 		if !ok {
 			continue
@@ -258,7 +262,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.
 	}
 	var neighbors []tenant.VRFPeeringNeighborStatus
 	if !orphaned {
-		states := c.sessions()
+		states := c.sessions(vrf)
 		for _, nb := range p.Spec.Neighbors {
 			neighbors = append(neighbors, Sessions(states, vrf, nb.Address))
 		}
