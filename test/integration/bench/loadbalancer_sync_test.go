@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -168,34 +167,9 @@ func BenchmarkLoadBalancerSync(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	opts := stack.Options{
-		TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_LB_TENANT_APISERVER_ARGS")),
-		KeepWorkDir:         os.Getenv(framework.KeepEnv) != "",
-		Log:                 io.Discard,
-	}
-	if testing.Verbose() {
-		opts.Log = os.Stderr
-	}
-	for i := 0; i < z.tenants; i++ {
-		opts.ExtraUsers = append(opts.ExtraUsers, syncTenantUser(i))
-	}
-	s, err := stack.Start(ctx, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if b.Failed() {
-			s.KeepWorkDir()
-			b.Logf("the stack's logs are kept in %s", filepath.Join(s.WorkDir(), "logs"))
-		}
-		if err := s.Stop(); err != nil {
-			b.Error(err)
-		}
-	}()
+	s, stop := benchStack(ctx, b, "BENCH_LB_TENANT_APISERVER_ARGS", z.tenants, nil)
+	defer stop()
 	b.Logf("load balancer sync stack in %s (started in %s), sizes %+v", s.WorkDir(), s.StartDuration().Round(time.Millisecond), z)
-	if err := stack.DemoPools(ctx, s); err != nil {
-		b.Fatal(err)
-	}
 	r := &lbRun{syncRun: syncRun{b: b, z: syncSizes{tenants: z.tenants, workers: z.workers}, s: s, seen: newFirstSeen()}, lz: z}
 	r.clients()
 	if r.dyn, err = dynamic.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser))); err != nil {

@@ -3,10 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,34 +109,9 @@ func BenchmarkNetworkSync(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	opts := stack.Options{
-		TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_NET_TENANT_APISERVER_ARGS")),
-		KeepWorkDir:         os.Getenv(framework.KeepEnv) != "",
-		Log:                 io.Discard,
-	}
-	if testing.Verbose() {
-		opts.Log = os.Stderr
-	}
-	for i := 0; i < z.tenants; i++ {
-		opts.ExtraUsers = append(opts.ExtraUsers, syncTenantUser(i))
-	}
-	s, err := stack.Start(ctx, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if b.Failed() {
-			s.KeepWorkDir()
-			b.Logf("the stack's logs are kept in %s", filepath.Join(s.WorkDir(), "logs"))
-		}
-		if err := s.Stop(); err != nil {
-			b.Error(err)
-		}
-	}()
+	s, stop := benchStack(ctx, b, "BENCH_NET_TENANT_APISERVER_ARGS", z.tenants, nil)
+	defer stop()
 	b.Logf("network sync stack in %s, sizes %+v", s.WorkDir(), z)
-	if err := stack.DemoPools(ctx, s); err != nil {
-		b.Fatal(err)
-	}
 	// The sync harness's clients, measurements and summary serve as they
 	// are: its sizes only need the tenant and worker counts.
 	r := &netRun{syncRun: syncRun{b: b, z: syncSizes{tenants: z.tenants, workers: z.workers}, s: s, seen: newFirstSeen()}, nz: z}

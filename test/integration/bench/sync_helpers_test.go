@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -26,6 +28,7 @@ import (
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
+	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
 // syncSizes are the sizes of BenchmarkSync. The defaults are the figures
@@ -602,4 +605,43 @@ func sampleCacheLag(ctx context.Context, s *stack.Stack, member clientset.Interf
 		defer l.mu.Unlock()
 		return append([]time.Duration(nil), l.lags...)
 	}
+}
+
+// benchStack starts the stack of a benchmark: users for its tenants bench
+// tenants, the tenant-apiserver flags in environment variable argsEnv (if
+// any), whatever tweak adds, and the demo AddressPools. The returned stop
+// ends it, keeping its logs when the benchmark failed.
+func benchStack(ctx context.Context, b *testing.B, argsEnv string, tenants int, tweak func(*stack.Options)) (*stack.Stack, func()) {
+	b.Helper()
+	opts := stack.Options{KeepWorkDir: os.Getenv(framework.KeepEnv) != "", Log: io.Discard}
+	if argsEnv != "" {
+		opts.TenantAPIServerArgs = strings.Fields(os.Getenv(argsEnv))
+	}
+	if testing.Verbose() {
+		opts.Log = os.Stderr
+	}
+	for i := 0; i < tenants; i++ {
+		opts.ExtraUsers = append(opts.ExtraUsers, syncTenantUser(i))
+	}
+	if tweak != nil {
+		tweak(&opts)
+	}
+	s, err := stack.Start(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stop := func() {
+		if b.Failed() {
+			s.KeepWorkDir()
+			b.Logf("the stack's logs are kept in %s", filepath.Join(s.WorkDir(), "logs"))
+		}
+		if err := s.Stop(); err != nil {
+			b.Error(err)
+		}
+	}
+	if err := stack.DemoPools(ctx, s); err != nil {
+		stop()
+		b.Fatal(err)
+	}
+	return s, stop
 }

@@ -66,38 +66,14 @@ func BenchmarkSync(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	opts := stack.Options{
-		TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_SYNC_TENANT_APISERVER_ARGS")),
-		KeepWorkDir:         os.Getenv(framework.KeepEnv) != "",
-		Log:                 io.Discard,
-	}
-	if testing.Verbose() {
-		opts.Log = os.Stderr
-	}
 	profileDir := os.Getenv("BENCH_SYNC_PROFILE_DIR")
-	if profileDir != "" {
-		opts.KubeAPIServerArgs = append(opts.KubeAPIServerArgs, "--profiling=true")
-	}
-	for i := 0; i < z.tenants; i++ {
-		opts.ExtraUsers = append(opts.ExtraUsers, syncTenantUser(i))
-	}
-	s, err := stack.Start(ctx, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if b.Failed() {
-			s.KeepWorkDir()
-			b.Logf("the stack's logs are kept in %s", filepath.Join(s.WorkDir(), "logs"))
+	s, stop := benchStack(ctx, b, "BENCH_SYNC_TENANT_APISERVER_ARGS", z.tenants, func(o *stack.Options) {
+		if profileDir != "" {
+			o.KubeAPIServerArgs = append(o.KubeAPIServerArgs, "--profiling=true")
 		}
-		if err := s.Stop(); err != nil {
-			b.Error(err)
-		}
-	}()
+	})
+	defer stop()
 	b.Logf("sync stack in %s, sizes %+v", s.WorkDir(), z)
-	if err := stack.DemoPools(ctx, s); err != nil {
-		b.Fatal(err)
-	}
 	r := &syncRun{b: b, z: z, s: s, seen: newFirstSeen(), profileDir: profileDir}
 	r.clients()
 

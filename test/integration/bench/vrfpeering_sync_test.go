@@ -3,9 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -75,29 +73,8 @@ func BenchmarkVRFPeeringSync(b *testing.B) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	opts := stack.Options{KeepWorkDir: os.Getenv(framework.KeepEnv) != "", Log: io.Discard}
-	if testing.Verbose() {
-		opts.Log = os.Stderr
-	}
-	for i := 0; i < z.tenants; i++ {
-		opts.ExtraUsers = append(opts.ExtraUsers, syncTenantUser(i))
-	}
-	s, err := stack.Start(ctx, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if b.Failed() {
-			s.KeepWorkDir()
-			b.Logf("the stack's logs are kept in %s", filepath.Join(s.WorkDir(), "logs"))
-		}
-		if err := s.Stop(); err != nil {
-			b.Error(err)
-		}
-	}()
-	if err := stack.DemoPools(ctx, s); err != nil {
-		b.Fatal(err)
-	}
+	s, stop := benchStack(ctx, b, "", z.tenants, nil)
+	defer stop()
 	r := &syncRun{b: b, z: syncSizes{tenants: z.tenants, workers: z.workers}, s: s, seen: newFirstSeen()}
 	r.clients()
 	cfg := framework.Unthrottled(s.RESTConfig(stack.AdminUser))
