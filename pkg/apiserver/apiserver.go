@@ -26,6 +26,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/quota"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/addresspool"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/connects"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/loadbalancer"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/namespace"
@@ -72,6 +73,9 @@ type Server struct {
 	GenericAPIServer *genericapiserver.GenericAPIServer
 	// Storage of every resource, for the server's own controllers.
 	Storage *base.Storages
+	// Connects hands out the connect subnets of tenants' connections with
+	// provider networks; nil without IPAM.
+	Connects *connects.Connects
 }
 
 type completedConfig struct {
@@ -119,6 +123,8 @@ func (c completedConfig) New() (*Server, error) {
 		return nil, err
 	}
 	if deps.IPAM.Allocator != nil {
+		s.Connects = &connects.Connects{Allocator: deps.IPAM.Allocator, Storages: s.Storage}
+		s.Storage.ProviderServices.Recorders = append(s.Storage.ProviderServices.Recorders, connects.Recorder{Connects: s.Connects})
 		upkeep := NewIPAMUpkeep(s.Storage, deps.IPAM.Allocator, c.ExtraConfig.IPAMPeriod, c.ExtraConfig.IPAMSweepMinAge)
 		s.GenericAPIServer.AddPostStartHookOrDie("tenant-ipam", func(ctx genericapiserver.PostStartHookContext) error {
 			go upkeep.Run(ctx)

@@ -4,6 +4,7 @@ import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/connects"
 	"tenant.io/tenant-apiserver/pkg/syncer"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
@@ -11,7 +12,7 @@ import (
 // installSyncer runs the syncer once the server serves: it campaigns for
 // the host Lease, and syncs while it leads.
 func (s *Server) installSyncer(config syncer.Config) error {
-	sy, err := syncer.New(config, syncerStorage(s.Storage))
+	sy, err := syncer.New(config, syncerStorage(s.Storage, s.Connects))
 	if err != nil {
 		return err
 	}
@@ -24,12 +25,18 @@ func (s *Server) installSyncer(config syncer.Config) error {
 
 // syncerStorage is the server's storage as the syncer reads and writes it:
 // the registry's stores, past the guards.
-func syncerStorage(s *base.Storages) controller.Storage {
+func syncerStorage(s *base.Storages, c *connects.Connects) controller.Storage {
 	kind := func(st *base.Storage) controller.Kind {
 		return controller.Kind{Resource: st.Resource, Store: st.Store, Status: st.StatusStore, Create: st.Main}
 	}
+	var subnets controller.ConnectSubnets
+	if c != nil {
+		subnets = c
+	}
 	return controller.Storage{
-		Tenants: kind(s.Tenants), Namespaces: kind(s.Namespaces), Networks: kind(s.Networks),
+		ConnectSubnets: subnets,
+		Tenants:        kind(s.Tenants), Namespaces: kind(s.Namespaces), Networks: kind(s.Networks),
 		FloatingIPs: kind(s.FloatingIPs), LoadBalancers: kind(s.LoadBalancers), VRFPeerings: kind(s.VRFPeerings),
+		ProviderServices: kind(s.ProviderServices),
 	}
 }

@@ -58,6 +58,19 @@ const (
 	// VRFPeeringLabel names, on its RouteAdvertisements and
 	// FRRConfiguration, the VRFPeering they realise.
 	VRFPeeringLabel = KindLabelPrefix + "vrfpeering"
+	// ProviderServiceLabel names, on an alias Service in a tenant's host
+	// namespace, the ProviderService it realises.
+	ProviderServiceLabel = KindLabelPrefix + "providerservice"
+	// ConnectLabel names, on a ClusterNetworkConnect, the provider network
+	// it connects the tenant's networks with.
+	ConnectLabel = KindLabelPrefix + "connect"
+	// ConnectGroupLabel puts a ClusterUserDefinedNetwork in a connection
+	// group, by which a ClusterNetworkConnect selects the networks it
+	// connects (its selectors allow one label selector for CUDNs): on a
+	// tenant's networks it is TenantConnectGroup, set by the syncer when it
+	// makes them; on a provider network that serves an offered Service,
+	// ProviderConnectGroup, set by the syncer when the service is offered.
+	ConnectGroupLabel = "tenant.io/connect-group"
 	// PrimaryUDNLabel makes OVN-Kubernetes give a namespace a primary
 	// user-defined network; it is only honoured when set at creation.
 	PrimaryUDNLabel = "k8s.ovn.org/primary-user-defined-network"
@@ -151,6 +164,18 @@ func prefixed(prefix, name string) string {
 	suffix := sum(full)[:8]
 	return strings.TrimRight(full[:maxNameLength-len(suffix)-1], "-") + "-" + suffix
 }
+
+// ClusterNetworkConnect is the name of the ClusterNetworkConnect of the
+// tenant of UID uid with provider network providerNetwork.
+func ClusterNetworkConnect(uid types.UID, providerNetwork string) string {
+	return "tc" + sum(string(uid), providerNetwork)[:cudnNameLength-2]
+}
+
+// TenantConnectGroup is the connection group of tenant t's networks.
+func TenantConnectGroup(t string) string { return "tenant." + t }
+
+// ProviderConnectGroup is the connection group of provider network pn.
+func ProviderConnectGroup(pn string) string { return "provider." + sum(pn)[:16] }
 
 // VRFPeering is the name of the RouteAdvertisements and of the
 // FRRConfiguration of VRFPeering name.

@@ -53,6 +53,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
 	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
 	"tenant.io/tenant-apiserver/pkg/syncer/network"
+	"tenant.io/tenant-apiserver/pkg/syncer/providerservice"
 	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
 	"tenant.io/tenant-apiserver/pkg/syncer/vrfpeering"
 )
@@ -77,6 +78,9 @@ type Config struct {
 	// FRRNamespace is frr-k8s': it holds the VRF peerings' FRRConfigurations
 	// and the Secrets of their BGP passwords.
 	FRRNamespace string
+	// ClusterDomain is the cluster's DNS domain, which the alias Services
+	// of provider services name; default cluster.local.
+	ClusterDomain string
 	// Advertise is how MetalLB announces tenants' public IPs.
 	Advertise tenantsyncer.Advertisement
 }
@@ -189,13 +193,18 @@ func (s *Syncer) lead(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Starting the VRF peering controller")
 		return
 	}
+	services, err := providerservice.New(src, s.config.ClusterDomain)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Starting the provider service controller")
+		return
+	}
 	tenants, err := tenantsyncer.New(src, s.config.Advertise)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the tenant controller")
 		return
 	}
 	check := checker.New(src, s.config.CheckPeriod, namespaces.EnqueueAll, networks.EnqueueAll,
-		loadBalancers.EnqueueAll, floatingIPs.EnqueueAll, peerings.EnqueueAll, tenants.EnqueueAll)
+		loadBalancers.EnqueueAll, floatingIPs.EnqueueAll, peerings.EnqueueAll, services.EnqueueAll, tenants.EnqueueAll)
 	started := time.Now()
 	src.Start(ctx)
 	go namespaces.Run(ctx, s.config.Workers)
@@ -203,8 +212,9 @@ func (s *Syncer) lead(ctx context.Context) {
 	go loadBalancers.Run(ctx, max(1, s.config.Workers/2))
 	go floatingIPs.Run(ctx, max(1, s.config.Workers/2))
 	go peerings.Run(ctx, max(1, s.config.Workers/8))
+	go services.Run(ctx, max(1, s.config.Workers/2))
 	go tenants.Run(ctx, max(1, s.config.Workers/2))
-	go reportInitialSync(ctx, started, src, namespaces.Worker, networks.Worker, loadBalancers.Worker, floatingIPs.Worker, peerings.Worker, tenants.Worker)
+	go reportInitialSync(ctx, started, src, namespaces.Worker, networks.Worker, loadBalancers.Worker, floatingIPs.Worker, peerings.Worker, services.Worker, tenants.Worker)
 	check.Run(ctx)
 }
 

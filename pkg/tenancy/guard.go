@@ -42,6 +42,10 @@ type Guard interface {
 	// remaining count would reveal what the caller may not see), and the
 	// store query narrowed where the guard can.
 	Narrow(ctx context.Context, options *metainternalversion.ListOptions) *metainternalversion.ListOptions
+	// Redact returns, for a Read ctx, what the caller is shown of a
+	// visible object: a copy with what it may not read left out. nil:
+	// the object as stored.
+	Redact(ctx context.Context) func(runtime.Object) runtime.Object
 }
 
 func callerOf(ctx context.Context) (user.Info, error) {
@@ -166,6 +170,9 @@ func (g *TenantGuard) Narrow(_ context.Context, options *metainternalversion.Lis
 	return options
 }
 
+// Redact implements Guard: a tenant's objects are all its own.
+func (g *TenantGuard) Redact(context.Context) func(runtime.Object) runtime.Object { return nil }
+
 // ProviderGuard guards provider kinds. Provider admins, the callers allowed
 // to write Tenants, see and write everything (host RBAC decides the rest).
 // Tenant members may not write provider kinds, and see only what
@@ -178,6 +185,10 @@ type ProviderGuard struct {
 	// VisibleToTenant says whether tenant t, of UID uid, may read obj;
 	// nil: nothing.
 	VisibleToTenant func(t string, uid types.UID, obj runtime.Object) bool
+	// RedactForTenant, if set, returns what tenant t is shown of obj, an
+	// object VisibleToTenant lets it read: a copy without what concerns
+	// other tenants.
+	RedactForTenant func(t string, obj runtime.Object) runtime.Object
 	// NamedByTenant says that the one object a tenant may read is the one
 	// named like the tenant (Tenants): its reads are narrowed to that name.
 	NamedByTenant bool
@@ -251,6 +262,15 @@ func (g *ProviderGuard) Visible(ctx context.Context) func(runtime.Object) bool {
 	default:
 		return func(obj runtime.Object) bool { return g.VisibleToTenant(v.tenant, v.uid, unwrap(obj)) }
 	}
+}
+
+// Redact implements Guard.
+func (g *ProviderGuard) Redact(ctx context.Context) func(runtime.Object) runtime.Object {
+	v, _ := ctx.Value(viewerKey{}).(viewer)
+	if v.admin || v.tenant == "" || g.RedactForTenant == nil {
+		return nil
+	}
+	return func(obj runtime.Object) runtime.Object { return g.RedactForTenant(v.tenant, unwrap(obj)) }
 }
 
 // Narrow implements Guard.

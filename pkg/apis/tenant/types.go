@@ -190,6 +190,9 @@ const (
 	AddressPoolPurposeTenantNetworks AddressPoolPurpose = "TenantNetworks"
 	// AddressPoolPurposePublicIPs pools hand out single public IPv4 addresses.
 	AddressPoolPurposePublicIPs AddressPoolPurpose = "PublicIPs"
+	// AddressPoolPurposeConnectSubnets pools hand out the connect subnets
+	// of the networks' connections to provider services.
+	AddressPoolPurposeConnectSubnets AddressPoolPurpose = "ConnectSubnets"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -208,7 +211,7 @@ type AddressPool struct {
 
 // AddressPoolSpec describes an IPAM pool.
 type AddressPoolSpec struct {
-	// purpose is TenantNetworks (private blocks for tenants) or PublicIPs (single public addresses). Immutable.
+	// purpose is TenantNetworks (private blocks for tenants), PublicIPs (single public addresses) or ConnectSubnets (the subnets of connections to provider networks). Immutable.
 	Purpose AddressPoolPurpose
 	// cidrs are the IPv4 ranges of the pool, in CIDR form.
 	CIDRs []string
@@ -216,7 +219,9 @@ type AddressPoolSpec struct {
 	Ranges []string
 	// exclude are CIDRs or single addresses inside the pool that are never handed out.
 	Exclude []string
-	// defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools only).
+	// defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools), or
+	// the size of every connect subnet (ConnectSubnets pools, default 24; each network of a connection gets a
+	// slice four bits longer).
 	DefaultPrefixLength *int32
 }
 
@@ -269,6 +274,9 @@ type ProviderServiceSpec struct {
 	Tenants []string
 	// allTenants offers the service to every tenant; tenants must then be empty.
 	AllTenants bool
+	// podNetwork also connects the tenants' pod networks with the provider
+	// network, not only the Service network.
+	PodNetwork bool
 }
 
 // ServiceReference names a host Service.
@@ -285,6 +293,37 @@ type ProviderServiceStatus struct {
 	ObservedGeneration int64
 	// conditions of the offer.
 	Conditions []metav1.Condition
+	// offers bind each tenant of spec.tenants to the UID it had when it was
+	// offered the service. Set by the server.
+	Offers []ProviderServiceOffer
+	// providerNetwork is the ClusterUserDefinedNetwork of the Service's namespace.
+	ProviderNetwork string
+	// tenants report, per tenant offered the service, its connection and alias.
+	Tenants []ProviderServiceTenant
+}
+
+// ProviderServiceOffer binds an offer to one incarnation of a tenant.
+type ProviderServiceOffer struct {
+	// tenant is the tenant's name.
+	Tenant string
+	// uid is the tenant's UID.
+	UID types.UID
+}
+
+// ProviderServiceTenant reports a service's offer to one tenant.
+type ProviderServiceTenant struct {
+	// name of the tenant.
+	Name string
+	// connected says whether the tenant's networks are connected to the provider network.
+	Connected bool
+	// connectSubnet is the subnet of the connection.
+	ConnectSubnet string
+	// aliases is the number of the tenant's namespaces where the alias Service is in place.
+	Aliases int32
+	// reason says, in one CamelCase word, why the tenant is not served (empty when it is).
+	Reason string
+	// message says it in words.
+	Message string
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -74,10 +74,14 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &tenantv1alpha1.NetworkStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ProviderService"):
 		return &tenantv1alpha1.ProviderServiceApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ProviderServiceOffer"):
+		return &tenantv1alpha1.ProviderServiceOfferApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ProviderServiceSpec"):
 		return &tenantv1alpha1.ProviderServiceSpecApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ProviderServiceStatus"):
 		return &tenantv1alpha1.ProviderServiceStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("ProviderServiceTenant"):
+		return &tenantv1alpha1.ProviderServiceTenantApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("ServiceReference"):
 		return &tenantv1alpha1.ServiceReferenceApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("Tenant"):

@@ -119,8 +119,10 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.OffboardingReport{}.OpenAPIModelName():        schema_pkg_apis_tenant_v1alpha1_OffboardingReport(ref),
 		v1alpha1.ProviderService{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_ProviderService(ref),
 		v1alpha1.ProviderServiceList{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_ProviderServiceList(ref),
+		v1alpha1.ProviderServiceOffer{}.OpenAPIModelName():     schema_pkg_apis_tenant_v1alpha1_ProviderServiceOffer(ref),
 		v1alpha1.ProviderServiceSpec{}.OpenAPIModelName():      schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref),
 		v1alpha1.ProviderServiceStatus{}.OpenAPIModelName():    schema_pkg_apis_tenant_v1alpha1_ProviderServiceStatus(ref),
+		v1alpha1.ProviderServiceTenant{}.OpenAPIModelName():    schema_pkg_apis_tenant_v1alpha1_ProviderServiceTenant(ref),
 		v1alpha1.ServiceReference{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_ServiceReference(ref),
 		v1alpha1.Tenant{}.OpenAPIModelName():                   schema_pkg_apis_tenant_v1alpha1_Tenant(ref),
 		v1alpha1.TenantList{}.OpenAPIModelName():               schema_pkg_apis_tenant_v1alpha1_TenantList(ref),
@@ -2973,7 +2975,7 @@ func schema_pkg_apis_tenant_v1alpha1_AddressPoolSpec(ref common.ReferenceCallbac
 				Properties: map[string]spec.Schema{
 					"purpose": {
 						SchemaProps: spec.SchemaProps{
-							Description: "purpose is TenantNetworks (private blocks for tenants) or PublicIPs (single public addresses). Immutable.",
+							Description: "purpose is TenantNetworks (private blocks for tenants), PublicIPs (single public addresses) or ConnectSubnets (the subnets of connections to provider networks). Immutable.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -3041,7 +3043,7 @@ func schema_pkg_apis_tenant_v1alpha1_AddressPoolSpec(ref common.ReferenceCallbac
 					},
 					"defaultPrefixLength": {
 						SchemaProps: spec.SchemaProps{
-							Description: "defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools only).",
+							Description: "defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools), or the size of every connect subnet (ConnectSubnets pools, default 24; each network of a connection gets a slice four bits longer).",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},
@@ -4427,6 +4429,36 @@ func schema_pkg_apis_tenant_v1alpha1_ProviderServiceList(ref common.ReferenceCal
 	}
 }
 
+func schema_pkg_apis_tenant_v1alpha1_ProviderServiceOffer(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ProviderServiceOffer binds an offer to one incarnation of a tenant.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"tenant": {
+						SchemaProps: spec.SchemaProps{
+							Description: "tenant is the tenant's name.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"uid": {
+						SchemaProps: spec.SchemaProps{
+							Description: "uid is the tenant's UID when it was offered the service.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"tenant", "uid"},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -4470,7 +4502,14 @@ func schema_pkg_apis_tenant_v1alpha1_ProviderServiceSpec(ref common.ReferenceCal
 					},
 					"allTenants": {
 						SchemaProps: spec.SchemaProps{
-							Description: "allTenants offers the service to every tenant; tenants must then be empty.",
+							Description: "allTenants offers the service to every tenant, tenants onboarded later included; tenants must then be empty.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"podNetwork": {
+						SchemaProps: spec.SchemaProps{
+							Description: "podNetwork also connects the tenants' pod networks with the provider network (ClusterNetworkConnect connectivity PodNetwork), not only the Service network. Default: false, the tenants reach the provider's Services only.",
 							Type:        []string{"boolean"},
 							Format:      "",
 						},
@@ -4522,11 +4561,120 @@ func schema_pkg_apis_tenant_v1alpha1_ProviderServiceStatus(ref common.ReferenceC
 							},
 						},
 					},
+					"offers": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"tenant",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "offers bind each tenant of spec.tenants to the UID it had when it was offered the service: a tenant deleted and created again under the same name is not offered anything until the provider names it again. Set by the server.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.ProviderServiceOffer{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"providerNetwork": {
+						SchemaProps: spec.SchemaProps{
+							Description: "providerNetwork is the ClusterUserDefinedNetwork of the Service's namespace, which the tenants' networks are connected to.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tenants": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"name",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "tenants report, per tenant offered the service, its connection and alias. A tenant reads its own entry only.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.ProviderServiceTenant{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
 		Dependencies: []string{
-			v1.Condition{}.OpenAPIModelName()},
+			v1.Condition{}.OpenAPIModelName(), v1alpha1.ProviderServiceOffer{}.OpenAPIModelName(), v1alpha1.ProviderServiceTenant{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_ProviderServiceTenant(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "ProviderServiceTenant reports a service's offer to one tenant.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name of the tenant.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"connected": {
+						SchemaProps: spec.SchemaProps{
+							Description: "connected says whether the tenant's networks are connected to the provider network: the ClusterNetworkConnect is on the host and OVN-Kubernetes has not reported a failure of it.",
+							Default:     false,
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"connectSubnet": {
+						SchemaProps: spec.SchemaProps{
+							Description: "connectSubnet is the subnet of the connection, from a ConnectSubnets AddressPool.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"aliases": {
+						SchemaProps: spec.SchemaProps{
+							Description: "aliases is the number of the tenant's namespaces where the alias Service is in place.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"reason": {
+						SchemaProps: spec.SchemaProps{
+							Description: "reason says, in one CamelCase word, why the tenant is not fully served: AliasTaken, NoConnectSubnet, ConnectFailed, NoNetwork...; empty when it is.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"message": {
+						SchemaProps: spec.SchemaProps{
+							Description: "message says it in words.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name", "connected"},
+			},
+		},
 	}
 }
 

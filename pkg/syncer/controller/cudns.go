@@ -32,7 +32,8 @@ func (s *Sources) ClusterUserDefinedNetworks() HostKind[*udnv1.ClusterUserDefine
 		},
 		Matches: func(have, want *udnv1.ClusterUserDefinedNetwork) bool {
 			return apiequality.Semantic.DeepEqual(have.Spec.NamespaceSelector, want.Spec.NamespaceSelector) &&
-				have.Labels[hostnames.HostNetworkLabel] == want.Labels[hostnames.HostNetworkLabel]
+				have.Labels[hostnames.HostNetworkLabel] == want.Labels[hostnames.HostNetworkLabel] &&
+				have.Labels[hostnames.ConnectGroupLabel] == want.Labels[hostnames.ConnectGroupLabel]
 		},
 		Repair: func(have, want *udnv1.ClusterUserDefinedNetwork) *udnv1.ClusterUserDefinedNetwork {
 			out := have.DeepCopy()
@@ -41,6 +42,7 @@ func (s *Sources) ClusterUserDefinedNetworks() HostKind[*udnv1.ClusterUserDefine
 				out.Labels = map[string]string{}
 			}
 			out.Labels[hostnames.HostNetworkLabel] = want.Labels[hostnames.HostNetworkLabel]
+			out.Labels[hostnames.ConnectGroupLabel] = want.Labels[hostnames.ConnectGroupLabel]
 			return out
 		},
 		Replace: func(have, want *udnv1.ClusterUserDefinedNetwork) bool {

@@ -36,9 +36,11 @@ var (
 	MetalLBResources = []schema.GroupVersionResource{IPAddressPools, L2Advertisements, BGPAdvertisements}
 	// FRRConfigurations are the frr-k8s objects the syncer makes, and
 	// BGPSessionStates those frr-k8s reports sessions in.
-	FRRConfigurations  = schema.GroupVersionResource{Group: "frrk8s.metallb.io", Version: "v1beta1", Resource: "frrconfigurations"}
-	BGPSessionStates   = schema.GroupVersionResource{Group: "frrk8s.metallb.io", Version: "v1beta1", Resource: "bgpsessionstates"}
-	hostObjectSelector = hostnames.TenantLabel // every host object the syncer makes carries it
+	FRRConfigurations = schema.GroupVersionResource{Group: "frrk8s.metallb.io", Version: "v1beta1", Resource: "frrconfigurations"}
+	BGPSessionStates  = schema.GroupVersionResource{Group: "frrk8s.metallb.io", Version: "v1beta1", Resource: "bgpsessionstates"}
+	// ClusterNetworkConnects connect tenants' networks with provider networks.
+	ClusterNetworkConnects = schema.GroupVersionResource{Group: "k8s.ovn.org", Version: "v1", Resource: "clusternetworkconnects"}
+	hostObjectSelector     = hostnames.TenantLabel // every host object the syncer makes carries it
 )
 
 // ByTenant is the index of objects by their tenant.io/tenant label, on
@@ -103,6 +105,8 @@ type Sources struct {
 	// every tenant's objects (see ObjectKey); VRFPeerings, the provider's
 	// (indexed ByTenant by spec.tenant).
 	Tenants, Namespaces, Networks, LoadBalancers, FloatingIPs, VRFPeerings cache.SharedIndexInformer
+	// ProviderServices are the provider's offers.
+	ProviderServices cache.SharedIndexInformer
 	// Host objects carrying the tenant label, and only those.
 	HostNamespaces, HostRoleBindings, HostServices cache.SharedIndexInformer
 	// HostCUDNs and HostEgressIPs are the OVN-Kubernetes objects carrying
@@ -113,6 +117,8 @@ type Sources struct {
 	// HostRouteAdvertisements and HostFRRConfigurations carry the tenant
 	// label; HostBGPSessionStates are every session frr-k8s reports.
 	HostRouteAdvertisements, HostFRRConfigurations, HostBGPSessionStates cache.SharedIndexInformer
+	// HostClusterNetworkConnects carry the tenant label.
+	HostClusterNetworkConnects cache.SharedIndexInformer
 
 	Health *HostHealth
 	// Orphans is what the periodic check looks at; the controllers
@@ -126,6 +132,7 @@ type Sources struct {
 	ra       rainformers.SharedInformerFactory
 	frr      dynamicinformer.DynamicSharedInformerFactory
 	frrAll   dynamicinformer.DynamicSharedInformerFactory
+	cluster  dynamicinformer.DynamicSharedInformerFactory
 }
 
 // HostClients are the clients of the host API the syncer uses.
@@ -154,22 +161,24 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	s := &Sources{
 		Storage: storage, Host: host.Kube, HostDynamic: host.Dynamic, HostUDN: host.UDN, HostEgressIP: host.EgressIP, HostRA: host.RA,
 		MetalLBNamespace: ns.MetalLB, FRRNamespace: ns.FRR,
-		Tenants:       newStoreInformer(storage.Tenants, nil, false),
-		Namespaces:    newStoreInformer(storage.Namespaces, byTenant, true),
-		Networks:      newStoreInformer(storage.Networks, byTenant, true),
-		LoadBalancers: newStoreInformer(storage.LoadBalancers, byTenant, true),
-		FloatingIPs:   newStoreInformer(storage.FloatingIPs, byTenant, true),
-		VRFPeerings:   newStoreInformer(storage.VRFPeerings, cache.Indexers{ByTenant: indexBySpecTenant}, false),
-		HostMetalLB:   map[schema.GroupVersionResource]cache.SharedIndexInformer{},
-		Health:        &HostHealth{client: host.Kube},
-		Orphans:       &Orphans{},
-		kube:          informers.NewSharedInformerFactoryWithOptions(host.Kube, 0, informers.WithTweakListOptions(selected)),
-		dynamic:       dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, ns.MetalLB, selected),
-		frr:           dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, ns.FRR, selected),
-		frrAll:        dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, ns.FRR, nil),
-		ra:            rainformers.NewSharedInformerFactoryWithOptions(host.RA, 0, rainformers.WithTweakListOptions(selected)),
-		udn:           udninformers.NewSharedInformerFactoryWithOptions(host.UDN, 0, udninformers.WithTweakListOptions(selected)),
-		egressIP:      egressipinformers.NewSharedInformerFactoryWithOptions(host.EgressIP, 0, egressipinformers.WithTweakListOptions(selected)),
+		Tenants:          newStoreInformer(storage.Tenants, nil, false),
+		Namespaces:       newStoreInformer(storage.Namespaces, byTenant, true),
+		Networks:         newStoreInformer(storage.Networks, byTenant, true),
+		LoadBalancers:    newStoreInformer(storage.LoadBalancers, byTenant, true),
+		FloatingIPs:      newStoreInformer(storage.FloatingIPs, byTenant, true),
+		VRFPeerings:      newStoreInformer(storage.VRFPeerings, cache.Indexers{ByTenant: indexBySpecTenant}, false),
+		ProviderServices: newStoreInformer(storage.ProviderServices, nil, false),
+		HostMetalLB:      map[schema.GroupVersionResource]cache.SharedIndexInformer{},
+		Health:           &HostHealth{client: host.Kube},
+		Orphans:          &Orphans{},
+		kube:             informers.NewSharedInformerFactoryWithOptions(host.Kube, 0, informers.WithTweakListOptions(selected)),
+		dynamic:          dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, ns.MetalLB, selected),
+		frr:              dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, ns.FRR, selected),
+		frrAll:           dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, ns.FRR, nil),
+		cluster:          dynamicinformer.NewFilteredDynamicSharedInformerFactory(host.Dynamic, 0, metav1.NamespaceAll, selected),
+		ra:               rainformers.NewSharedInformerFactoryWithOptions(host.RA, 0, rainformers.WithTweakListOptions(selected)),
+		udn:              udninformers.NewSharedInformerFactoryWithOptions(host.UDN, 0, udninformers.WithTweakListOptions(selected)),
+		egressIP:         egressipinformers.NewSharedInformerFactoryWithOptions(host.EgressIP, 0, egressipinformers.WithTweakListOptions(selected)),
 	}
 	s.HostNamespaces = s.kube.Core().V1().Namespaces().Informer()
 	s.HostRoleBindings = s.kube.Rbac().V1().RoleBindings().Informer()
@@ -179,11 +188,12 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	s.HostRouteAdvertisements = s.ra.K8s().V1().RouteAdvertisements().Informer()
 	s.HostFRRConfigurations = s.frr.ForResource(FRRConfigurations).Informer()
 	s.HostBGPSessionStates = s.frrAll.ForResource(BGPSessionStates).Informer()
+	s.HostClusterNetworkConnects = s.cluster.ForResource(ClusterNetworkConnects).Informer()
 	if err := s.HostBGPSessionStates.AddIndexers(cache.Indexers{ByVRF: indexByVRF}); err != nil {
 		panic(err)
 	}
 	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
-		s.HostRouteAdvertisements, s.HostFRRConfigurations} {
+		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects} {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
@@ -206,10 +216,12 @@ func (s *Sources) Start(ctx context.Context) {
 	go s.LoadBalancers.RunWithContext(ctx)
 	go s.FloatingIPs.RunWithContext(ctx)
 	go s.VRFPeerings.RunWithContext(ctx)
+	go s.ProviderServices.RunWithContext(ctx)
 	s.kube.Start(ctx.Done())
 	s.ra.Start(ctx.Done())
 	s.frr.Start(ctx.Done())
 	s.frrAll.Start(ctx.Done())
+	s.cluster.Start(ctx.Done())
 	s.dynamic.Start(ctx.Done())
 	s.udn.Start(ctx.Done())
 	s.egressIP.Start(ctx.Done())
@@ -219,9 +231,10 @@ func (s *Sources) Start(ctx context.Context) {
 // Synced are the HasSynced of every informer.
 func (s *Sources) Synced() []cache.InformerSynced {
 	out := []cache.InformerSynced{s.Tenants.HasSynced, s.Namespaces.HasSynced, s.Networks.HasSynced,
-		s.LoadBalancers.HasSynced, s.FloatingIPs.HasSynced, s.VRFPeerings.HasSynced,
+		s.LoadBalancers.HasSynced, s.FloatingIPs.HasSynced, s.VRFPeerings.HasSynced, s.ProviderServices.HasSynced,
 		s.HostNamespaces.HasSynced, s.HostRoleBindings.HasSynced, s.HostServices.HasSynced, s.HostCUDNs.HasSynced, s.HostEgressIPs.HasSynced,
-		s.HostRouteAdvertisements.HasSynced, s.HostFRRConfigurations.HasSynced, s.HostBGPSessionStates.HasSynced}
+		s.HostRouteAdvertisements.HasSynced, s.HostFRRConfigurations.HasSynced, s.HostBGPSessionStates.HasSynced,
+		s.HostClusterNetworkConnects.HasSynced}
 	for _, inf := range s.HostMetalLB {
 		out = append(out, inf.HasSynced)
 	}

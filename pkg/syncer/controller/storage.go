@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"context"
+	"net/netip"
+
 	"k8s.io/apiserver/pkg/registry/rest"
 )
 
@@ -31,5 +34,21 @@ type Kind struct {
 
 // Storage is the storage of the kinds the syncer reads and writes.
 type Storage struct {
-	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings Kind
+	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings, ProviderServices Kind
+	// ConnectSubnets hands out the subnets of ClusterNetworkConnects;
+	// nil: no IPAM, no connection is made.
+	ConnectSubnets ConnectSubnets
+}
+
+// ConnectSubnets claims and gives back the connect subnets of the
+// connections of tenants (by UID) with provider networks, through IPAM.
+type ConnectSubnets interface {
+	// Held returns the subnets the tenant of UID uid holds, by provider network.
+	Held(ctx context.Context, uid string) (map[string]netip.Prefix, error)
+	// Claim returns the subnet of tenant t for provider network pn (the one
+	// it holds, or a new one), and the prefix length of each network's
+	// slice of it.
+	Claim(ctx context.Context, t, uid, pn string) (netip.Prefix, int, error)
+	// Release gives back block, the subnet of t for pn.
+	Release(ctx context.Context, t, uid, pn string, block netip.Prefix) error
 }

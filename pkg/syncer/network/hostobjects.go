@@ -76,6 +76,8 @@ func ClusterUserDefinedNetwork(t *tenant.Tenant, n *tenant.Network) *udnv1.Clust
 	labels := marks.Labels()
 	// VRF peerings' RouteAdvertisements select the network by it.
 	labels[hostnames.HostNetworkLabel] = name
+	// Provider services' ClusterNetworkConnects select the tenant's networks by it.
+	labels[hostnames.ConnectGroupLabel] = hostnames.TenantConnectGroup(t.Name)
 	return &udnv1.ClusterUserDefinedNetwork{
 		TypeMeta:   metav1.TypeMeta{APIVersion: udnv1.SchemeGroupVersion.String(), Kind: "ClusterUserDefinedNetwork"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: marks.Annotations()},

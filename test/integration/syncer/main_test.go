@@ -38,6 +38,8 @@ const (
 	offboardUser = "olga"  // TestOffboarding
 	networkUser  = "nina"  // TestNetworks
 	peeringUser  = "petra" // TestVRFPeering
+	offerUserA   = "pia"   // TestProviderServices, tenant A
+	offerUserB   = "quinn" // TestProviderServices, tenant B
 	celUser      = "vera"  // network_cel_test.go: Networks against the host's CUDN CRD
 	lbUser       = "lena"  // TestLoadBalancers
 	fipUser      = "finn"  // TestFloatingIPs
@@ -64,7 +66,7 @@ func TestMain(m *testing.M) {
 		},
 		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
-			{Name: networkUser}, {Name: celUser}, {Name: peeringUser},
+			{Name: networkUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB},
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},

@@ -215,6 +215,9 @@ const (
 	AddressPoolPurposeTenantNetworks AddressPoolPurpose = "TenantNetworks"
 	// AddressPoolPurposePublicIPs pools hand out single public IPv4 addresses.
 	AddressPoolPurposePublicIPs AddressPoolPurpose = "PublicIPs"
+	// AddressPoolPurposeConnectSubnets pools hand out the connect subnets
+	// of the networks' connections to provider services.
+	AddressPoolPurposeConnectSubnets AddressPoolPurpose = "ConnectSubnets"
 )
 
 // +genclient
@@ -237,7 +240,7 @@ type AddressPool struct {
 
 // AddressPoolSpec describes an IPAM pool.
 type AddressPoolSpec struct {
-	// purpose is TenantNetworks (private blocks for tenants) or PublicIPs (single public addresses). Immutable.
+	// purpose is TenantNetworks (private blocks for tenants), PublicIPs (single public addresses) or ConnectSubnets (the subnets of connections to provider networks). Immutable.
 	Purpose AddressPoolPurpose `json:"purpose"`
 	// cidrs are the IPv4 ranges of the pool, in CIDR form.
 	// +optional
@@ -251,7 +254,9 @@ type AddressPoolSpec struct {
 	// +optional
 	// +listType=atomic
 	Exclude []string `json:"exclude,omitempty"`
-	// defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools only).
+	// defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools), or
+	// the size of every connect subnet (ConnectSubnets pools, default 24; each network of a connection gets a
+	// slice four bits longer).
 	// +optional
 	DefaultPrefixLength *int32 `json:"defaultPrefixLength,omitempty"`
 }
@@ -320,9 +325,16 @@ type ProviderServiceSpec struct {
 	// +optional
 	// +listType=set
 	Tenants []string `json:"tenants,omitempty"`
-	// allTenants offers the service to every tenant; tenants must then be empty.
+	// allTenants offers the service to every tenant, tenants onboarded
+	// later included; tenants must then be empty.
 	// +optional
 	AllTenants bool `json:"allTenants,omitempty"`
+	// podNetwork also connects the tenants' pod networks with the provider
+	// network (ClusterNetworkConnect connectivity PodNetwork), not only the
+	// Service network. Default: false, the tenants reach the provider's
+	// Services only.
+	// +optional
+	PodNetwork bool `json:"podNetwork,omitempty"`
 }
 
 // ServiceReference names a host Service.
@@ -345,6 +357,57 @@ type ProviderServiceStatus struct {
 	// +patchMergeKey=type
 	// +patchStrategy=merge
 	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+	// offers bind each tenant of spec.tenants to the UID it had when it
+	// was offered the service: a tenant deleted and created again under
+	// the same name is not offered anything until the provider names it
+	// again. Set by the server.
+	// +optional
+	// +listType=map
+	// +listMapKey=tenant
+	Offers []ProviderServiceOffer `json:"offers,omitempty"`
+	// providerNetwork is the ClusterUserDefinedNetwork of the Service's
+	// namespace, which the tenants' networks are connected to.
+	// +optional
+	ProviderNetwork string `json:"providerNetwork,omitempty"`
+	// tenants report, per tenant offered the service, its connection and
+	// alias. A tenant reads its own entry only.
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	Tenants []ProviderServiceTenant `json:"tenants,omitempty"`
+}
+
+// ProviderServiceOffer binds an offer to one incarnation of a tenant.
+type ProviderServiceOffer struct {
+	// tenant is the tenant's name.
+	Tenant string `json:"tenant"`
+	// uid is the tenant's UID when it was offered the service.
+	UID types.UID `json:"uid"`
+}
+
+// ProviderServiceTenant reports a service's offer to one tenant.
+type ProviderServiceTenant struct {
+	// name of the tenant.
+	Name string `json:"name"`
+	// connected says whether the tenant's networks are connected to the
+	// provider network: the ClusterNetworkConnect is on the host and
+	// OVN-Kubernetes has not reported a failure of it.
+	Connected bool `json:"connected"`
+	// connectSubnet is the subnet of the connection, from a ConnectSubnets AddressPool.
+	// +optional
+	ConnectSubnet string `json:"connectSubnet,omitempty"`
+	// aliases is the number of the tenant's namespaces where the alias
+	// Service is in place.
+	// +optional
+	Aliases int32 `json:"aliases,omitempty"`
+	// reason says, in one CamelCase word, why the tenant is not fully
+	// served: AliasTaken, NoConnectSubnet, ConnectFailed, NoNetwork...;
+	// empty when it is.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message says it in words.
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

@@ -167,6 +167,11 @@ func (in ProviderServiceList) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ProviderServiceOffer) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.ProviderServiceOffer"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ProviderServiceSpec) OpenAPIModelName() string {
 	return "io.tenant.v1alpha1.ProviderServiceSpec"
 }
@@ -174,6 +179,11 @@ func (in ProviderServiceSpec) OpenAPIModelName() string {
 // OpenAPIModelName returns the OpenAPI model name for this type.
 func (in ProviderServiceStatus) OpenAPIModelName() string {
 	return "io.tenant.v1alpha1.ProviderServiceStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in ProviderServiceTenant) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.ProviderServiceTenant"
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.

@@ -11,7 +11,7 @@ import (
 )
 
 var supportedAddressPoolPurposes = []tenant.AddressPoolPurpose{
-	tenant.AddressPoolPurposeTenantNetworks, tenant.AddressPoolPurposePublicIPs,
+	tenant.AddressPoolPurposeTenantNetworks, tenant.AddressPoolPurposePublicIPs, tenant.AddressPoolPurposeConnectSubnets,
 }
 
 // ValidateAddressPool checks an AddressPool on creation.
@@ -59,7 +59,8 @@ type poolEntry struct {
 
 func validateAddressPoolSpec(spec *tenant.AddressPoolSpec, fldPath *field.Path) field.ErrorList {
 	allErrs := validateEnum(spec.Purpose, supportedAddressPoolPurposes, false, fldPath.Child("purpose"))
-	tenantNetworks := spec.Purpose == tenant.AddressPoolPurposeTenantNetworks
+	// A ConnectSubnets pool hands out blocks as a TenantNetworks pool does.
+	tenantNetworks := spec.Purpose == tenant.AddressPoolPurposeTenantNetworks || spec.Purpose == tenant.AddressPoolPurposeConnectSubnets
 	publicIPs := spec.Purpose == tenant.AddressPoolPurposePublicIPs
 
 	cidrsPath, rangesPath := fldPath.Child("cidrs"), fldPath.Child("ranges")
@@ -89,7 +90,7 @@ func validateAddressPoolSpec(spec *tenant.AddressPoolSpec, fldPath *field.Path) 
 	}
 
 	if len(spec.Ranges) > 0 && tenantNetworks {
-		allErrs = append(allErrs, field.Forbidden(rangesPath, "ranges are only allowed in PublicIPs pools; a TenantNetworks pool hands out CIDR blocks, so list them in spec.cidrs"))
+		allErrs = append(allErrs, field.Forbidden(rangesPath, fmt.Sprintf("ranges are only allowed in PublicIPs pools; a %s pool hands out CIDR blocks, so list them in spec.cidrs", spec.Purpose)))
 		allParsed = false
 	} else {
 		for i, r := range spec.Ranges {
@@ -143,9 +144,13 @@ func validateAddressPoolSpec(spec *tenant.AddressPoolSpec, fldPath *field.Path) 
 		p := fldPath.Child("defaultPrefixLength")
 		switch {
 		case publicIPs:
-			allErrs = append(allErrs, field.Forbidden(p, "only TenantNetworks pools hand out blocks; a PublicIPs pool hands out single addresses"))
+			allErrs = append(allErrs, field.Forbidden(p, "only TenantNetworks and ConnectSubnets pools hand out blocks; a PublicIPs pool hands out single addresses"))
 		default:
-			if errs := validateInt64Range(int64(*d), MinBlockPrefixLength, MaxBlockPrefixLength, p); len(errs) > 0 {
+			lo, hi := MinBlockPrefixLength, MaxBlockPrefixLength
+			if spec.Purpose == tenant.AddressPoolPurposeConnectSubnets {
+				lo, hi = MinConnectPrefixLength, MaxConnectPrefixLength
+			}
+			if errs := validateInt64Range(int64(*d), int64(lo), int64(hi), p); len(errs) > 0 {
 				allErrs = append(allErrs, errs...)
 			} else if minBits >= 0 && int(*d) < minBits {
 				allErrs = append(allErrs, field.Invalid(p, *d, fmt.Sprintf("must be at least %d: a /%d block does not fit in any of spec.cidrs, the largest of which is a /%d", minBits, *d, minBits)))

@@ -38,6 +38,19 @@ const (
 	// MaxBlockPrefixLength is the prefix length of the smallest tenant block or subnet (/30):
 	// smaller ones leave no usable host address.
 	MaxBlockPrefixLength = 30
+	// MinConnectPrefixLength is the prefix length of the largest connect
+	// subnet (/16): OVN-Kubernetes uses no more of one.
+	MinConnectPrefixLength = 16
+	// MaxConnectPrefixLength is the prefix length of the smallest connect
+	// subnet (/27): each network of a connection gets a slice
+	// ConnectNetworkPrefixBits longer, at most a /31.
+	MaxConnectPrefixLength = 27
+	// DefaultConnectPrefixLength is the size of a connect subnet when the
+	// ConnectSubnets pool names none.
+	DefaultConnectPrefixLength = 24
+	// ConnectNetworkPrefixBits is how much longer than its connect subnet
+	// the slice of each connected network is: 16 networks per connection.
+	ConnectNetworkPrefixBits = 4
 	// MaxSubnets is the largest number of subnets of a Network.
 	MaxSubnets = 16
 	// MaxPorts is the largest number of ports of a FloatingIP or LoadBalancer.

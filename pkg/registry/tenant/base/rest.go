@@ -102,6 +102,9 @@ func guardedGet(ctx context.Context, store *genericregistry.Store, guard tenancy
 	if visible := guard.Visible(ctx); visible != nil && !visible(obj) {
 		return nil, apierrors.NewNotFound(store.DefaultQualifiedResource, name)
 	}
+	if redact := guard.Redact(ctx); redact != nil {
+		return redact(obj), nil
+	}
 	return obj, nil
 }
 
@@ -120,7 +123,7 @@ func (r *GuardedREST) List(ctx context.Context, options *metainternalversion.Lis
 	if err != nil {
 		return nil, err
 	}
-	if err := filterList(list, visible); err != nil {
+	if err := filterList(list, visible, r.Guard.Redact(ctx)); err != nil {
 		return nil, err
 	}
 	return list, nil
@@ -146,7 +149,7 @@ func (r *GuardedREST) Watch(ctx context.Context, options *metainternalversion.Li
 		return nil, err
 	}
 	if visible != nil {
-		w = watch.Filter(w, visibilityFilter(visible))
+		w = watch.Filter(w, visibilityFilter(visible, r.Guard.Redact(ctx)))
 	}
 	if r.Watches != nil {
 		return r.Watches.Track(ctx, w), nil
@@ -160,7 +163,23 @@ func (r *GuardedREST) Watch(ctx context.Context, options *metainternalversion.Li
 // drop it. (An object the caller only knows from an earlier LIST and that
 // stops being visible before this watch delivered it is not: a DELETED
 // event for it would name an object the caller may not see.)
-func visibilityFilter(visible func(runtime.Object) bool) watch.FilterFunc {
+//
+// With redact set, every object passed on is what redact makes of it.
+func visibilityFilter(visible func(runtime.Object) bool, redact func(runtime.Object) runtime.Object) watch.FilterFunc {
+	filter := visibleEvents(visible)
+	if redact == nil {
+		return filter
+	}
+	return func(ev watch.Event) (watch.Event, bool) {
+		ev, ok := filter(ev)
+		if ok && ev.Type != watch.Bookmark && ev.Type != watch.Error {
+			ev.Object = redact(ev.Object)
+		}
+		return ev, ok
+	}
+}
+
+func visibleEvents(visible func(runtime.Object) bool) watch.FilterFunc {
 	seen := map[string]bool{}
 	return func(ev watch.Event) (watch.Event, bool) {
 		if ev.Type == watch.Bookmark || ev.Type == watch.Error {
@@ -382,16 +401,20 @@ func (r *StatusREST) ConvertToTable(ctx context.Context, object runtime.Object, 
 }
 
 // filterList drops the items of list that visible refuses.
-func filterList(list runtime.Object, visible func(runtime.Object) bool) error {
+func filterList(list runtime.Object, visible func(runtime.Object) bool, redact func(runtime.Object) runtime.Object) error {
 	items, err := meta.ExtractList(list)
 	if err != nil {
 		return err
 	}
 	kept := items[:0]
 	for _, item := range items {
-		if visible(item) {
-			kept = append(kept, item)
+		if !visible(item) {
+			continue
 		}
+		if redact != nil {
+			item = redact(item)
+		}
+		kept = append(kept, item)
 	}
 	return meta.SetList(list, kept)
 }

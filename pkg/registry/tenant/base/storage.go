@@ -41,6 +41,9 @@ type Resource[T Object, S any, St any] struct {
 	// uid may read obj (its own Tenant, the ProviderServices offered to
 	// it, the VRFPeerings of its Networks).
 	VisibleToTenant func(t string, uid types.UID, obj runtime.Object) bool
+	// RedactForTenant, for provider kinds, returns what tenant t is shown
+	// of an object it may read (see tenancy.ProviderGuard).
+	RedactForTenant func(t string, obj runtime.Object) runtime.Object
 	// NamedByTenant, for provider kinds, says that the one object a tenant
 	// may read is named like the tenant.
 	NamedByTenant bool
@@ -172,7 +175,7 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 		guard = tg
 	} else {
 		guard = &tenancy.ProviderGuard{Resolver: deps.Resolver, Authorizer: deps.Authorizer, Resource: gr,
-			VisibleToTenant: r.VisibleToTenant, NamedByTenant: r.NamedByTenant}
+			VisibleToTenant: r.VisibleToTenant, RedactForTenant: r.RedactForTenant, NamedByTenant: r.NamedByTenant}
 	}
 	if err := store.CompleteWithOptions(options); err != nil {
 		return nil, fmt.Errorf("building storage of %s: %w", gr, err)

@@ -11,10 +11,17 @@ import (
 
 // Kind describes ProviderService to the generic strategies.
 var Kind = base.Kind[*tenant.ProviderService, tenant.ProviderServiceSpec, tenant.ProviderServiceStatus]{
-	Spec:                 func(o *tenant.ProviderService) *tenant.ProviderServiceSpec { return &o.Spec },
-	Status:               func(o *tenant.ProviderService) *tenant.ProviderServiceStatus { return &o.Status },
-	Namespaced:           false,
-	TenantOwned:          false,
+	Spec:        func(o *tenant.ProviderService) *tenant.ProviderServiceSpec { return &o.Spec },
+	Status:      func(o *tenant.ProviderService) *tenant.ProviderServiceStatus { return &o.Status },
+	Namespaced:  false,
+	TenantOwned: false,
+	// Binding records them.
+	ServerOwnedStatus: func(dst, src *tenant.ProviderService) {
+		dst.Status.Offers = src.Status.Offers
+	},
+	InitialStatus: func(o *tenant.ProviderService) {
+		base.NotSynced(&o.Status.Conditions, "the syncer has not looked at the service yet")
+	},
 	Validate:             validation.ValidateProviderService,
 	ValidateUpdate:       validation.ValidateProviderServiceUpdate,
 	ValidateStatusUpdate: validation.ValidateProviderServiceStatusUpdate,

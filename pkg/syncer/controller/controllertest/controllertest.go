@@ -140,11 +140,11 @@ func (s *Store) Delete(ctx context.Context, name string, _ rest.ValidateObjectFu
 
 // Fakes are the fake storage and host of a Sources.
 type Fakes struct {
-	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings *Store
-	Kube                                                                   *kubefake.Clientset
-	UDN                                                                    *udnfake.Clientset
-	EgressIP                                                               *egressipfake.Clientset
-	RA                                                                     *rafake.Clientset
+	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings, ProviderServices *Store
+	Kube                                                                                     *kubefake.Clientset
+	UDN                                                                                      *udnfake.Clientset
+	EgressIP                                                                                 *egressipfake.Clientset
+	RA                                                                                       *rafake.Clientset
 	// Dynamic serves the MetalLB and frr-k8s kinds.
 	Dynamic *dynamicfake.FakeDynamicClient
 }
@@ -155,13 +155,14 @@ type Fakes struct {
 func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 	t.Helper()
 	f := &Fakes{
-		Tenants:       NewStore(func() runtime.Object { return &tenant.Tenant{} }, func() runtime.Object { return &tenant.TenantList{} }),
-		Namespaces:    NewStore(func() runtime.Object { return &tenant.Namespace{} }, func() runtime.Object { return &tenant.NamespaceList{} }),
-		Networks:      NewStore(func() runtime.Object { return &tenant.Network{} }, func() runtime.Object { return &tenant.NetworkList{} }),
-		FloatingIPs:   NewStore(func() runtime.Object { return &tenant.FloatingIP{} }, func() runtime.Object { return &tenant.FloatingIPList{} }),
-		LoadBalancers: NewStore(func() runtime.Object { return &tenant.LoadBalancer{} }, func() runtime.Object { return &tenant.LoadBalancerList{} }),
-		VRFPeerings:   NewStore(func() runtime.Object { return &tenant.VRFPeering{} }, func() runtime.Object { return &tenant.VRFPeeringList{} }),
-		Kube:          kubefake.NewClientset(),
+		Tenants:          NewStore(func() runtime.Object { return &tenant.Tenant{} }, func() runtime.Object { return &tenant.TenantList{} }),
+		Namespaces:       NewStore(func() runtime.Object { return &tenant.Namespace{} }, func() runtime.Object { return &tenant.NamespaceList{} }),
+		Networks:         NewStore(func() runtime.Object { return &tenant.Network{} }, func() runtime.Object { return &tenant.NetworkList{} }),
+		FloatingIPs:      NewStore(func() runtime.Object { return &tenant.FloatingIP{} }, func() runtime.Object { return &tenant.FloatingIPList{} }),
+		LoadBalancers:    NewStore(func() runtime.Object { return &tenant.LoadBalancer{} }, func() runtime.Object { return &tenant.LoadBalancerList{} }),
+		VRFPeerings:      NewStore(func() runtime.Object { return &tenant.VRFPeering{} }, func() runtime.Object { return &tenant.VRFPeeringList{} }),
+		ProviderServices: NewStore(func() runtime.Object { return &tenant.ProviderService{} }, func() runtime.Object { return &tenant.ProviderServiceList{} }),
+		Kube:             kubefake.NewClientset(),
 		// NewClientset tracks managed fields, for which these generated
 		// clientsets carry no schema of their types.
 		UDN:      udnfake.NewSimpleClientset(),      //nolint:staticcheck // see above
@@ -169,8 +170,9 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 		RA:       rafake.NewSimpleClientset(),       //nolint:staticcheck // see above
 	}
 	listKinds := map[schema.GroupVersionResource]string{
-		controller.FRRConfigurations: "FRRConfigurationList",
-		controller.BGPSessionStates:  "BGPSessionStateList",
+		controller.FRRConfigurations:      "FRRConfigurationList",
+		controller.BGPSessionStates:       "BGPSessionStateList",
+		controller.ClusterNetworkConnects: "ClusterNetworkConnectList",
 	}
 	for _, gvr := range controller.MetalLBResources {
 		listKinds[gvr] = map[string]string{"ipaddresspools": "IPAddressPoolList", "l2advertisements": "L2AdvertisementList", "bgpadvertisements": "BGPAdvertisementList"}[gvr.Resource]
@@ -182,14 +184,14 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 	storage := controller.Storage{
 		Tenants: kind("tenants", f.Tenants), Namespaces: kind("namespaces", f.Namespaces), Networks: kind("networks", f.Networks),
 		FloatingIPs: kind("floatingips", f.FloatingIPs), LoadBalancers: kind("loadbalancers", f.LoadBalancers),
-		VRFPeerings: kind("vrfpeerings", f.VRFPeerings),
+		VRFPeerings: kind("vrfpeerings", f.VRFPeerings), ProviderServices: kind("providerservices", f.ProviderServices),
 	}
 	host := controller.HostClients{Kube: f.Kube, Dynamic: f.Dynamic, UDN: f.UDN, EgressIP: f.EgressIP, RA: f.RA}
 	src := controller.NewSources(storage, host, controller.Namespaces{MetalLB: "metallb-system", FRR: "frr-k8s-system"})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hostInformers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings, src.HostServices, src.HostCUDNs, src.HostEgressIPs,
-		src.HostRouteAdvertisements, src.HostFRRConfigurations, src.HostBGPSessionStates}
+		src.HostRouteAdvertisements, src.HostFRRConfigurations, src.HostBGPSessionStates, src.HostClusterNetworkConnects}
 	for _, inf := range hostInformers {
 		go inf.RunWithContext(ctx)
 	}
@@ -209,7 +211,7 @@ func Cache(t *testing.T, informer cache.SharedIndexInformer, tn, ns string, obj 
 	o := obj.DeepCopyObject()
 	m, _ := meta.Accessor(o)
 	switch o.(type) {
-	case *tenant.Tenant, *tenant.VRFPeering:
+	case *tenant.Tenant, *tenant.VRFPeering, *tenant.ProviderService:
 	default:
 		m.SetNamespace(controller.CacheNamespace(tn, ns))
 	}

@@ -27,7 +27,7 @@ import (
 //
 // AddressPoolSpec describes an IPAM pool.
 type AddressPoolSpecApplyConfiguration struct {
-	// purpose is TenantNetworks (private blocks for tenants) or PublicIPs (single public addresses). Immutable.
+	// purpose is TenantNetworks (private blocks for tenants), PublicIPs (single public addresses) or ConnectSubnets (the subnets of connections to provider networks). Immutable.
 	Purpose *tenantv1alpha1.AddressPoolPurpose `json:"purpose,omitempty"`
 	// cidrs are the IPv4 ranges of the pool, in CIDR form.
 	CIDRs []string `json:"cidrs,omitempty"`
@@ -35,7 +35,9 @@ type AddressPoolSpecApplyConfiguration struct {
 	Ranges []string `json:"ranges,omitempty"`
 	// exclude are CIDRs or single addresses inside the pool that are never handed out.
 	Exclude []string `json:"exclude,omitempty"`
-	// defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools only).
+	// defaultPrefixLength is the block size handed to a tenant that asks for none (TenantNetworks pools), or
+	// the size of every connect subnet (ConnectSubnets pools, default 24; each network of a connection gets a
+	// slice four bits longer).
 	DefaultPrefixLength *int32 `json:"defaultPrefixLength,omitempty"`
 }
 

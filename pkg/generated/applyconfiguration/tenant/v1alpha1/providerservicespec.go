@@ -29,8 +29,14 @@ type ProviderServiceSpecApplyConfiguration struct {
 	Alias *string `json:"alias,omitempty"`
 	// tenants are the names of the tenants the service is offered to.
 	Tenants []string `json:"tenants,omitempty"`
-	// allTenants offers the service to every tenant; tenants must then be empty.
+	// allTenants offers the service to every tenant, tenants onboarded
+	// later included; tenants must then be empty.
 	AllTenants *bool `json:"allTenants,omitempty"`
+	// podNetwork also connects the tenants' pod networks with the provider
+	// network (ClusterNetworkConnect connectivity PodNetwork), not only the
+	// Service network. Default: false, the tenants reach the provider's
+	// Services only.
+	PodNetwork *bool `json:"podNetwork,omitempty"`
 }
 
 // ProviderServiceSpecApplyConfiguration constructs a declarative configuration of the ProviderServiceSpec type for use with
@@ -70,5 +76,13 @@ func (b *ProviderServiceSpecApplyConfiguration) WithTenants(values ...string) *P
 // If called multiple times, the AllTenants field is set to the value of the last call.
 func (b *ProviderServiceSpecApplyConfiguration) WithAllTenants(value bool) *ProviderServiceSpecApplyConfiguration {
 	b.AllTenants = &value
+	return b
+}
+
+// WithPodNetwork sets the PodNetwork field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PodNetwork field is set to the value of the last call.
+func (b *ProviderServiceSpecApplyConfiguration) WithPodNetwork(value bool) *ProviderServiceSpecApplyConfiguration {
+	b.PodNetwork = &value
 	return b
 }

@@ -31,6 +31,17 @@ type ProviderServiceStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// conditions of the offer.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
+	// offers bind each tenant of spec.tenants to the UID it had when it
+	// was offered the service: a tenant deleted and created again under
+	// the same name is not offered anything until the provider names it
+	// again. Set by the server.
+	Offers []ProviderServiceOfferApplyConfiguration `json:"offers,omitempty"`
+	// providerNetwork is the ClusterUserDefinedNetwork of the Service's
+	// namespace, which the tenants' networks are connected to.
+	ProviderNetwork *string `json:"providerNetwork,omitempty"`
+	// tenants report, per tenant offered the service, its connection and
+	// alias. A tenant reads its own entry only.
+	Tenants []ProviderServiceTenantApplyConfiguration `json:"tenants,omitempty"`
 }
 
 // ProviderServiceStatusApplyConfiguration constructs a declarative configuration of the ProviderServiceStatus type for use with
@@ -56,6 +67,40 @@ func (b *ProviderServiceStatusApplyConfiguration) WithConditions(values ...*v1.C
 			panic("nil value passed to WithConditions")
 		}
 		b.Conditions = append(b.Conditions, *values[i])
+	}
+	return b
+}
+
+// WithOffers adds the given value to the Offers field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Offers field.
+func (b *ProviderServiceStatusApplyConfiguration) WithOffers(values ...*ProviderServiceOfferApplyConfiguration) *ProviderServiceStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithOffers")
+		}
+		b.Offers = append(b.Offers, *values[i])
+	}
+	return b
+}
+
+// WithProviderNetwork sets the ProviderNetwork field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ProviderNetwork field is set to the value of the last call.
+func (b *ProviderServiceStatusApplyConfiguration) WithProviderNetwork(value string) *ProviderServiceStatusApplyConfiguration {
+	b.ProviderNetwork = &value
+	return b
+}
+
+// WithTenants adds the given value to the Tenants field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the Tenants field.
+func (b *ProviderServiceStatusApplyConfiguration) WithTenants(values ...*ProviderServiceTenantApplyConfiguration) *ProviderServiceStatusApplyConfiguration {
+	for i := range values {
+		if values[i] == nil {
+			panic("nil value passed to WithTenants")
+		}
+		b.Tenants = append(b.Tenants, *values[i])
 	}
 	return b
 }

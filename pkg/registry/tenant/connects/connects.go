@@ -1,0 +1,177 @@
+// Package connects hands out the connect subnets of the connections
+// between tenants' networks and provider networks (one
+// ClusterNetworkConnect per tenant and provider network), from the
+// ConnectSubnets AddressPools, through the same IPAM allocator as tenant
+// blocks and public IPs: no two connections, and no connection and tenant
+// block, ever share an address.
+package connects
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
+	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+)
+
+// Purpose is the IPAM purpose of connect subnets.
+const Purpose = "ConnectSubnet"
+
+// refPrefix starts the Owner.Ref of a connect subnet: "clusternetworkconnects <provider network>".
+const refPrefix = "clusternetworkconnects "
+
+// ErrNoPool says that no ConnectSubnets AddressPool exists.
+var ErrNoPool = errors.New("no AddressPool with purpose ConnectSubnets exists")
+
+// Connects claims and releases connect subnets. The allocation is the
+// record: a tenant's connection to provider network pn holds the
+// allocation of purpose ConnectSubnet whose Ref names pn.
+type Connects struct {
+	Allocator *ipam.Allocator
+	// Storages are the server's: AddressPools and Tenants.
+	Storages *base.Storages
+}
+
+func owner(t, uid, providerNetwork string) ipam.Owner {
+	return ipam.Owner{Tenant: t, TenantUID: uid, Purpose: Purpose, Ref: refPrefix + providerNetwork}
+}
+
+// Held returns the connect subnets tenant uid holds, by provider network.
+func (c *Connects) Held(ctx context.Context, uid string) (map[string]netip.Prefix, error) {
+	held, _, err := c.held(ctx, uid)
+	return held, err
+}
+
+// held also returns the extra allocations: where an answer lost in a crash
+// left two for one network, the lowest is held, the others are extra.
+func (c *Connects) held(ctx context.Context, uid string) (held map[string]netip.Prefix, extra []ipam.Allocation, err error) {
+	allocs, err := c.Allocator.ListOwner(ctx, uid)
+	if err != nil {
+		return nil, nil, err
+	}
+	held = map[string]netip.Prefix{}
+	for _, a := range allocs {
+		pn, ok := strings.CutPrefix(a.Owner.Ref, refPrefix)
+		if a.Owner.Purpose != Purpose || !ok || pn == "" {
+			continue
+		}
+		if _, ok := held[pn]; ok {
+			extra = append(extra, a)
+			continue
+		}
+		held[pn] = a.Block
+	}
+	return held, extra, nil
+}
+
+// Claim returns the connect subnet of tenant t (UID uid) for provider
+// network pn, and the prefix length of each network's slice of it: the
+// one it holds, or a new one from the first ConnectSubnets pool, by name,
+// with room. Extra allocations of pn are given back.
+func (c *Connects) Claim(ctx context.Context, t, uid, pn string) (netip.Prefix, int, error) {
+	held, extra, err := c.held(ctx, uid)
+	if err != nil {
+		return netip.Prefix{}, 0, err
+	}
+	for _, a := range extra {
+		if a.Owner.Ref == refPrefix+pn {
+			if err := c.Allocator.Release(ctx, a.Block, a.Owner); err != nil {
+				return netip.Prefix{}, 0, err
+			}
+		}
+	}
+	if block, ok := held[pn]; ok {
+		return block, block.Bits() + validation.ConnectNetworkPrefixBits, nil
+	}
+	pools, err := c.pools(ctx)
+	if err != nil {
+		return netip.Prefix{}, 0, err
+	}
+	if len(pools) == 0 {
+		return netip.Prefix{}, 0, ErrNoPool
+	}
+	var errs []error
+	for _, p := range pools {
+		pool, err := ipam.PoolFromAPI(p)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		bits := validation.DefaultConnectPrefixLength
+		if p.Spec.DefaultPrefixLength != nil {
+			bits = int(*p.Spec.DefaultPrefixLength)
+		}
+		block, err := c.Allocator.AllocateBlock(ctx, pool, bits, owner(t, uid, pn))
+		if err == nil {
+			return block, bits + validation.ConnectNetworkPrefixBits, nil
+		}
+		errs = append(errs, fmt.Errorf("pool %s: %w", p.Name, err))
+	}
+	return netip.Prefix{}, 0, errors.Join(errs...)
+}
+
+// Release gives back the connect subnet block of tenant t (UID uid) for
+// provider network pn.
+func (c *Connects) Release(ctx context.Context, t, uid, pn string, block netip.Prefix) error {
+	return c.Allocator.Release(ctx, block, owner(t, uid, pn))
+}
+
+func (c *Connects) pools(ctx context.Context) ([]*tenant.AddressPool, error) {
+	list, err := c.Storages.AddressPools.Store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), &metainternalversion.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, err
+	}
+	var out []*tenant.AddressPool
+	for i := range list.(*tenant.AddressPoolList).Items {
+		p := &list.(*tenant.AddressPoolList).Items[i]
+		if p.Spec.Purpose == tenant.AddressPoolPurposeConnectSubnets && p.DeletionTimestamp == nil {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Recorder is the sweepers' view of connect subnets: one stays while the
+// Tenant that holds it exists. (The syncer gives back the subnets of
+// connections it removes; a Tenant deleted gives back all it holds.)
+type Recorder struct {
+	Connects *Connects
+}
+
+var _ ipam.Recorder = Recorder{}
+
+// Space implements ipam.Recorder.
+func (r Recorder) Space() *ipam.Allocator { return r.Connects.Allocator }
+
+// Names implements ipam.Recorder.
+func (r Recorder) Names(alloc ipam.Allocation) bool { return alloc.Owner.Purpose == Purpose }
+
+// Recorded implements ipam.Recorder: whether the Tenant alloc names still
+// exists, read from etcd.
+func (r Recorder) Recorded(alloc ipam.Allocation) (bool, error) {
+	ctx := genericapirequest.WithNamespace(context.Background(), metav1.NamespaceNone)
+	obj, err := r.Connects.Storages.Tenants.Store.Get(ctx, alloc.Owner.Tenant, &metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	return string(obj.(*tenant.Tenant).UID) == alloc.Owner.TenantUID, nil
+}
+
+// Reclaim implements ipam.Recorder: no object records connect subnets, so
+// there is nothing to claim again.
+func (r Recorder) Reclaim(context.Context) (int, error) { return 0, nil }

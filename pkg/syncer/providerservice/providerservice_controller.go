@@ -1,0 +1,184 @@
+// Package providerservice makes ProviderServices real on the host: for
+// every tenant offered a service, a ClusterNetworkConnect per provider
+// network connects the tenant's networks with it, and an alias Service in
+// each of the tenant's host namespaces names the provider's Service.
+package providerservice
+
+import (
+	"context"
+	"reflect"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+)
+
+// ControllerName names the controller's queue and logs.
+const ControllerName = "tenant-providerservices"
+
+// Resync is how often a ProviderService's Service and provider network
+// are looked at again: they are the provider's host objects, which the
+// syncer does not watch.
+var Resync = 10 * time.Second
+
+// Controller reconciles ProviderServices. Its queue holds two kinds of
+// keys: a tenant's (Tenant set, Name empty), whose reconcile makes that
+// tenant's connections and aliases for every service offered to it, and a
+// ProviderService's (Tenant empty), whose reconcile resolves the Service
+// and its provider network and writes the status from what the tenants'
+// reconciles found.
+type Controller struct {
+	*controller.Worker
+	src *controller.Sources
+	// ClusterDomain is the cluster's DNS domain, for the alias Services.
+	ClusterDomain string
+
+	mu sync.Mutex
+	// offers are the resolved ProviderServices, by name.
+	offers map[string]*offer
+	// results are, by ProviderService and tenant, what the tenant's last
+	// reconcile found.
+	results map[string]map[string]tenant.ProviderServiceTenant
+}
+
+// New returns a Controller reading and writing through src.
+func New(src *controller.Sources, clusterDomain string) (*Controller, error) {
+	if clusterDomain == "" {
+		clusterDomain = "cluster.local"
+	}
+	c := &Controller{src: src, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}}
+	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+
+	if err := c.Watch(src.ProviderServices, cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueService,
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*tenant.ProviderService), obj.(*tenant.ProviderService)
+			if o.Generation != n.Generation || !reflect.DeepEqual(o.Status.Offers, n.Status.Offers) {
+				c.enqueueService(obj)
+			}
+		},
+		DeleteFunc: c.enqueueService,
+	}); err != nil {
+		return nil, err
+	}
+	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueTenantObject,
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*tenant.Tenant), obj.(*tenant.Tenant)
+			if o.UID != n.UID || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
+				c.enqueueTenantObject(obj)
+			}
+		},
+		DeleteFunc: c.enqueueTenantObject,
+	}); err != nil {
+		return nil, err
+	}
+	// A tenant's host namespaces hold the aliases, its networks are connected.
+	if err := c.Watch(src.Namespaces, cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueOwner,
+		UpdateFunc: func(old, obj interface{}) {
+			o, n := old.(*tenant.Namespace), obj.(*tenant.Namespace)
+			if o.Status.HostNamespace != n.Status.HostNamespace || o.Status.Phase != n.Status.Phase {
+				c.enqueueOwner(obj)
+			}
+		},
+		DeleteFunc: c.enqueueOwner,
+	}); err != nil {
+		return nil, err
+	}
+	if err := c.Watch(src.Networks, cache.ResourceEventHandlerFuncs{
+		AddFunc: c.enqueueOwner,
+		UpdateFunc: func(old, obj interface{}) {
+			if old.(*tenant.Network).Status.HostNetwork != obj.(*tenant.Network).Status.HostNetwork {
+				c.enqueueOwner(obj)
+			}
+		},
+		DeleteFunc: c.enqueueOwner,
+	}); err != nil {
+		return nil, err
+	}
+	// Drift or deletion of a connection or an alias, a host namespace
+	// becoming ready, and OVN-Kubernetes' reports on the connections.
+	host := cache.ResourceEventHandlerFuncs{
+		AddFunc:    c.enqueueHostObject,
+		UpdateFunc: func(_, obj interface{}) { c.enqueueHostObject(obj) },
+		DeleteFunc: c.enqueueHostObject,
+	}
+	for _, inf := range []cache.SharedIndexInformer{src.HostClusterNetworkConnects, src.HostServices, src.HostNamespaces} {
+		if err := c.Watch(inf, host); err != nil {
+			return nil, err
+		}
+	}
+	src.Health.OnChange(func(bool) { c.EnqueueAll() })
+	return c, nil
+}
+
+// Run reconciles until ctx ends.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	c.Worker.Run(ctx, workers, c.src.Synced()...)
+}
+
+// EnqueueAll queues every ProviderService, every tenant, and every tenant
+// that still has connections on the host.
+func (c *Controller) EnqueueAll() {
+	for _, obj := range c.src.ProviderServices.GetStore().List() {
+		c.enqueueService(obj)
+	}
+	for _, obj := range c.src.Tenants.GetStore().List() {
+		c.enqueueTenantObject(obj)
+	}
+	for _, t := range c.src.HostClusterNetworkConnects.GetIndexer().ListIndexFuncValues(controller.ByTenant) {
+		c.Queue.Add(queue.Key{Tenant: t})
+	}
+}
+
+func (c *Controller) enqueueService(obj interface{}) {
+	if ps, ok := controller.Unwrap(obj).(*tenant.ProviderService); ok {
+		c.Queue.Add(queue.Key{Name: ps.Name})
+	}
+}
+
+func (c *Controller) enqueueTenantObject(obj interface{}) {
+	if t, ok := controller.Unwrap(obj).(*tenant.Tenant); ok {
+		c.Queue.Add(queue.Key{Tenant: t.Name})
+	}
+}
+
+// enqueueOwner queues the tenant of a cached tenant Namespace or Network
+// (the cached copy's namespace is its tenant).
+func (c *Controller) enqueueOwner(obj interface{}) {
+	switch o := controller.Unwrap(obj).(type) {
+	case *tenant.Namespace:
+		c.Queue.Add(queue.Key{Tenant: o.Namespace})
+	case *tenant.Network:
+		c.Queue.Add(queue.Key{Tenant: o.Namespace})
+	}
+}
+
+// enqueueHostObject queues the tenant of a connection or an alias, and,
+// while some service is offered, of a host namespace.
+func (c *Controller) enqueueHostObject(obj interface{}) {
+	l := controller.LabelsOf(obj)
+	t := l[hostnames.TenantLabel]
+	switch {
+	case t == "":
+	case l[hostnames.ConnectLabel] != "" || l[hostnames.ProviderServiceLabel] != "":
+		c.Queue.Add(queue.Key{Tenant: t})
+	default:
+		if _, ok := controller.Unwrap(obj).(*corev1.Namespace); ok && c.anyOffer() {
+			c.Queue.Add(queue.Key{Tenant: t})
+		}
+	}
+}
+
+func (c *Controller) anyOffer() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.offers) > 0
+}

@@ -1,0 +1,546 @@
+package providerservice
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	cncv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/clusternetworkconnect/v1"
+	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+)
+
+// Reasons of a ProviderService's conditions and of its tenants' entries.
+const (
+	ReasonServiceNotFound           = "ServiceNotFound"
+	ReasonNotProviderNamespace      = "NotProviderNamespace"
+	ReasonNoProviderNetwork         = "NoProviderNetwork"
+	ReasonAmbiguousProviderNetwork  = "AmbiguousProviderNetwork"
+	ReasonResolved                  = "Resolved"
+	ReasonNoNetwork                 = "NoNetwork"
+	ReasonNoConnectSubnet           = "NoConnectSubnet"
+	ReasonConnectFailed             = "ConnectFailed"
+	ReasonAliasTaken                = "AliasTaken"
+	ReasonNoNamespace               = "NoNamespace"
+	ReasonConnectPending            = "ConnectPending"
+	ReasonProviderServiceUnresolved = "ServiceUnresolved"
+)
+
+// offer is a ProviderService resolved on the host: its Service exists, in
+// a namespace of the provider served by provider network pn.
+type offer struct {
+	ps      *tenant.ProviderService
+	alias   string
+	service *corev1.Service
+	pn      string
+}
+
+func (o *offer) same(p *offer) bool {
+	return o != nil && p != nil && o.ps.UID == p.ps.UID && o.ps.Generation == p.ps.Generation &&
+		apiequality.Semantic.DeepEqual(o.ps.Status.Offers, p.ps.Status.Offers) &&
+		o.pn == p.pn && apiequality.Semantic.DeepEqual(o.service.Spec.Ports, p.service.Spec.Ports)
+}
+
+func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
+	if key.Tenant == "" {
+		return c.syncService(ctx, key.Name)
+	}
+	return c.syncTenant(ctx, key.Tenant)
+}
+
+// syncService resolves ProviderService name, queues the tenants a change
+// concerns, and writes its status.
+func (c *Controller) syncService(ctx context.Context, name string) error {
+	obj, exists, err := c.src.ProviderServices.GetStore().GetByKey(name)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		c.mu.Lock()
+		old := c.offers[name]
+		delete(c.offers, name)
+		concerned := c.results[name]
+		delete(c.results, name)
+		c.mu.Unlock()
+		for t := range concerned {
+			c.Queue.Add(queue.Key{Tenant: t})
+		}
+		c.enqueueOffered(old)
+		return nil
+	}
+	ps := obj.(*tenant.ProviderService)
+	if err := c.src.Health.Err(); err != nil {
+		return err
+	}
+	resolved, reason, message, err := c.resolve(ctx, ps)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	old := c.offers[name]
+	if resolved != nil {
+		c.offers[name] = resolved
+	} else {
+		delete(c.offers, name)
+	}
+	c.mu.Unlock()
+	if !old.same(resolved) {
+		c.enqueueOffered(old)
+		c.enqueueOffered(resolved)
+		c.mu.Lock()
+		concerned := c.results[name]
+		c.mu.Unlock()
+		for t := range concerned {
+			c.Queue.Add(queue.Key{Tenant: t})
+		}
+	}
+	if err := c.setStatus(ctx, ps, resolved, reason, message); err != nil {
+		return err
+	}
+	return controller.Requeue(Resync, "following the provider's Service and network")
+}
+
+// enqueueOffered queues the tenants o is offered to.
+func (c *Controller) enqueueOffered(o *offer) {
+	if o == nil {
+		return
+	}
+	if o.ps.Spec.AllTenants {
+		for _, obj := range c.src.Tenants.GetStore().List() {
+			c.enqueueTenantObject(obj)
+		}
+		return
+	}
+	for _, t := range o.ps.Spec.Tenants {
+		c.Queue.Add(queue.Key{Tenant: t})
+	}
+}
+
+// resolve finds ps's Service and the provider network of its namespace,
+// and marks that network for the connections to select. It returns nil
+// and why when there is none.
+func (c *Controller) resolve(ctx context.Context, ps *tenant.ProviderService) (*offer, string, string, error) {
+	ref := ps.Spec.Service
+	svc, err := c.src.Host.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, ReasonServiceNotFound, fmt.Sprintf("Service %s/%s does not exist on the host; nothing is written for the tenants until it does", ref.Namespace, ref.Name), nil
+	}
+	if err != nil {
+		return nil, "", "", err
+	}
+	ns, err := c.src.Host.CoreV1().Namespaces().Get(ctx, ref.Namespace, metav1.GetOptions{})
+	if err != nil {
+		return nil, "", "", err
+	}
+	if t := ns.Labels[hostnames.TenantLabel]; t != "" {
+		return nil, ReasonNotProviderNamespace, fmt.Sprintf("namespace %s belongs to a tenant; only Services of the provider's own namespaces can be offered", ref.Namespace), nil
+	}
+	cudns, err := c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, "", "", err
+	}
+	var networks []*udnv1.ClusterUserDefinedNetwork
+	for i := range cudns.Items {
+		n := &cudns.Items[i]
+		if n.Labels[hostnames.TenantLabel] != "" || !primary(n) {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(&n.Spec.NamespaceSelector)
+		if err != nil || !sel.Matches(labels.Set(ns.Labels)) {
+			continue
+		}
+		networks = append(networks, n)
+	}
+	switch len(networks) {
+	case 0:
+		return nil, ReasonNoProviderNetwork, fmt.Sprintf("namespace %s is on no provider network: a ClusterNetworkConnect cannot connect the cluster's default network; serve the namespace with a primary ClusterUserDefinedNetwork of the provider's", ref.Namespace), nil
+	case 1:
+	default:
+		names := make([]string, len(networks))
+		for i, n := range networks {
+			names[i] = n.Name
+		}
+		sort.Strings(names)
+		return nil, ReasonAmbiguousProviderNetwork, fmt.Sprintf("namespace %s is selected by several primary ClusterUserDefinedNetworks (%s)", ref.Namespace, strings.Join(names, ", ")), nil
+	}
+	pn := networks[0]
+	if group := hostnames.ProviderConnectGroup(pn.Name); pn.Labels[hostnames.ConnectGroupLabel] != group {
+		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{hostnames.ConnectGroupLabel: group}}})
+		if _, err := c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks().Patch(ctx, pn.Name, types.MergePatchType, patch,
+			metav1.PatchOptions{FieldManager: controller.FieldManager}); err != nil {
+			return nil, "", "", err
+		}
+	}
+	return &offer{ps: ps, alias: AliasOf(ps), service: svc, pn: pn.Name}, ReasonResolved, fmt.Sprintf(
+		"Service %s/%s is on provider network %s", ref.Namespace, ref.Name, pn.Name), nil
+}
+
+func primary(n *udnv1.ClusterUserDefinedNetwork) bool {
+	switch {
+	case n.Spec.Network.Layer3 != nil:
+		return n.Spec.Network.Layer3.Role == udnv1.NetworkRolePrimary
+	case n.Spec.Network.Layer2 != nil:
+		return n.Spec.Network.Layer2.Role == udnv1.NetworkRolePrimary
+	}
+	return false
+}
+
+// AliasOf returns the name of ps's Service in the tenants' namespaces.
+func AliasOf(ps *tenant.ProviderService) string {
+	if ps.Spec.Alias != "" {
+		return ps.Spec.Alias
+	}
+	return ps.Name
+}
+
+// OfferedTo says whether ps is offered to tenant t of UID uid: to all
+// tenants, or to t by name while t is the tenant that was named.
+func OfferedTo(ps *tenant.ProviderService, t string, uid types.UID) bool {
+	if ps.Spec.AllTenants {
+		return true
+	}
+	if !slices.Contains(ps.Spec.Tenants, t) {
+		return false
+	}
+	for _, o := range ps.Status.Offers {
+		if o.Tenant == t {
+			return o.UID == uid
+		}
+	}
+	return false
+}
+
+// setStatus writes what ps's tenants' reconciles found, for the tenants it
+// is offered to now.
+func (c *Controller) setStatus(ctx context.Context, ps *tenant.ProviderService, resolved *offer, reason, message string) error {
+	var entries []tenant.ProviderServiceTenant
+	c.mu.Lock()
+	for t, e := range c.results[ps.Name] {
+		obj, exists, _ := c.src.Tenants.GetStore().GetByKey(t)
+		if exists && OfferedTo(ps, t, obj.(*tenant.Tenant).UID) {
+			entries = append(entries, e)
+		}
+	}
+	c.mu.Unlock()
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name < entries[j].Name })
+	pn := ""
+	if resolved != nil {
+		pn = resolved.pn
+	}
+	mutate := func(obj runtime.Object) bool {
+		live := obj.(*tenant.ProviderService)
+		if live.UID != ps.UID {
+			return false
+		}
+		s, gen := &live.Status, live.Generation
+		changed := s.ProviderNetwork != pn || !apiequality.Semantic.DeepEqual(s.Tenants, entries) || s.ObservedGeneration != gen
+		s.ProviderNetwork, s.Tenants, s.ObservedGeneration = pn, entries, gen
+		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, resolved != nil, reason, message) || changed
+		return controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, resolved != nil, reason, message) || changed
+	}
+	if !mutate(ps.DeepCopy()) {
+		return nil
+	}
+	return controller.UpdateStatus(ctx, c.src.Storage.ProviderServices.Status, "", "", ps.Name, mutate)
+}
+
+// connection is what became of a tenant's connection with one provider network.
+type connection struct {
+	ok              bool
+	subnet          string
+	reason, message string
+}
+
+// syncTenant makes tenant t's connections and aliases for every service
+// offered to it, removes the rest, and records what it found.
+func (c *Controller) syncTenant(ctx context.Context, t string) error {
+	var tn *tenant.Tenant
+	if obj, exists, err := c.src.Tenants.GetStore().GetByKey(t); err != nil {
+		return err
+	} else if exists && obj.(*tenant.Tenant).DeletionTimestamp == nil {
+		tn = obj.(*tenant.Tenant)
+	}
+	if err := c.src.Health.Err(); err != nil {
+		return err
+	}
+	var mine []*offer
+	if tn != nil {
+		c.mu.Lock()
+		for _, o := range c.offers {
+			if OfferedTo(o.ps, t, tn.UID) {
+				mine = append(mine, o)
+			}
+		}
+		c.mu.Unlock()
+	}
+	// The older offer of an alias keeps it.
+	sort.Slice(mine, func(i, j int) bool {
+		a, b := mine[i].ps, mine[j].ps
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			return a.CreationTimestamp.Before(&b.CreationTimestamp)
+		}
+		return a.Name < b.Name
+	})
+
+	networks := 0
+	if tn != nil {
+		objs, err := c.src.Networks.GetIndexer().ByIndex(controller.ByTenant, t)
+		if err != nil {
+			return err
+		}
+		for _, obj := range objs {
+			if n := obj.(*tenant.Network); n.Status.HostNetwork != "" && n.DeletionTimestamp == nil {
+				networks++
+			}
+		}
+	}
+	wanted := map[string]bool{} // provider network -> PodNetwork connectivity
+	if networks > 0 {
+		for _, o := range mine {
+			wanted[o.pn] = wanted[o.pn] || o.ps.Spec.PodNetwork
+		}
+	}
+	connections := map[string]connection{}
+	retry := false
+	for pn, podNetwork := range wanted {
+		conn, err := c.connect(ctx, tn, pn, podNetwork)
+		if err != nil {
+			return err
+		}
+		retry = retry || conn.reason == ReasonNoConnectSubnet
+		connections[pn] = conn
+	}
+	if err := c.disconnect(ctx, t, tn, wanted); err != nil {
+		return err
+	}
+
+	results, err := c.aliases(ctx, t, tn, mine, networks, connections)
+	if err != nil {
+		return err
+	}
+	c.record(t, results)
+	if retry {
+		return controller.Requeue(Resync, "no connect subnet for tenant %s", t)
+	}
+	return nil
+}
+
+// connect makes the ClusterNetworkConnect of tn with provider network pn.
+func (c *Controller) connect(ctx context.Context, tn *tenant.Tenant, pn string, podNetwork bool) (connection, error) {
+	if c.src.Storage.ConnectSubnets == nil {
+		return connection{reason: ReasonNoConnectSubnet, message: "this server runs without IPAM: connections have no subnets"}, nil
+	}
+	block, networkPrefix, err := c.src.Storage.ConnectSubnets.Claim(ctx, tn.Name, string(tn.UID), pn)
+	if err != nil {
+		return connection{reason: ReasonNoConnectSubnet, message: "no connect subnet for provider network " + pn + ": " + err.Error()}, nil
+	}
+	spec := ConnectSpec(tn.Name, pn, block, networkPrefix, podNetwork)
+	marks := ConnectMarks(tn.Name, tn.UID, pn)
+	want, err := NewConnect(tn.UID, pn, spec, marks)
+	if err != nil {
+		return connection{}, err
+	}
+	ensured, err := c.src.ClusterNetworkConnectKind(&spec).Ensure(ctx, want, marks)
+	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+		// Trying again changes nothing: say why in the status.
+		return connection{subnet: block.String(), reason: controller.ReasonHostError,
+			message: "the host refused ClusterNetworkConnect " + want.GetName() + ": " + err.Error()}, nil
+	}
+	if err != nil {
+		return connection{}, err
+	}
+	conn := connection{subnet: block.String()}
+	if !ensured.Synced {
+		conn.reason, conn.message = ensured.Reason, ensured.Message
+		return conn, nil
+	}
+	status, _, _ := unstructured.NestedString(ensured.Obj.Object, "status", "status")
+	if status == string(cncv1.Failure) {
+		conn.reason, conn.message = ReasonConnectFailed, "OVN-Kubernetes reports ClusterNetworkConnect "+want.GetName()+" failed"+failureMessage(ensured.Obj)
+		return conn, nil
+	}
+	conn.ok = true
+	return conn, nil
+}
+
+func failureMessage(u *unstructured.Unstructured) string {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		m, _ := c.(map[string]interface{})
+		if msg, _ := m["message"].(string); msg != "" {
+			return ": " + msg
+		}
+	}
+	return ""
+}
+
+// disconnect removes tenant t's connections with provider networks not in
+// wanted, and gives back the subnets of those that are gone.
+// (wanted maps each provider network to its PodNetwork connectivity).
+func (c *Controller) disconnect(ctx context.Context, t string, tn *tenant.Tenant, wanted map[string]bool) error {
+	objs, err := c.src.HostClusterNetworkConnects.GetIndexer().ByIndex(controller.ByTenant, t)
+	if err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	kind := c.src.ClusterNetworkConnectKind(nil)
+	for _, obj := range objs {
+		u := obj.(*unstructured.Unstructured)
+		found, ours := hostnames.MarksOf(u, hostnames.ConnectLabel)
+		if !ours {
+			continue
+		}
+		if tn != nil && found.TenantUID == tn.UID {
+			present[found.Name] = true
+		}
+		if _, want := wanted[found.Name]; tn != nil && found.TenantUID == tn.UID && want && u.GetName() == hostnames.ClusterNetworkConnect(tn.UID, found.Name) {
+			continue
+		}
+		if _, err := kind.Remove(ctx, "", u.GetName(), found); err != nil {
+			return err
+		}
+	}
+	if tn == nil || c.src.Storage.ConnectSubnets == nil {
+		return nil // a deleted Tenant gives back everything it held
+	}
+	held, err := c.src.Storage.ConnectSubnets.Held(ctx, string(tn.UID))
+	if err != nil {
+		return err
+	}
+	for pn, block := range held {
+		// Given back once the connection is gone from the host, so that
+		// no other connection gets the subnet while this one holds it.
+		if _, want := wanted[pn]; want || present[pn] {
+			continue
+		}
+		if err := c.src.Storage.ConnectSubnets.Release(ctx, tn.Name, string(tn.UID), pn, block); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// aliases makes the alias of every offer in each of tenant t's host
+// namespaces, removes the aliases of services no longer offered, and
+// returns each offer's entry for its status.
+func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, mine []*offer, networks int, connections map[string]connection) (map[string]tenant.ProviderServiceTenant, error) {
+	type hostNS struct{ name, virtual string }
+	var namespaces []hostNS
+	if tn != nil {
+		objs, err := c.src.Namespaces.GetIndexer().ByIndex(controller.ByTenant, t)
+		if err != nil {
+			return nil, err
+		}
+		for _, obj := range objs {
+			ns := obj.(*tenant.Namespace)
+			if h := ns.Status.HostNamespace; h != "" && ns.DeletionTimestamp == nil && c.src.HostNamespaceNotReady(tn, ns.Name, h) == "" {
+				namespaces = append(namespaces, hostNS{h, ns.Name})
+			}
+		}
+		sort.Slice(namespaces, func(i, j int) bool { return namespaces[i].name < namespaces[j].name })
+	}
+	services := c.src.AliasServices()
+	wanted := map[string]string{} // host namespace/alias -> ProviderService
+	results := map[string]tenant.ProviderServiceTenant{}
+	for _, o := range mine {
+		entry := tenant.ProviderServiceTenant{Name: t}
+		conn, connected := connections[o.pn]
+		entry.Connected, entry.ConnectSubnet = conn.ok, conn.subnet
+		switch {
+		case networks == 0:
+			entry.Reason, entry.Message = ReasonNoNetwork, "the tenant has no Network on the host to connect"
+		case !connected:
+			entry.Reason, entry.Message = ReasonConnectPending, "the connection is not made yet"
+		case conn.reason != "":
+			entry.Reason, entry.Message = conn.reason, conn.message
+		}
+		var taken []string
+		for _, ns := range namespaces {
+			key := ns.name + "/" + o.alias
+			if other, ok := wanted[key]; ok && other != o.ps.Name {
+				taken = append(taken, fmt.Sprintf("%s (alias of ProviderService %s)", ns.virtual, other))
+				continue
+			}
+			want := Alias(ns.name, o.alias, o.service, c.ClusterDomain, AliasMarks(t, tn.UID, o.ps.Name, o.ps.UID))
+			ensured, err := services.Ensure(ctx, want, AliasMarks(t, tn.UID, o.ps.Name, o.ps.UID))
+			if err != nil {
+				return nil, err
+			}
+			switch {
+			case ensured.Synced:
+				wanted[key] = o.ps.Name
+				entry.Aliases++
+			case ensured.Reason == controller.ReasonHostNameTaken:
+				taken = append(taken, ns.virtual)
+			default:
+				wanted[key] = o.ps.Name // on its way
+			}
+		}
+		if len(taken) > 0 && entry.Reason == "" {
+			entry.Reason = ReasonAliasTaken
+			entry.Message = fmt.Sprintf("a Service named %s already exists in namespace %s; it is left untouched", o.alias, strings.Join(taken, ", "))
+		}
+		if len(namespaces) == 0 && entry.Reason == "" {
+			entry.Reason, entry.Message = ReasonNoNamespace, "the tenant has no namespace on the host for the alias"
+		}
+		results[o.ps.Name] = entry
+	}
+	objs, err := c.src.HostServices.GetIndexer().ByIndex(controller.ByTenant, t)
+	if err != nil {
+		return nil, err
+	}
+	for _, obj := range objs {
+		svc := obj.(*corev1.Service)
+		found, ours := hostnames.MarksOf(svc, hostnames.ProviderServiceLabel)
+		if !ours || wanted[svc.Namespace+"/"+svc.Name] == found.Name {
+			continue
+		}
+		if _, err := services.Remove(ctx, svc.Namespace, svc.Name, found); err != nil {
+			return nil, err
+		}
+	}
+	return results, nil
+}
+
+// record keeps tenant t's entries and queues the ProviderServices whose
+// entry for t changed.
+func (c *Controller) record(t string, results map[string]tenant.ProviderServiceTenant) {
+	var changed []string
+	c.mu.Lock()
+	for ps, byTenant := range c.results {
+		if _, ok := results[ps]; !ok {
+			if _, had := byTenant[t]; had {
+				delete(byTenant, t)
+				changed = append(changed, ps)
+			}
+		}
+	}
+	for ps, e := range results {
+		if c.results[ps] == nil {
+			c.results[ps] = map[string]tenant.ProviderServiceTenant{}
+		}
+		if old, ok := c.results[ps][t]; !ok || old != e {
+			c.results[ps][t] = e
+			changed = append(changed, ps)
+		}
+	}
+	c.mu.Unlock()
+	for _, ps := range changed {
+		c.Queue.Add(queue.Key{Name: ps})
+	}
+}
