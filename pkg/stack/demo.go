@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -27,8 +28,9 @@ var demoPublicIPs = map[string]int32{"acme": 4, "globex": 2}
 // than leave half-made state silently. Tests never run it.
 //
 // It creates the demo tenants acme (alice, 4 public IPs) and globex (bob,
-// 2 public IPs), each with a Namespace "dev", and waits until the syncer
-// has made them Ready on the host.
+// 2 public IPs), each with a Namespace "dev", waits until the syncer
+// has made them Ready on the host, and offers the provider's DNS resolver
+// (namespace infra on provider network infra) to acme, not to globex.
 func Demo(ctx context.Context, s *Stack) error {
 	if err := DemoTenants(ctx, s); err != nil {
 		return err
@@ -46,6 +48,11 @@ func Demo(ctx context.Context, s *Stack) error {
 	for name := range demoPublicIPs {
 		if err := s.WaitTenantReady(ctx, name, time.Minute); err != nil {
 			return err
+		}
+	}
+	for _, f := range []string{"provider-infra.yaml", "providerservice.yaml"} {
+		if _, _, err := s.Kubectl(ctx, AdminUser, "apply", "--server-side", "-f", filepath.Join(s.opts.RepoRoot, "artifacts", "examples", f)); err != nil {
+			return fmt.Errorf("applying the demo provider service (%s): %w", f, err)
 		}
 	}
 	return nil

@@ -832,6 +832,7 @@ func TestExamples(t *testing.T) {
 	}{
 		{"addresspools.yaml", stack.AdminUser, nil, false},
 		{"tenant.yaml", stack.AdminUser, nil, true},
+		{"provider-infra.yaml", stack.AdminUser, nil, false},
 		{"providerservice.yaml", stack.AdminUser, nil, false},
 		{"vrfpeering.yaml", stack.AdminUser, nil, false},
 		{"network.yaml", alice, nil, false},

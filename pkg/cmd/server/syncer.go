@@ -36,6 +36,7 @@ func NewSyncerOptions() *SyncerOptions {
 			CheckPeriod:      30 * time.Second,
 			MetalLBNamespace: "metallb-system",
 			FRRNamespace:     "frr-k8s-system",
+			ClusterDomain:    "cluster.local",
 		},
 		HostQPS:   500,
 		HostBurst: 1000,
@@ -56,6 +57,7 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.CheckPeriod, "syncer-check-period", c.CheckPeriod, "How often orphaned host objects are removed and every object checked for drift.")
 	fs.StringVar(&c.MetalLBNamespace, "metallb-namespace", c.MetalLBNamespace, "Namespace of MetalLB's pools and advertisements.")
 	fs.StringVar(&c.FRRNamespace, "frr-k8s-namespace", c.FRRNamespace, "Namespace of frr-k8s: the VRF peerings' FRRConfigurations and BGP password Secrets (openshift-frr-k8s on OpenShift).")
+	fs.StringVar(&c.ClusterDomain, "cluster-domain", c.ClusterDomain, "The cluster's DNS domain, which the alias Services of provider services name.")
 	fs.StringVar(&o.advertise, "metallb-advertisement", o.advertise, "How MetalLB announces tenants' public IPs: L2 or BGP.")
 	fs.Float32Var(&o.HostQPS, "syncer-host-qps", o.HostQPS, "Requests per second the syncer, and the registry's reads of host pods on deletes, may send to the host.")
 	fs.IntVar(&o.HostBurst, "syncer-host-burst", o.HostBurst, "Burst of requests the syncer, and the registry's reads of host pods on deletes, may send to the host.")
