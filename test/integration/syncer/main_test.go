@@ -40,11 +40,13 @@ const (
 	peeringUser  = "petra" // TestVRFPeering
 	offerUserA   = "pia"   // TestProviderServices, tenant A
 	offerUserB   = "quinn" // TestProviderServices, tenant B
-	celUser      = "vera"  // network_cel_test.go: Networks against the host's CUDN CRD
-	lbUser       = "lena"  // TestLoadBalancers
-	fipUser      = "finn"  // TestFloatingIPs
-	isoUserA     = "ines"  // TestPublicIPIsolation, tenant A
-	isoUserB     = "ivan"  // TestPublicIPIsolation, tenant B
+	// TestProviderServiceConnectsProperty: the members of its three tenants.
+	propUser1, propUser2, propUser3 = "ralf", "sven", "tara"
+	celUser                         = "vera" // network_cel_test.go: Networks against the host's CUDN CRD
+	lbUser                          = "lena" // TestLoadBalancers
+	fipUser                         = "finn" // TestFloatingIPs
+	isoUserA                        = "ines" // TestPublicIPIsolation, tenant A
+	isoUserB                        = "ivan" // TestPublicIPIsolation, tenant B
 
 	backDoorUser       = "bob" // TestHostBackDoors: the attacking tenant's member
 	overGrantedUser    = "rex" // TestHostBackDoors: a member of it with more host RBAC than the product gives
@@ -66,7 +68,7 @@ func TestMain(m *testing.M) {
 		},
 		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
-			{Name: networkUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB},
+			{Name: networkUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	cncv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/clusternetworkconnect/v1"
-	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -132,29 +131,8 @@ func TestProviderServices(t *testing.T) {
 	// The provider's namespace, network and Service.
 	suffix := randomHex(t, 4)
 	infra := "infra-" + suffix
-	if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: infra, Labels: map[string]string{"provider-network": suffix}}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = host.CoreV1().Namespaces().Delete(context.Background(), infra, metav1.DeleteOptions{}) })
-	pn := "infra-net-" + suffix
-	if _, err := udn.K8sV1().ClusterUserDefinedNetworks().Create(ctx, &udnv1.ClusterUserDefinedNetwork{
-		ObjectMeta: metav1.ObjectMeta{Name: pn},
-		Spec: udnv1.ClusterUserDefinedNetworkSpec{
-			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"provider-network": suffix}},
-			Network: udnv1.NetworkSpec{Topology: udnv1.NetworkTopologyLayer2, Layer2: &udnv1.Layer2Config{
-				Role: udnv1.NetworkRolePrimary, Subnets: udnv1.DualStackCIDRs{"192.168.240.0/24"}}},
-		},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = udn.K8sV1().ClusterUserDefinedNetworks().Delete(context.Background(), pn, metav1.DeleteOptions{})
-	})
-	svc, err := host.CoreV1().Services(infra).Create(ctx, &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: "resolver"},
-		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP, TargetPort: intstr.FromInt32(5353)}}},
-	}, metav1.CreateOptions{})
+	pn := providerNetwork(ctx, t, host, udn, suffix, "192.168.240.0/24")
+	svc, err := host.CoreV1().Services(infra).Get(ctx, "resolver", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -96,15 +97,18 @@ func OfferedTo(t string, uid types.UID, obj runtime.Object) bool {
 
 // ForTenant returns what tenant t reads of the ProviderService obj: the
 // offer as it concerns t alone. Other tenants' names, their number and
-// their entries are left out, and so are the annotations and managed
-// fields, which may spell out the whole spec.
+// their entries are left out, and so are the managed fields and kubectl's
+// last-applied-configuration annotation, which spell out the whole spec.
 func ForTenant(t string, obj runtime.Object) runtime.Object {
 	o, ok := obj.(*tenant.ProviderService)
 	if !ok {
 		return obj
 	}
 	out := o.DeepCopy()
-	out.Annotations, out.ManagedFields = nil, nil
+	out.ManagedFields = nil
+	if _, ok := out.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
+		delete(out.Annotations, corev1.LastAppliedConfigAnnotation)
+	}
 	if slices.Contains(o.Spec.Tenants, t) {
 		out.Spec.Tenants = []string{t}
 	} else {
