@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"strconv"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 

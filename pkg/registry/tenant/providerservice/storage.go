@@ -106,9 +106,7 @@ func ForTenant(t string, obj runtime.Object) runtime.Object {
 	}
 	out := o.DeepCopy()
 	out.ManagedFields = nil
-	if _, ok := out.Annotations[corev1.LastAppliedConfigAnnotation]; ok {
-		delete(out.Annotations, corev1.LastAppliedConfigAnnotation)
-	}
+	delete(out.Annotations, corev1.LastAppliedConfigAnnotation)
 	if slices.Contains(o.Spec.Tenants, t) {
 		out.Spec.Tenants = []string{t}
 	} else {
