@@ -280,4 +280,3 @@ func label(line, name string) string {
 	}
 	return rest[:j]
 }
-
