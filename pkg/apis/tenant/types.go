@@ -45,6 +45,11 @@ const (
 	// ConditionOrphaned is True when the Tenant or Network a VRFPeering was
 	// made for no longer exists (a new one of the same name is another).
 	ConditionOrphaned = "Orphaned"
+	// ConditionProviderServices is, on a tenant Namespace, True when the
+	// alias of every provider service offered to the tenant is in its host
+	// namespace, and False when a Service of the tenant's own holds an
+	// alias's name.
+	ConditionProviderServices = "ProviderServices"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object

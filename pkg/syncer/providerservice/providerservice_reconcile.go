@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
@@ -36,6 +37,8 @@ const (
 	ReasonNoConnectSubnet           = "NoConnectSubnet"
 	ReasonConnectFailed             = "ConnectFailed"
 	ReasonAliasTaken                = "AliasTaken"
+	ReasonAliasesMade               = "AliasesMade"
+	ReasonAliasesPending            = "AliasesPending"
 	ReasonNoNamespace               = "NoNamespace"
 	ReasonConnectPending            = "ConnectPending"
 	ReasonProviderServiceUnresolved = "ServiceUnresolved"
@@ -439,7 +442,10 @@ func (c *Controller) disconnect(ctx context.Context, t string, tn *tenant.Tenant
 // namespaces, removes the aliases of services no longer offered, and
 // returns each offer's entry for its status.
 func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, mine []*offer, networks int, connections map[string]connection) (map[string]tenant.ProviderServiceTenant, error) {
-	type hostNS struct{ name, virtual string }
+	type hostNS struct {
+		name, virtual string
+		obj           *tenant.Namespace
+	}
 	var namespaces []hostNS
 	if tn != nil {
 		objs, err := c.src.Namespaces.GetIndexer().ByIndex(controller.ByTenant, t)
@@ -449,13 +455,15 @@ func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, m
 		for _, obj := range objs {
 			ns := obj.(*tenant.Namespace)
 			if h := ns.Status.HostNamespace; h != "" && ns.DeletionTimestamp == nil && c.src.HostNamespaceNotReady(tn, ns.Name, h) == "" {
-				namespaces = append(namespaces, hostNS{h, ns.Name})
+				namespaces = append(namespaces, hostNS{h, ns.Name, ns})
 			}
 		}
 		sort.Slice(namespaces, func(i, j int) bool { return namespaces[i].name < namespaces[j].name })
 	}
 	services := c.src.AliasServices()
-	wanted := map[string]string{} // host namespace/alias -> ProviderService
+	wanted := map[string]string{}  // host namespace/alias -> ProviderService
+	made := map[string][]string{}  // virtual namespace -> aliases in place
+	taken := map[string][]string{} // virtual namespace -> why aliases are not
 	results := map[string]tenant.ProviderServiceTenant{}
 	for _, o := range mine {
 		entry := tenant.ProviderServiceTenant{Name: t}
@@ -469,11 +477,12 @@ func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, m
 		case conn.reason != "":
 			entry.Reason, entry.Message = conn.reason, conn.message
 		}
-		var taken []string
+		var clashes []string
 		for _, ns := range namespaces {
 			key := ns.name + "/" + o.alias
 			if other, ok := wanted[key]; ok && other != o.ps.Name {
-				taken = append(taken, fmt.Sprintf("%s (alias of ProviderService %s)", ns.virtual, other))
+				clashes = append(clashes, fmt.Sprintf("%s (alias of ProviderService %s)", ns.virtual, other))
+				taken[ns.virtual] = append(taken[ns.virtual], fmt.Sprintf("%s (ProviderService %s: the alias of %s)", o.alias, o.ps.Name, other))
 				continue
 			}
 			want := Alias(ns.name, o.alias, o.service, c.ClusterDomain, AliasMarks(t, tn.UID, o.ps.Name, o.ps.UID))
@@ -485,20 +494,27 @@ func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, m
 			case ensured.Synced:
 				wanted[key] = o.ps.Name
 				entry.Aliases++
+				made[ns.virtual] = append(made[ns.virtual], o.alias)
 			case ensured.Reason == controller.ReasonHostNameTaken:
-				taken = append(taken, ns.virtual)
+				clashes = append(clashes, ns.virtual)
+				taken[ns.virtual] = append(taken[ns.virtual], fmt.Sprintf("%s (ProviderService %s: a Service of that name is the tenant's own)", o.alias, o.ps.Name))
 			default:
 				wanted[key] = o.ps.Name // on its way
 			}
 		}
-		if len(taken) > 0 && entry.Reason == "" {
+		if len(clashes) > 0 && entry.Reason == "" {
 			entry.Reason = ReasonAliasTaken
-			entry.Message = fmt.Sprintf("a Service named %s already exists in namespace %s; it is left untouched", o.alias, strings.Join(taken, ", "))
+			entry.Message = fmt.Sprintf("a Service named %s already exists in namespace %s; it is left untouched", o.alias, strings.Join(clashes, ", "))
 		}
 		if len(namespaces) == 0 && entry.Reason == "" {
 			entry.Reason, entry.Message = ReasonNoNamespace, "the tenant has no namespace on the host for the alias"
 		}
 		results[o.ps.Name] = entry
+	}
+	for _, ns := range namespaces {
+		if err := c.namespaceCondition(ctx, t, ns.obj, len(mine) > 0, made[ns.virtual], taken[ns.virtual]); err != nil {
+			return nil, err
+		}
 	}
 	objs, err := c.src.HostServices.GetIndexer().ByIndex(controller.ByTenant, t)
 	if err != nil {
@@ -515,6 +531,37 @@ func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, m
 		}
 	}
 	return results, nil
+}
+
+// namespaceCondition sets the ProviderServices condition of tenant t's
+// Namespace ns: the aliases made there, or those that a Service of the
+// tenant's own (or an older offer's alias) keeps out; without offers, none.
+func (c *Controller) namespaceCondition(ctx context.Context, t string, ns *tenant.Namespace, offered bool, made, taken []string) error {
+	mutate := func(obj runtime.Object) bool {
+		live := obj.(*tenant.Namespace)
+		if live.UID != ns.UID {
+			return false
+		}
+		conds := &live.Status.Conditions
+		switch {
+		case !offered:
+			return meta.RemoveStatusCondition(conds, tenant.ConditionProviderServices)
+		case len(taken) > 0:
+			return controller.SetCondition(conds, live.Generation, tenant.ConditionProviderServices, false, ReasonAliasTaken,
+				"not made here, a Service of that name exists: "+strings.Join(taken, "; "))
+		case len(made) == 0:
+			return controller.SetCondition(conds, live.Generation, tenant.ConditionProviderServices, false, ReasonAliasesPending,
+				"the aliases of the provider services offered are not made yet")
+		default:
+			sort.Strings(made)
+			return controller.SetCondition(conds, live.Generation, tenant.ConditionProviderServices, true, ReasonAliasesMade,
+				"aliases of provider services: "+strings.Join(made, ", "))
+		}
+	}
+	if !mutate(ns.DeepCopy()) {
+		return nil
+	}
+	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, t, "", ns.Name, mutate)
 }
 
 // record keeps tenant t's entries and queues the ProviderServices whose

@@ -309,6 +309,25 @@ func TestProviderServices(t *testing.T) {
 		if err != nil || got.Spec.Type == corev1.ServiceTypeExternalName || got.Labels[hostnames.ProviderServiceLabel] != "" {
 			t.Fatalf("tenant B's own Service was changed: %+v (%v)", got, err)
 		}
+		// Each tenant's Namespace says what its aliases are.
+		for _, c := range []struct {
+			member clientset.Interface
+			ok     bool
+			words  string
+		}{{memberA, true, "ntp"}, {memberB, false, "ntp (ProviderService ntp-" + suffix}} {
+			eventually(ctx, t, slowTimeout, "the ProviderServices condition of Namespace default", func(ctx context.Context) (bool, string) {
+				ns, err := c.member.TenantV1alpha1().Namespaces().Get(ctx, "default", metav1.GetOptions{})
+				if err != nil {
+					return false, err.Error()
+				}
+				for _, cond := range ns.Status.Conditions {
+					if cond.Type == "ProviderServices" {
+						return (cond.Status == metav1.ConditionTrue) == c.ok && strings.Contains(cond.Message, c.words), cond.Reason + ": " + cond.Message
+					}
+				}
+				return false, describeConditions(ns.Status.Conditions)
+			})
+		}
 	})
 
 	t.Run("withdrawn from a tenant", func(t *testing.T) {
