@@ -22,6 +22,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/providerservice"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -124,7 +125,9 @@ func (o *Offboarding) providerBlockersOf(ctx context.Context, t *tenant.Tenant) 
 			return nil, err
 		}
 		err = meta.EachListItem(list, func(item runtime.Object) error {
-			if p, ok := item.(*tenant.ProviderService); ok && !p.Spec.AllTenants && len(p.Spec.Tenants) == 1 && p.Spec.Tenants[0] == t.Name {
+			// An offer bound to a former tenant of the same name is not
+			// this one's (status.offers).
+			if p, ok := item.(*tenant.ProviderService); ok && !p.Spec.AllTenants && len(p.Spec.Tenants) == 1 && providerservice.OfferedTo(t.Name, t.UID, p) {
 				blockers = append(blockers, tenant.OffboardingBlocker{
 					Resource: ResourceProviderServices, Name: p.Name,
 					Message: fmt.Sprintf("providerservices %s is offered to tenant %s alone; the provider must delete it or offer it to others", p.Name, t.Name),
