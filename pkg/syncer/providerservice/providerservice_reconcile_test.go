@@ -1,0 +1,178 @@
+package providerservice
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"testing"
+
+	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+)
+
+// fakeSubnets hands out /24s of 100.72.0.0/16 in order.
+type fakeSubnets struct {
+	held map[string]map[string]netip.Prefix // uid -> provider network -> block
+	next int
+}
+
+func (f *fakeSubnets) Held(_ context.Context, uid string) (map[string]netip.Prefix, error) {
+	out := map[string]netip.Prefix{}
+	for pn, b := range f.held[uid] {
+		out[pn] = b
+	}
+	return out, nil
+}
+
+func (f *fakeSubnets) Claim(_ context.Context, _, uid, pn string) (netip.Prefix, int, error) {
+	if b, ok := f.held[uid][pn]; ok {
+		return b, 28, nil
+	}
+	b := netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 72, byte(f.next), 0}), 24)
+	f.next++
+	if f.held[uid] == nil {
+		f.held[uid] = map[string]netip.Prefix{}
+	}
+	f.held[uid][pn] = b
+	return b, 28, nil
+}
+
+func (f *fakeSubnets) Release(_ context.Context, _, uid, pn string, block netip.Prefix) error {
+	if f.held[uid][pn] == block {
+		delete(f.held[uid], pn)
+	}
+	return nil
+}
+
+// TestReconcileProviderService drives the controller over fakes: the
+// offer is resolved to its provider network (which gets its connection
+// group), the tenant's reconcile makes its ClusterNetworkConnect and
+// alias, the status reports it connected, and a withdrawal removes both
+// and gives the subnet back.
+func TestReconcileProviderService(t *testing.T) {
+	src, fakes := controllertest.NewSources(t)
+	subnets := &fakeSubnets{held: map[string]map[string]netip.Prefix{}}
+	src.Storage.ConnectSubnets = subnets
+	c, err := New(src, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
+	ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default", UID: "ns-uid", Labels: map[string]string{hostnames.TenantLabel: "acme"}}}
+	controllertest.Onboard(t, src, fakes, tn, ns)
+	hostNS := controllertest.MakeHostNamespace(t, src, fakes, tn, ns)
+	ns.Status.HostNamespace = hostNS
+	controllertest.Cache(t, src.Namespaces, "acme", "", ns)
+	fakes.Namespaces.Put("acme", "", ns)
+	controllertest.Cache(t, src.Networks, "acme", "", &tenant.Network{
+		ObjectMeta: metav1.ObjectMeta{Name: "default", UID: "net-uid", Labels: map[string]string{hostnames.TenantLabel: "acme"}},
+		Status:     tenant.NetworkStatus{HostNetwork: hostnames.ClusterUserDefinedNetwork(tn.UID, "default")},
+	})
+
+	// The provider's Service on its network.
+	if _, err := fakes.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: "infra", Labels: map[string]string{"net": "infra"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fakes.Kube.CoreV1().Services("infra").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "resolver", Namespace: "infra"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fakes.UDN.K8sV1().ClusterUserDefinedNetworks().Create(ctx, &udnv1.ClusterUserDefinedNetwork{
+		ObjectMeta: metav1.ObjectMeta{Name: "infra"},
+		Spec: udnv1.ClusterUserDefinedNetworkSpec{NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{"net": "infra"}},
+			Network: udnv1.NetworkSpec{Topology: udnv1.NetworkTopologyLayer2, Layer2: &udnv1.Layer2Config{Role: udnv1.NetworkRolePrimary}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	ps := &tenant.ProviderService{
+		ObjectMeta: metav1.ObjectMeta{Name: "dns", UID: "ps-uid", Generation: 1},
+		Spec:       tenant.ProviderServiceSpec{Service: tenant.ServiceReference{Namespace: "infra", Name: "resolver"}, Alias: "resolver", Tenants: []string{"acme"}},
+		Status:     tenant.ProviderServiceStatus{Offers: []tenant.ProviderServiceOffer{{Tenant: "acme", UID: tn.UID}}},
+	}
+	fakes.ProviderServices.Put("", "", ps)
+	controllertest.Cache(t, src.ProviderServices, "", "", ps)
+	reconcile := func(key queue.Key) {
+		t.Helper()
+		var requeue *controller.RequeueError
+		if err := c.reconcile(ctx, key); err != nil && !errors.As(err, &requeue) {
+			t.Fatalf("reconcile %s: %v", key, err)
+		}
+	}
+	stored := func() *tenant.ProviderService { return fakes.ProviderServices.Stored("", "", "dns").(*tenant.ProviderService) }
+
+	reconcile(queue.Key{Name: "dns"})
+	if got := stored(); got.Status.ProviderNetwork != "infra" {
+		t.Fatalf("provider network %q, conditions %+v", got.Status.ProviderNetwork, got.Status.Conditions)
+	}
+	cudn, _ := fakes.UDN.K8sV1().ClusterUserDefinedNetworks().Get(ctx, "infra", metav1.GetOptions{})
+	if cudn.Labels[hostnames.ConnectGroupLabel] != hostnames.ProviderConnectGroup("infra") {
+		t.Fatalf("provider network labels %v", cudn.Labels)
+	}
+
+	reconcile(queue.Key{Tenant: "acme"})
+	name := hostnames.ClusterNetworkConnect(tn.UID, "infra")
+	u, err := fakes.Dynamic.Resource(controller.ClusterNetworkConnects).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ClusterNetworkConnect: %v", err)
+	}
+	values, _, _ := unstructured.NestedSlice(u.Object, "spec", "networkSelectors")
+	if len(values) != 1 {
+		t.Fatalf("networkSelectors %v", values)
+	}
+	subnet, _, _ := unstructured.NestedSlice(u.Object, "spec", "connectSubnets")
+	if cidr, _ := subnet[0].(map[string]interface{})["cidr"].(string); cidr != "100.72.0.0/24" {
+		t.Fatalf("connectSubnets %v", subnet)
+	}
+	alias, err := fakes.Kube.CoreV1().Services(hostNS).Get(ctx, "resolver", metav1.GetOptions{})
+	if err != nil || alias.Spec.ExternalName != "resolver.infra.svc.cluster.local" {
+		t.Fatalf("alias %+v (%v)", alias, err)
+	}
+	controllertest.Eventually(t, "the connect and alias cached", func() bool {
+		_, a, _ := src.HostClusterNetworkConnects.GetStore().GetByKey(name)
+		_, b, _ := src.HostServices.GetStore().GetByKey(hostNS + "/resolver")
+		return a && b
+	})
+	reconcile(queue.Key{Tenant: "acme"})
+	reconcile(queue.Key{Name: "dns"})
+	if got := stored(); len(got.Status.Tenants) != 1 || !got.Status.Tenants[0].Connected || got.Status.Tenants[0].Aliases != 1 || got.Status.Tenants[0].Reason != "" {
+		t.Fatalf("status.tenants %+v", got.Status.Tenants)
+	}
+
+	// Withdrawn.
+	ps = stored().DeepCopy()
+	ps.Spec.Tenants, ps.Status.Offers, ps.Generation = nil, nil, 2
+	fakes.ProviderServices.Put("", "", ps)
+	controllertest.Cache(t, src.ProviderServices, "", "", ps)
+	reconcile(queue.Key{Name: "dns"})
+	reconcile(queue.Key{Tenant: "acme"})
+	if _, err := fakes.Dynamic.Resource(controller.ClusterNetworkConnects).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the connect outlived the withdrawal: %v", err)
+	}
+	if _, err := fakes.Kube.CoreV1().Services(hostNS).Get(ctx, "resolver", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the alias outlived the withdrawal: %v", err)
+	}
+	controllertest.Eventually(t, "the connect gone from the cache", func() bool {
+		_, a, _ := src.HostClusterNetworkConnects.GetStore().GetByKey(name)
+		return !a
+	})
+	reconcile(queue.Key{Tenant: "acme"})
+	if len(subnets.held[string(tn.UID)]) != 0 {
+		t.Fatalf("the connect subnet was not given back: %v", subnets.held)
+	}
+	reconcile(queue.Key{Name: "dns"})
+	if got := stored(); len(got.Status.Tenants) != 0 {
+		t.Fatalf("status.tenants after the withdrawal: %+v", got.Status.Tenants)
+	}
+}
