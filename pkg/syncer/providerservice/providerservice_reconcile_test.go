@@ -110,7 +110,9 @@ func TestReconcileProviderService(t *testing.T) {
 			t.Fatalf("reconcile %s: %v", key, err)
 		}
 	}
-	stored := func() *tenant.ProviderService { return fakes.ProviderServices.Stored("", "", "dns").(*tenant.ProviderService) }
+	stored := func() *tenant.ProviderService {
+		return fakes.ProviderServices.Stored("", "", "dns").(*tenant.ProviderService)
+	}
 
 	reconcile(queue.Key{Name: "dns"})
 	if got := stored(); got.Status.ProviderNetwork != "infra" {
