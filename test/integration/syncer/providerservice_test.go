@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	cncv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/clusternetworkconnect/v1"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
@@ -265,6 +266,33 @@ func TestProviderServices(t *testing.T) {
 			t.Fatalf("tenants A and B share connect subnet %s", a.ConnectSubnet)
 		}
 		checkInvariant(t)
+	})
+
+	t.Run("OVN-Kubernetes' report on the connection", func(t *testing.T) {
+		name := hostnames.ClusterNetworkConnect(tnB.UID, pn)
+		report := func(status string) {
+			t.Helper()
+			u, err := dyn.Resource(cncGVR).Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			u.Object["status"] = map[string]interface{}{"status": status, "conditions": []interface{}{map[string]interface{}{
+				"type": "Ready", "status": "False", "reason": "Test", "message": "connect subnet overlaps a join subnet",
+				"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
+			if status == "Success" {
+				u.Object["status"] = map[string]interface{}{"status": status}
+			}
+			if _, err := dyn.Resource(cncGVR).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		report("Failure")
+		waitOffer(ctx, t, admin, offerName, "reporting B's connection failed", func(ps *tenantv1alpha1.ProviderService) bool {
+			e, ok := offerEntry(ps, nameB)
+			return ok && !e.Connected && e.Reason == "ConnectFailed" && strings.Contains(e.Message, "overlaps a join subnet")
+		})
+		report("Success")
+		waitOffer(ctx, t, admin, offerName, "serving B again", served(nameB))
 	})
 
 	t.Run("the alias follows the Service's ports", func(t *testing.T) {
