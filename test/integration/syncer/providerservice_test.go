@@ -12,6 +12,7 @@ import (
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -383,6 +384,67 @@ func TestProviderServices(t *testing.T) {
 			t.Fatalf("tenant A still reads the withdrawn offer: %v", err)
 		}
 		checkInvariant(t)
+	})
+
+	t.Run("a new namespace gets the alias, the last network gone takes the connection", func(t *testing.T) {
+		if _, err := memberA.TenantV1alpha1().Namespaces().Create(ctx, namespaceObject("extra"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		extra := waitNamespaceSynced(ctx, t, memberA, "extra").Status.HostNamespace
+		eventually(ctx, t, slowTimeout, "the ntp alias in the new namespace", func(ctx context.Context) (bool, string) {
+			_, err := host.CoreV1().Services(extra).Get(ctx, "ntp", metav1.GetOptions{})
+			return err == nil, fmt.Sprint(err)
+		})
+		// Tenant A gives up its namespaces and its only Network.
+		for _, ns := range []string{"extra", "default"} {
+			if err := memberA.TenantV1alpha1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		eventually(ctx, t, slowTimeout, "tenant A's Network default deleted", func(ctx context.Context) (bool, string) {
+			err := memberA.TenantV1alpha1().Networks().Delete(ctx, "default", metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, ""
+			}
+			return false, fmt.Sprint(err)
+		})
+		waitOffer(ctx, t, admin, "ntp-"+suffix, "reporting A without a network", func(ps *tenantv1alpha1.ProviderService) bool {
+			e, ok := offerEntry(ps, nameA)
+			return ok && !e.Connected && e.Reason == "NoNetwork"
+		})
+		eventually(ctx, t, slowTimeout, "tenant A's connection gone", func(ctx context.Context) (bool, string) {
+			_, err := dyn.Resource(cncGVR).Get(ctx, hostnames.ClusterNetworkConnect(tnA.UID, pn), metav1.GetOptions{})
+			return apierrors.IsNotFound(err), fmt.Sprint(err)
+		})
+		checkInvariant(t)
+	})
+
+	t.Run("a namespace on no provider network writes nothing", func(t *testing.T) {
+		plain := "plain-" + suffix
+		if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: plain}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = host.CoreV1().Namespaces().Delete(context.Background(), plain, metav1.DeleteOptions{}) })
+		if _, err := host.CoreV1().Services(plain).Create(ctx, resolverService(), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		off := &tenantv1alpha1.ProviderService{
+			ObjectMeta: metav1.ObjectMeta{Name: "plain-" + suffix},
+			Spec:       tenantv1alpha1.ProviderServiceSpec{Service: tenantv1alpha1.ServiceReference{Namespace: plain, Name: "resolver"}, Alias: "plain", AllTenants: true},
+		}
+		if _, err := admin.TenantV1alpha1().ProviderServices().Create(ctx, off, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = admin.TenantV1alpha1().ProviderServices().Delete(context.Background(), off.Name, metav1.DeleteOptions{})
+		})
+		waitOffer(ctx, t, admin, off.Name, "NoProviderNetwork", func(ps *tenantv1alpha1.ProviderService) bool {
+			c := meta.FindStatusCondition(ps.Status.Conditions, "Ready")
+			return c != nil && c.Reason == "NoProviderNetwork" && strings.Contains(c.Message, "default network") && ps.Status.ObservedGeneration == ps.Generation
+		})
+		if _, err := host.CoreV1().Services(hostNSB).Get(ctx, "plain", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Fatalf("an alias was written for a Service on no provider network: %v", err)
+		}
 	})
 
 	t.Run("deleted", func(t *testing.T) {
