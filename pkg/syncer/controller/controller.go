@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -67,6 +68,22 @@ func (w *Worker) Watch(inf cache.SharedIndexInformer, h cache.ResourceEventHandl
 	return nil
 }
 
+// WatchAll adds h to every informer of infs.
+func (w *Worker) WatchAll(h cache.ResourceEventHandler, infs ...cache.SharedIndexInformer) error {
+	for _, inf := range infs {
+		if err := w.Watch(inf, h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// OnEvery is the handler that calls f with the object of every event: an
+// add, an update (the new object), a delete (maybe a tombstone).
+func OnEvery(f func(obj interface{})) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj interface{}) { f(obj) }, DeleteFunc: f}
+}
+
 // Idle says whether no key waits and none is being reconciled (keys
 // waiting for a retry delay do not count).
 func (w *Worker) Idle() bool { return w.Queue.Len() == 0 && w.busy.Load() == 0 }
@@ -85,7 +102,8 @@ func (w *Worker) Run(ctx context.Context, workers int, synced ...cache.InformerS
 	defer w.Queue.ShutDown()
 	logger := klog.FromContext(ctx).WithValues("controller", w.Name)
 	ctx = klog.NewContext(ctx, logger)
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, append(synced, w.HandlersSynced...)...) {
+	// synced may be shared by other workers: appended to as a copy.
+	if !cache.WaitForNamedCacheSyncWithContext(ctx, append(slices.Clone(synced), w.HandlersSynced...)...) {
 		return
 	}
 	logger.Info("Starting workers", "count", workers)

@@ -1,11 +1,7 @@
 package network
 
 import (
-	"context"
-	"reflect"
-
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -19,7 +15,8 @@ const ControllerName = "tenant-networks"
 // Controller reconciles tenant Networks with their host networks.
 type Controller struct {
 	*controller.Worker
-	src *controller.Sources
+	src  *controller.Sources
+	keys *controller.Keys[*tenant.Network]
 }
 
 // New returns a Controller reading and writing through src.
@@ -29,22 +26,17 @@ func New(src *controller.Sources) (*Controller, error) {
 		Kind: "network", Tenants: src.Tenants, Objects: src.Networks, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
 	}).Reconcile)
+	// The cached copy's namespace is its tenant.
+	c.keys = &controller.Keys[*tenant.Network]{Worker: c.Worker, Objects: src.Networks, OwnerLabel: hostnames.NetworkLabel,
+		Key: func(n *tenant.Network) queue.Key { return queue.Key{Tenant: n.Namespace, Name: n.Name} }}
 	src.Orphans.Register(hostnames.NetworkLabel,
 		controller.Owners{Store: src.Storage.Networks.Store, Informer: src.Networks},
 		src.ClusterUserDefinedNetworks().Objects(), src.EgressIPs().Objects())
 
 	// Networks: a new spec (the NAT gateway turned on or off comes with its
 	// address) or a delete. Their status is mostly the syncer's own output.
-	if err := c.Watch(src.Networks, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueNetwork,
-		UpdateFunc: func(old, obj interface{}) {
-			o, n := old.(*tenant.Network), obj.(*tenant.Network)
-			if o.Generation != n.Generation || o.Status.NATGatewayIP != n.Status.NATGatewayIP ||
-				!reflect.DeepEqual(o.Labels, n.Labels) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
-				c.enqueueNetwork(obj)
-			}
-		},
-		DeleteFunc: c.enqueueNetwork,
+	if err := c.keys.WatchObjects(func(o, n *tenant.Network) bool {
+		return controller.SpecOrLabelsChanged(o, n) || o.Status.NATGatewayIP != n.Status.NATGatewayIP
 	}); err != nil {
 		return nil, err
 	}
@@ -57,72 +49,24 @@ func New(src *controller.Sources) (*Controller, error) {
 		return nil, err
 	}
 	// A Tenant re-created under the same name, or one being deleted.
-	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(old, obj interface{}) {
-			o, n := old.(*tenant.Tenant), obj.(*tenant.Tenant)
-			if o.UID != n.UID || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
-				c.enqueueTenant(n.Name)
-			}
-		},
-	}); err != nil {
+	if err := c.keys.WatchTenants(src.Tenants, controller.TenantReplacedOrLeaving); err != nil {
 		return nil, err
 	}
 	// Drift or deletion of a host object, and OVN-Kubernetes' status
 	// reports on the ClusterUserDefinedNetworks.
-	host := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueHostObject,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueHostObject(obj) },
-		DeleteFunc: c.enqueueHostObject,
+	if err := c.keys.WatchHost(src.HostCUDNs, src.HostEgressIPs); err != nil {
+		return nil, err
 	}
-	for _, inf := range []cache.SharedIndexInformer{src.HostCUDNs, src.HostEgressIPs} {
-		if err := c.Watch(inf, host); err != nil {
-			return nil, err
-		}
-	}
-	src.Health.OnChange(func(bool) { c.EnqueueAll() })
+	c.keys.EnqueueAllOnHealthChange(src.Health)
 	return c, nil
-}
-
-// Run reconciles until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	c.Worker.Run(ctx, workers, c.src.Synced()...)
 }
 
 // EnqueueAll queues every tenant Network: after the host comes back, and
 // on the periodic check.
-func (c *Controller) EnqueueAll() {
-	for _, obj := range c.src.Networks.GetStore().List() {
-		c.enqueueNetwork(obj)
-	}
-}
-
-func (c *Controller) enqueueNetwork(obj interface{}) {
-	if n, ok := controller.Unwrap(obj).(*tenant.Network); ok {
-		// The cached copy's namespace is its tenant.
-		c.Queue.Add(queue.Key{Tenant: n.Namespace, Name: n.Name})
-	}
-}
+func (c *Controller) EnqueueAll() { c.keys.EnqueueAll() }
 
 func (c *Controller) enqueueNamespace(obj interface{}) {
 	if ns, ok := controller.Unwrap(obj).(*tenant.Namespace); ok && ns.Spec.Network != "" {
 		c.Queue.Add(queue.Key{Tenant: ns.Namespace, Name: ns.Spec.Network})
-	}
-}
-
-func (c *Controller) enqueueTenant(t string) {
-	networks, err := c.src.Networks.GetIndexer().ByIndex(controller.ByTenant, t)
-	if err != nil {
-		klog.Background().Error(err, "Listing tenant networks", "tenant", t)
-		return
-	}
-	for _, n := range networks {
-		c.enqueueNetwork(n)
-	}
-}
-
-func (c *Controller) enqueueHostObject(obj interface{}) {
-	l := controller.LabelsOf(obj)
-	if l[hostnames.TenantLabel] != "" && l[hostnames.NetworkLabel] != "" {
-		c.Queue.Add(queue.Key{Tenant: l[hostnames.TenantLabel], Name: l[hostnames.NetworkLabel]})
 	}
 }

@@ -5,7 +5,6 @@
 package providerservice
 
 import (
-	"context"
 	"reflect"
 	"sync"
 	"time"
@@ -105,23 +104,11 @@ func New(src *controller.Sources, clusterDomain string) (*Controller, error) {
 	}
 	// Drift or deletion of a connection or an alias, a host namespace
 	// becoming ready, and OVN-Kubernetes' reports on the connections.
-	host := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueHostObject,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueHostObject(obj) },
-		DeleteFunc: c.enqueueHostObject,
-	}
-	for _, inf := range []cache.SharedIndexInformer{src.HostClusterNetworkConnects, src.HostServices, src.HostNamespaces} {
-		if err := c.Watch(inf, host); err != nil {
-			return nil, err
-		}
+	if err := c.WatchAll(controller.OnEvery(c.enqueueHostObject), src.HostClusterNetworkConnects, src.HostServices, src.HostNamespaces); err != nil {
+		return nil, err
 	}
 	src.Health.OnChange(func(bool) { c.EnqueueAll() })
 	return c, nil
-}
-
-// Run reconciles until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	c.Worker.Run(ctx, workers, c.src.Synced()...)
 }
 
 // EnqueueAll queues every ProviderService, every tenant, and every tenant

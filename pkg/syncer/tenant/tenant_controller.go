@@ -5,8 +5,6 @@
 package tenant
 
 import (
-	"context"
-
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,11 +58,7 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	}
 	// A tenant's Namespaces make up its pool's namespaces and its
 	// readiness; host objects of the tenant, drift and deletions.
-	byLabel := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueLabelled,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueLabelled(obj) },
-		DeleteFunc: c.enqueueLabelled,
-	}
+	byLabel := controller.OnEvery(c.enqueueLabelled)
 	// Of a tenant Namespace's updates, only a change of its HostSynced
 	// condition or its deletion matter to the Tenant.
 	if err := c.Watch(src.Namespaces, cache.ResourceEventHandlerFuncs{
@@ -96,18 +90,11 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	for _, gvr := range controller.MetalLBResources {
 		informers = append(informers, src.HostMetalLB[gvr])
 	}
-	for _, inf := range informers {
-		if err := c.Watch(inf, byLabel); err != nil {
-			return nil, err
-		}
+	if err := c.WatchAll(byLabel, informers...); err != nil {
+		return nil, err
 	}
 	src.Health.OnChange(func(bool) { c.EnqueueAll() })
 	return c, nil
-}
-
-// Run reconciles until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	c.Worker.Run(ctx, workers, c.src.Synced()...)
 }
 
 // EnqueueAll queues every Tenant.

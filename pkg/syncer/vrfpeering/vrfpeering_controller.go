@@ -1,13 +1,11 @@
 package vrfpeering
 
 import (
-	"context"
 	"reflect"
 
 	frrv1beta1 "github.com/metallb/frr-k8s/api/v1beta1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -22,33 +20,32 @@ const ControllerName = "tenant-vrfpeerings"
 // FRRConfigurations. Its queue keys are the peering's tenant and name.
 type Controller struct {
 	*controller.Worker
-	src *controller.Sources
+	src  *controller.Sources
+	keys *controller.Keys[*tenant.VRFPeering]
 }
 
 // New returns a Controller reading and writing through src.
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src}
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+	// VRFPeerings are indexed ByTenant by the tenant they name.
+	c.keys = &controller.Keys[*tenant.VRFPeering]{Worker: c.Worker, Objects: src.VRFPeerings, OwnerLabel: hostnames.VRFPeeringLabel,
+		Key: func(p *tenant.VRFPeering) queue.Key { return queue.Key{Tenant: p.Spec.Tenant, Name: p.Name} }}
 	src.Orphans.Register(hostnames.VRFPeeringLabel,
 		controller.Owners{Store: src.Storage.VRFPeerings.Store, Informer: src.VRFPeerings},
 		src.RouteAdvertisements().Objects(), src.FRRConfigurationKind(&frrv1beta1.FRRConfigurationSpec{}).Objects())
 
-	if err := c.Watch(src.VRFPeerings, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueuePeering,
-		UpdateFunc: func(old, obj interface{}) {
-			o, n := old.(*tenant.VRFPeering), obj.(*tenant.VRFPeering)
-			if o.Generation != n.Generation || o.Status.TenantUID != n.Status.TenantUID || o.Status.NetworkUID != n.Status.NetworkUID {
-				c.enqueuePeering(obj)
-			}
-		},
-		// A peering gone may free its Network for a younger one.
-		DeleteFunc: func(obj interface{}) {
-			c.enqueuePeering(obj)
-			if p, ok := controller.Unwrap(obj).(*tenant.VRFPeering); ok {
-				c.enqueueWhere(p.Spec.Tenant, func(o *tenant.VRFPeering) bool { return o.Spec.Network == p.Spec.Network })
-			}
-		},
-	}); err != nil {
+	peerings := c.keys.ObjectHandler(func(o, n *tenant.VRFPeering) bool {
+		return o.Generation != n.Generation || o.Status.TenantUID != n.Status.TenantUID || o.Status.NetworkUID != n.Status.NetworkUID
+	})
+	// A peering gone may free its Network for a younger one.
+	peerings.DeleteFunc = func(obj interface{}) {
+		c.keys.Enqueue(obj)
+		if p, ok := controller.Unwrap(obj).(*tenant.VRFPeering); ok {
+			c.keys.EnqueueTenant(p.Spec.Tenant, func(o *tenant.VRFPeering) bool { return o.Spec.Network == p.Spec.Network })
+		}
+	}
+	if err := c.Watch(src.VRFPeerings, peerings); err != nil {
 		return nil, err
 	}
 	// The peered Network: its subnets (the default advertisement), its
@@ -66,88 +63,36 @@ func New(src *controller.Sources) (*Controller, error) {
 		return nil, err
 	}
 	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj interface{}) { c.enqueueTenant(controller.Unwrap(obj)) },
+		AddFunc: c.keys.EnqueueTenantOf,
 		UpdateFunc: func(old, obj interface{}) {
 			if old.(*tenant.Tenant).UID != obj.(*tenant.Tenant).UID {
-				c.enqueueTenant(obj)
+				c.keys.EnqueueTenantOf(obj)
 			}
 		},
-		DeleteFunc: func(obj interface{}) { c.enqueueTenant(controller.Unwrap(obj)) },
+		DeleteFunc: c.keys.EnqueueTenantOf,
 	}); err != nil {
 		return nil, err
 	}
 	// Drift or deletion of a host object, OVN-Kubernetes' verdict on the
-	// RouteAdvertisements, and the sessions frr-k8s reports.
-	host := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueHostObject,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueHostObject(obj) },
-		DeleteFunc: c.enqueueHostObject,
-	}
-	for _, inf := range []cache.SharedIndexInformer{src.HostRouteAdvertisements, src.HostFRRConfigurations} {
-		if err := c.Watch(inf, host); err != nil {
-			return nil, err
-		}
-	}
-	sessions := cache.ResourceEventHandlerFuncs{
-		AddFunc:    c.enqueueSession,
-		UpdateFunc: func(_, obj interface{}) { c.enqueueSession(obj) },
-		DeleteFunc: c.enqueueSession,
-	}
-	if err := c.Watch(src.HostBGPSessionStates, sessions); err != nil {
+	// RouteAdvertisements.
+	if err := c.keys.WatchHost(src.HostRouteAdvertisements, src.HostFRRConfigurations); err != nil {
 		return nil, err
 	}
-	src.Health.OnChange(func(bool) { c.EnqueueAll() })
+	// The sessions frr-k8s reports.
+	if err := c.Watch(src.HostBGPSessionStates, controller.OnEvery(c.enqueueSession)); err != nil {
+		return nil, err
+	}
+	c.keys.EnqueueAllOnHealthChange(src.Health)
 	return c, nil
 }
 
-// Run reconciles until ctx ends.
-func (c *Controller) Run(ctx context.Context, workers int) {
-	c.Worker.Run(ctx, workers, c.src.Synced()...)
-}
-
 // EnqueueAll queues every VRFPeering.
-func (c *Controller) EnqueueAll() {
-	for _, obj := range c.src.VRFPeerings.GetStore().List() {
-		c.enqueuePeering(obj)
-	}
-}
-
-func (c *Controller) enqueuePeering(obj interface{}) {
-	if p, ok := controller.Unwrap(obj).(*tenant.VRFPeering); ok {
-		c.Queue.Add(queue.Key{Tenant: p.Spec.Tenant, Name: p.Name})
-	}
-}
-
-func (c *Controller) enqueueTenant(obj interface{}) {
-	if t, ok := obj.(*tenant.Tenant); ok {
-		c.enqueueWhere(t.Name, func(*tenant.VRFPeering) bool { return true })
-	}
-}
+func (c *Controller) EnqueueAll() { c.keys.EnqueueAll() }
 
 func (c *Controller) enqueueNetwork(obj interface{}) {
 	if n, ok := controller.Unwrap(obj).(*tenant.Network); ok {
 		// The cached copy's namespace is its tenant.
-		c.enqueueWhere(n.Namespace, func(p *tenant.VRFPeering) bool { return p.Spec.Network == n.Name })
-	}
-}
-
-func (c *Controller) enqueueWhere(t string, match func(*tenant.VRFPeering) bool) {
-	peerings, err := c.src.VRFPeerings.GetIndexer().ByIndex(controller.ByTenant, t)
-	if err != nil {
-		klog.Background().Error(err, "Listing VRF peerings", "tenant", t)
-		return
-	}
-	for _, obj := range peerings {
-		if p := obj.(*tenant.VRFPeering); match(p) {
-			c.enqueuePeering(p)
-		}
-	}
-}
-
-func (c *Controller) enqueueHostObject(obj interface{}) {
-	l := controller.LabelsOf(obj)
-	if l[hostnames.TenantLabel] != "" && l[hostnames.VRFPeeringLabel] != "" {
-		c.Queue.Add(queue.Key{Tenant: l[hostnames.TenantLabel], Name: l[hostnames.VRFPeeringLabel]})
+		c.keys.EnqueueTenant(n.Namespace, func(p *tenant.VRFPeering) bool { return p.Spec.Network == n.Name })
 	}
 }
 
@@ -166,6 +111,6 @@ func (c *Controller) enqueueSession(obj interface{}) {
 		return
 	}
 	for _, p := range peerings {
-		c.enqueuePeering(p)
+		c.keys.Enqueue(p)
 	}
 }
