@@ -2,8 +2,11 @@
 # Builds the binaries of the integration test stack into _output/bin from the
 # versions pinned in hack/tools/go.mod (etcd, kube-apiserver,
 # kube-controller-manager, kubectl) and
-# hack/tools/crds/go.mod (controller-gen, MetalLB controller), and the
-# linter make test runs (golangci-lint, GOLANGCI_LINT_VERSION below).
+# hack/tools/crds/go.mod (controller-gen, MetalLB controller),
+# hack/tools/ovnkube/go.mod (OVN-Kubernetes' ovnkube), the Open vSwitch and
+# OVN command-line tools ovnkube looks up at start (ovs-cli: Debian's
+# packages, unpacked, not installed), and the linter make test runs
+# (golangci-lint, GOLANGCI_LINT_VERSION below).
 #
 #   hack/build-tools.sh                 build every tool that is missing or stale
 #   hack/build-tools.sh stack           build those the local stack runs (make run)
@@ -20,14 +23,21 @@ BUILD_TOOLS_VERSION=1
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOLS_DIR=${ROOT}/hack/tools
 CRDS_DIR=${ROOT}/hack/tools/crds
+OVNKUBE_DIR=${ROOT}/hack/tools/ovnkube
 BIN_DIR=${ROOT}/_output/bin
 LOG_DIR=${ROOT}/_output/log/build-tools
 
-STACK_TOOLS=(kube-apiserver kube-controller-manager etcd kubectl controller-gen metallb-controller)
+STACK_TOOLS=(kube-apiserver kube-controller-manager etcd kubectl controller-gen metallb-controller ovnkube ovs-cli)
 ALL_TOOLS=("${STACK_TOOLS[@]}" golangci-lint)
 
 # The linter of make test (.golangci.yml), built with its own go.mod.
 GOLANGCI_LINT_VERSION=v2.15.0
+
+# The Debian packages with the command-line tools that ovnkube looks up on
+# PATH when it starts (ovs-vsctl, ovs-ofctl, ovs-appctl, ovsdb-client,
+# ovsdb-tool, ovn-nbctl, ovn-sbctl, ovn-appctl). Cluster-manager never runs
+# them; they are unpacked into _output/bin/ovs-cli, not installed.
+OVS_CLI_PACKAGES=(openvswitch-common openvswitch-switch ovn-common)
 
 # Release version stamped into the Kubernetes binaries; it must match the
 # k8s.io/kubernetes requirement in hack/tools/go.mod (checked below).
@@ -82,6 +92,12 @@ tool_inputs() {
     controller-gen)
       cat "${CRDS_DIR}/go.mod" "${CRDS_DIR}/go.sum"
       ;;
+    ovnkube)
+      cat "${OVNKUBE_DIR}/go.mod" "${OVNKUBE_DIR}/go.sum"
+      ;;
+    ovs-cli)
+      echo "${OVS_CLI_PACKAGES[*]}"
+      ;;
     metallb-controller)
       echo "go.universe.tf/metallb/controller@$(module_version "${CRDS_DIR}/go.mod" go.universe.tf/metallb)"
       ;;
@@ -135,6 +151,35 @@ build_controller_gen() {
   go_build "${CRDS_DIR}" "$1" sigs.k8s.io/controller-tools/cmd/controller-gen
 }
 
+# build_ovnkube builds cmd/ovnkube of the go-controller module pinned in
+# hack/tools/ovnkube/go.mod (its own module: its dependency graph is not the
+# one the host CRDs are generated from).
+build_ovnkube() {
+  go_build "${OVNKUBE_DIR}" "$1" -ldflags "-s -w" github.com/ovn-org/ovn-kubernetes/go-controller/cmd/ovnkube
+}
+
+# build_ovs_cli downloads OVS_CLI_PACKAGES from Debian's archive (apt-get
+# download: no root needed once the package lists exist; apt-get update
+# first when they do not) and unpacks them into the directory $1, whose
+# usr/bin the stack puts on ovnkube's PATH.
+build_ovs_cli() {
+  local dir=$1 debs
+  command -v apt-get >/dev/null || { echo "ovs-cli: needs apt-get (Debian's ${OVS_CLI_PACKAGES[*]})" >&2; return 1; }
+  debs=$(mktemp -d "${BIN_DIR}/.ovs-cli-debs.XXXXXX") || return 1
+  if ! (cd "${debs}" && apt-get download -q "${OVS_CLI_PACKAGES[@]}" >/dev/null 2>&1); then
+    echo "ovs-cli: refreshing the package lists (apt-get update)"
+    apt-get update -q >/dev/null && (cd "${debs}" && apt-get download -q "${OVS_CLI_PACKAGES[@]}" >/dev/null) || { rm -rf "${debs}"; return 1; }
+  fi
+  mkdir -p "${dir}" || return 1
+  local deb
+  for deb in "${debs}"/*.deb; do
+    dpkg-deb -x "${deb}" "${dir}" || { rm -rf "${debs}"; return 1; }
+    printf "%s=%s\n" "$(dpkg-deb -f "${deb}" Package)" "$(dpkg-deb -f "${deb}" Version)" >>"${dir}/PACKAGES"
+  done
+  rm -rf "${debs}"
+  cat "${dir}/PACKAGES"
+}
+
 # build_metallb_controller uses MetalLB's own go.mod and go.sum (go install
 # pkg@version), not our module graph; only the version comes from crds/go.mod.
 build_metallb_controller() {
@@ -173,6 +218,8 @@ build() {
     "build_${1//-/_}" "${tmp}/$1" || return 1
   fi
   for name; do
+    # ovs-cli is a directory: mv would move it into the old one.
+    rm -rf "${BIN_DIR:?}/${name}" || return 1
     mv -f "${tmp}/${name}" "${BIN_DIR}/${name}" || return 1
     stamp_of "${name}" >"${BIN_DIR}/.${name}.stamp" || return 1
   done

@@ -16,6 +16,7 @@ import (
 
 func main() {
 	skipMetalLB := flag.Bool("skip-metallb", false, "do not run the MetalLB controller")
+	skipOVNKube := flag.Bool("skip-ovnkube", false, "do not run OVN-Kubernetes' cluster-manager (nor create the simulated Nodes)")
 	skipBuild := flag.Bool("skip-build", false, "run _output/bin/tenant-apiserver as it is instead of building ./cmd/tenant-apiserver")
 	flag.Parse()
 
@@ -34,6 +35,7 @@ func main() {
 	}
 	opts := stack.LocalOptions(root)
 	opts.SkipMetalLB = *skipMetalLB
+	opts.SkipOVNKube = *skipOVNKube
 	opts.SkipBuild = *skipBuild
 	if err := stack.RunLocal(ctx, os.Stdout, opts, stack.Demo); err != nil {
 		fmt.Fprintln(os.Stderr, "local stack:", err)

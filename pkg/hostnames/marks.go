@@ -32,6 +32,32 @@ func (m Marks) Annotations() map[string]string {
 	return map[string]string{OwnerUIDAnnotation: string(m.OwnerUID), TenantUIDAnnotation: string(m.TenantUID)}
 }
 
+// UIDLabels are the owner and tenant UIDs as labels (under the keys of
+// their annotations), for host kinds whose annotations are not the
+// syncer's alone: OVN-Kubernetes' cluster-manager replaces all of an
+// EgressIP's annotations when it gives it a mark. MarksOf and OwnedBy read
+// them where the annotations are missing, so such an object is still known
+// as the syncer's, and Ensure puts the annotations back.
+func (m Marks) UIDLabels() map[string]string {
+	return map[string]string{OwnerUIDAnnotation: string(m.OwnerUID), TenantUIDAnnotation: string(m.TenantUID)}
+}
+
+// WithUIDLabels adds the UID labels of m to labels and returns it.
+func (m Marks) WithUIDLabels(labels map[string]string) map[string]string {
+	for k, v := range m.UIDLabels() {
+		labels[k] = v
+	}
+	return labels
+}
+
+// uidMark is the UID mark key of obj: its annotation, else its label.
+func uidMark(obj metav1.Object, key string) string {
+	if v := obj.GetAnnotations()[key]; v != "" {
+		return v
+	}
+	return obj.GetLabels()[key]
+}
+
 // Apply sets the marks on obj, keeping its other labels and annotations.
 func (m Marks) Apply(obj metav1.Object) {
 	obj.SetLabels(merge(obj.GetLabels(), m.Labels()))
@@ -48,7 +74,7 @@ func (m Marks) On(obj metav1.Object) bool {
 // object the syncer's, so a host object someone else made under the name
 // the syncer would have used is left alone.
 func OwnedBy(obj metav1.Object, owner types.UID) bool {
-	return owner != "" && obj.GetAnnotations()[OwnerUIDAnnotation] == string(owner)
+	return owner != "" && uidMark(obj, OwnerUIDAnnotation) == string(owner)
 }
 
 // MarksOf returns the marks a host object carries, and whether it carries
@@ -56,10 +82,10 @@ func OwnedBy(obj metav1.Object, owner types.UID) bool {
 // owner UID annotations). kindLabel is the label naming its tenant object
 // ("" for the Tenant's own objects).
 func MarksOf(obj metav1.Object, kindLabel string) (Marks, bool) {
-	l, a := obj.GetLabels(), obj.GetAnnotations()
+	l := obj.GetLabels()
 	m := Marks{
-		Tenant: l[TenantLabel], TenantUID: types.UID(a[TenantUIDAnnotation]),
-		KindLabel: kindLabel, OwnerUID: types.UID(a[OwnerUIDAnnotation]),
+		Tenant: l[TenantLabel], TenantUID: types.UID(uidMark(obj, TenantUIDAnnotation)),
+		KindLabel: kindLabel, OwnerUID: types.UID(uidMark(obj, OwnerUIDAnnotation)),
 	}
 	ok := m.Tenant != "" && m.TenantUID != "" && m.OwnerUID != ""
 	if kindLabel != "" {

@@ -90,7 +90,7 @@ func (s *Stack) startKubeAPIServer(ctx context.Context) (*process, error) {
 		"--client-ca-file=" + p.ClientCA,
 		"--token-auth-file=" + s.path("pki", "tokens.csv"),
 		"--authorization-mode=RBAC",
-		"--service-cluster-ip-range=10.96.0.0/16",
+		"--service-cluster-ip-range=" + ServiceNetworkCIDR,
 		"--service-account-issuer=https://kubernetes.default.svc",
 		"--service-account-key-file=" + p.ServiceAccountPub,
 		"--service-account-signing-key-file=" + p.ServiceAccountKey,
@@ -410,9 +410,9 @@ func (s *Stack) StartHost(ctx context.Context) error {
 
 // PID is the process id of a running process of the stack (etcd,
 // kube-apiserver, kube-controller-manager, metallb-controller,
-// tenant-apiserver, or a replica by its name), or 0.
+// ovnkube-cluster-manager, tenant-apiserver, or a replica by its name), or 0.
 func (s *Stack) PID(name string) int {
-	for _, p := range append([]*process{s.etcd, s.kubeAPIServer, s.controllerManager, s.metallb, s.tenantAPIServer}, s.replicaProcesses()...) {
+	for _, p := range append([]*process{s.etcd, s.kubeAPIServer, s.controllerManager, s.metallb, s.ovnkube, s.tenantAPIServer}, s.replicaProcesses()...) {
 		if p != nil && p.name == name {
 			return p.pid()
 		}

@@ -30,7 +30,7 @@ func (s *Stack) StartTenantAPIServerReplica(ctx context.Context, name string, ex
 		return nil, fmt.Errorf("invalid replica name %q", name)
 	}
 	switch name {
-	case "etcd", "kube-apiserver", "kube-controller-manager", "metallb-controller", "tenant-apiserver":
+	case "etcd", "kube-apiserver", "kube-controller-manager", "metallb-controller", "ovnkube-cluster-manager", "tenant-apiserver":
 		return nil, fmt.Errorf("replica name %q is taken by a process of the stack", name)
 	}
 	if s.tenantAPIServer == nil {

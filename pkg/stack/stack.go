@@ -45,6 +45,11 @@ type Options struct {
 	Log io.Writer
 	// SkipMetalLB does not run the MetalLB controller.
 	SkipMetalLB bool
+	// SkipOVNKube does not run OVN-Kubernetes' cluster-manager (nor create
+	// the simulated Nodes): ClusterUserDefinedNetworks then get no
+	// NetworkAttachmentDefinitions and no status, and EgressIPs stay
+	// unassigned.
+	SkipOVNKube bool
 	// SkipControllerManager does not run kube-controller-manager: host
 	// Namespaces then never finish terminating, nothing is garbage
 	// collected, no ServiceAccount is created, and kube-apiserver runs
@@ -64,6 +69,7 @@ type Options struct {
 	KubeAPIServerArgs     []string
 	ControllerManagerArgs []string
 	TenantAPIServerArgs   []string
+	OVNKubeArgs           []string
 	// StartTimeout bounds each process' start; default 3 minutes.
 	StartTimeout time.Duration
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL;
@@ -73,7 +79,8 @@ type Options struct {
 }
 
 // Stack is a running etcd, kube-apiserver (with aggregation),
-// kube-controller-manager, MetalLB controller and tenant-apiserver, all on
+// kube-controller-manager, MetalLB controller, OVN-Kubernetes cluster-manager
+// (with simulated Nodes) and tenant-apiserver, all on
 // loopback ports. Its methods are safe
 // for concurrent use.
 type Stack struct {
@@ -87,9 +94,10 @@ type Stack struct {
 	kubePort               int
 	controllerManagerPort  int
 	metallbPort            int
+	ovnkubePort            int
 	tenantPort             int
 
-	etcd, kubeAPIServer, controllerManager, metallb, tenantAPIServer *process
+	etcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer *process
 	// replicas are the tenant-apiserver replicas tests started, guarded by mu.
 	replicas []*Replica
 
@@ -289,6 +297,11 @@ func (s *Stack) start(ctx context.Context) error {
 			return err
 		}
 	}
+	if !s.opts.SkipOVNKube {
+		if err := s.retryOnPortClash(ctx, s.startOVNKube); err != nil {
+			return err
+		}
+	}
 	if err := waitControllerManager(); err != nil {
 		return err
 	}
@@ -341,7 +354,7 @@ func (s *Stack) Stop() error {
 	for _, r := range s.replicas {
 		procs = append(procs, r.proc)
 	}
-	for _, p := range append(procs, s.tenantAPIServer, s.metallb, s.controllerManager, s.kubeAPIServer, s.etcd) {
+	for _, p := range append(procs, s.tenantAPIServer, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.etcd) {
 		if p == nil {
 			continue
 		}

@@ -2,10 +2,16 @@ package controller
 
 import (
 	"context"
+	"fmt"
+	"net/netip"
+	"strings"
 
 	egressipv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 )
 
 // EgressIPs is the host kind of the EgressIPs the syncer makes (NAT
@@ -36,4 +42,60 @@ func (s *Sources) EgressIPs() HostKind[*egressipv1.EgressIP] {
 			return out
 		},
 	}
+}
+
+// Reasons of the EgressAssigned condition.
+const (
+	// ReasonEgressAssigned: OVN-Kubernetes assigned every address of the
+	// EgressIP to a node.
+	ReasonEgressAssigned = "Assigned"
+	// ReasonEgressNotAssigned: it has not (yet): no egress-assignable node
+	// is ready with a network that holds the address.
+	ReasonEgressNotAssigned = "NotAssigned"
+	// ReasonEgressPending: the EgressIP is not on the host yet.
+	ReasonEgressPending = "EgressIPPending"
+)
+
+// EgressAssignment says whether OVN-Kubernetes has assigned every address
+// of e's spec to a node (e's status), with a message for the
+// EgressAssigned condition. The message names no node: which of the
+// provider's machines hosts an address is not the tenant's to know.
+func EgressAssignment(e *egressipv1.EgressIP) (bool, string) {
+	assigned := make(map[netip.Addr]bool, len(e.Status.Items))
+	for _, item := range e.Status.Items {
+		if a, err := netip.ParseAddr(item.EgressIP); err == nil && item.Node != "" {
+			assigned[a] = true
+		}
+	}
+	var missing []string
+	for _, ip := range e.Spec.EgressIPs {
+		if a, err := netip.ParseAddr(ip); err != nil || !assigned[a] {
+			missing = append(missing, ip)
+		}
+	}
+	if len(missing) > 0 {
+		return false, fmt.Sprintf("OVN-Kubernetes has not assigned %s (EgressIP %s) to a node: no egress-assignable node is ready on a network that holds it",
+			strings.Join(missing, ", "), e.Name)
+	}
+	return true, fmt.Sprintf("OVN-Kubernetes assigned %s (EgressIP %s) to an egress node", strings.Join(e.Spec.EgressIPs, ", "), e.Name)
+}
+
+// SetEgressCondition records the EgressAssigned condition of an object
+// whose egress goes through the host EgressIP egress (nil: not on the host
+// yet), and says whether it is assigned, why not, and whether the
+// conditions changed.
+func SetEgressCondition(conditions *[]metav1.Condition, gen int64, egress *egressipv1.EgressIP) (assigned bool, message string, changed bool) {
+	if egress == nil {
+		message = "the EgressIP is not on the host yet"
+		return false, message, meta.SetStatusCondition(conditions, metav1.Condition{
+			Type: tenant.ConditionEgressAssigned, Status: metav1.ConditionUnknown, Reason: ReasonEgressPending,
+			Message: message, ObservedGeneration: gen,
+		})
+	}
+	assigned, message = EgressAssignment(egress)
+	reason := ReasonEgressAssigned
+	if !assigned {
+		reason = ReasonEgressNotAssigned
+	}
+	return assigned, message, SetCondition(conditions, gen, tenant.ConditionEgressAssigned, assigned, reason, message)
 }

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"time"
 
+	egressipv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -31,6 +33,9 @@ const (
 	ReasonAddressPending = "AddressPending"
 	// ReasonAssociated: the address is bound to the target both ways.
 	ReasonAssociated = "Associated"
+	// ReasonEgressNotAssigned: OVN-Kubernetes has not assigned the address
+	// to an egress node: the target's traffic does not leave from it yet.
+	ReasonEgressNotAssigned = "EgressNotAssigned"
 )
 
 // targetRecheck is how often a FloatingIP whose target Pod is missing
@@ -44,6 +49,8 @@ type details struct {
 	// the address assigned by MetalLB.
 	associated bool
 	assigned   string // the address MetalLB assigned the Service
+	// egress is the EgressIP as synced, when the FloatingIP has a target.
+	egress *egressipv1.EgressIP
 }
 
 type outcome = controller.Outcome[details]
@@ -79,6 +86,7 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, fip *tenant.Flo
 		return outcome{Reason: e.Reason, Message: e.Message}, err
 	}
 	out := outcome{Synced: true}
+	out.Details.egress = e.Obj
 	if len(fip.Spec.Ports) == 0 {
 		if _, err := c.services.Remove(ctx, hostNS, hostnames.FloatingIPService(fip.Name), marks); err != nil {
 			return outcome{}, err
@@ -197,12 +205,19 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 			syncedMessage = "no target: no host object"
 		}
 	}
-	ready, readyReason, readyMessage := out.Synced && (fip.Spec.Target == nil || out.Details.associated), reason, message
+	associated := out.Details.associated
+	if fip.Spec.Target != nil && out.Synced && associated && out.Details.egress != nil {
+		if ok, msg := controller.EgressAssignment(out.Details.egress); !ok {
+			associated = false
+			reason, message = ReasonEgressNotAssigned, msg
+		}
+	}
+	ready, readyReason, readyMessage := out.Synced && (fip.Spec.Target == nil || associated), reason, message
 	if ready && fip.Spec.Target != nil {
 		readyReason, readyMessage = ReasonAssociated, fmt.Sprintf("%s is bound to %s %s", fip.Status.Address, fip.Spec.Target.Kind, fip.Spec.Target.Name)
 	}
 	phase := tenant.FloatingIPPhaseAllocated
-	if fip.Spec.Target != nil && out.Details.associated && out.Synced {
+	if fip.Spec.Target != nil && associated && out.Synced {
 		phase = tenant.FloatingIPPhaseAssociated
 	}
 	mutate := func(obj runtime.Object) bool {
@@ -219,6 +234,12 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 		changed := s.ObservedGeneration != gen || s.Phase != p
 		s.ObservedGeneration, s.Phase = gen, p
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.Synced, syncedReason, syncedMessage) || changed
+		if live.Spec.Target != nil {
+			_, _, egressChanged := controller.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
+			changed = egressChanged || changed
+		} else {
+			changed = meta.RemoveStatusCondition(&s.Conditions, tenant.ConditionEgressAssigned) || changed
+		}
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}

@@ -3,8 +3,10 @@ package floatingip
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
+	egressipv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -103,8 +105,30 @@ func TestReconcileFloatingIP(t *testing.T) {
 	if err := c.Reconcile(ctx, key); err != nil {
 		t.Fatalf("reconcile with the address assigned: %v", err)
 	}
+	if cond := ready(); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonEgressNotAssigned || stored().Status.Phase != tenant.FloatingIPPhaseAllocated {
+		t.Errorf("Ready %+v, phase %q; want False, EgressNotAssigned, Allocated until OVN-Kubernetes assigns the EgressIP", cond, stored().Status.Phase)
+	}
+	if cond := meta.FindStatusCondition(stored().Status.Conditions, tenant.ConditionEgressAssigned); cond == nil || cond.Status != metav1.ConditionFalse {
+		t.Errorf("EgressAssigned %+v, want False", cond)
+	}
+
+	// OVN-Kubernetes assigns the EgressIP to a node: Associated.
+	eip.Status.Items = []egressipv1.EgressIPStatusItem{{Node: "worker-1", EgressIP: "203.0.113.9"}}
+	if _, err := egressIPs.Update(ctx, eip, metav1.UpdateOptions{}); err != nil { // the CRD has no status subresource
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "the informer has the EgressIP's assignment", func() bool {
+		obj, exists, _ := src.HostEgressIPs.GetStore().GetByKey(eipName)
+		return exists && len(obj.(*egressipv1.EgressIP).Status.Items) == 1
+	})
+	if err := c.Reconcile(ctx, key); err != nil {
+		t.Fatalf("reconcile with the EgressIP assigned: %v", err)
+	}
 	if cond := ready(); cond == nil || cond.Status != metav1.ConditionTrue || stored().Status.Phase != tenant.FloatingIPPhaseAssociated {
 		t.Errorf("Ready %+v, phase %q; want True, Associated", cond, stored().Status.Phase)
+	}
+	if cond := meta.FindStatusCondition(stored().Status.Conditions, tenant.ConditionEgressAssigned); cond == nil || cond.Status != metav1.ConditionTrue || strings.Contains(cond.Message, "worker-1") {
+		t.Errorf("EgressAssigned %+v, want True, naming no node", cond)
 	}
 
 	// No target any more: the host objects go.

@@ -90,8 +90,10 @@ func Service(t *tenant.Tenant, fip *tenant.FloatingIP, ns, hostNS string) *corev
 func EgressIP(t *tenant.Tenant, fip *tenant.FloatingIP, ns, hostNS string) *egressipv1.EgressIP {
 	return &egressipv1.EgressIP{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        hostnames.FloatingIPEgressIP(t.UID, ns, fip.Name),
-			Labels:      labels(t, fip, ns),
+			Name: hostnames.FloatingIPEgressIP(t.UID, ns, fip.Name),
+			// The UIDs as labels too: OVN-Kubernetes replaces an
+			// EgressIP's annotations (hostnames.Marks.UIDLabels).
+			Labels:      Marks(t, fip).WithUIDLabels(labels(t, fip, ns)),
 			Annotations: Marks(t, fip).Annotations(),
 		},
 		Spec: egressipv1.EgressIPSpec{

@@ -96,7 +96,7 @@ func NATGatewayEgressIP(t *tenant.Tenant, n *tenant.Network, address string) *eg
 	marks := Marks(t, n)
 	return &egressipv1.EgressIP{
 		TypeMeta:   metav1.TypeMeta{APIVersion: egressipv1.SchemeGroupVersion.String(), Kind: "EgressIP"},
-		ObjectMeta: metav1.ObjectMeta{Name: hostnames.NATGatewayEgressIP(cudn), Labels: marks.Labels(), Annotations: marks.Annotations()},
+		ObjectMeta: metav1.ObjectMeta{Name: hostnames.NATGatewayEgressIP(cudn), Labels: marks.WithUIDLabels(marks.Labels()), Annotations: marks.Annotations()},
 		Spec: egressipv1.EgressIPSpec{
 			EgressIPs:         []string{address},
 			NamespaceSelector: NamespaceSelector(t.Name, cudn),

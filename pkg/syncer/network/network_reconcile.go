@@ -30,12 +30,17 @@ const (
 	// ReasonNetworkNotCreated: the Network is synced, but OVN-Kubernetes
 	// reports that the network is not (yet) created.
 	ReasonNetworkNotCreated = "NetworkNotCreated"
+	// ReasonNATGatewayNotAssigned: the network is created, but OVN-Kubernetes
+	// has not assigned the NAT gateway's address to an egress node.
+	ReasonNATGatewayNotAssigned = "NATGatewayNotAssigned"
 )
 
 // details are what a sync reports besides the conditions: the host
 // network as last seen, when it is ours.
 type details struct {
 	cudn *udnv1.ClusterUserDefinedNetwork
+	// egress is the NAT gateway's EgressIP as synced, when it is enabled.
+	egress *egressipv1.EgressIP
 }
 
 type outcome = controller.Outcome[details]
@@ -84,7 +89,11 @@ func (c *Controller) syncNATGateway(ctx context.Context, t *tenant.Tenant, n *te
 	if err != nil {
 		return outcome{}, err
 	}
-	return outcome{Synced: got.Synced, Reason: got.Reason, Message: got.Message}, nil
+	out := outcome{Synced: got.Synced, Reason: got.Reason, Message: got.Message}
+	if got.Synced {
+		out.Details.egress = got.Obj
+	}
+	return out, nil
 }
 
 // removeHostObjects deletes the host network and EgressIP of a tenant
@@ -207,6 +216,14 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 				Message: "the host network is not synced", ObservedGeneration: gen,
 			}) || changed
 		}
+		egressAssigned, egressMessage := true, ""
+		if live.Spec.NATGateway != nil && live.Spec.NATGateway.Enabled {
+			var egressChanged bool
+			egressAssigned, egressMessage, egressChanged = controller.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
+			changed = egressChanged || changed
+		} else {
+			changed = meta.RemoveStatusCondition(&s.Conditions, tenant.ConditionEgressAssigned) || changed
+		}
 		ready, readyReason, readyMessage := out.Synced, reason, message
 		if created := meta.FindStatusCondition(s.Conditions, tenant.ConditionNetworkCreated); out.Synced && (created == nil || created.Status != metav1.ConditionTrue) {
 			ready, readyReason = false, ReasonNetworkNotCreated
@@ -214,6 +231,8 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 			if created != nil && created.Message != "" {
 				readyMessage += ": " + created.Message
 			}
+		} else if ready && !egressAssigned {
+			ready, readyReason, readyMessage = false, ReasonNATGatewayNotAssigned, "NAT gateway: "+egressMessage
 		}
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
@@ -253,7 +272,7 @@ func mirrored(hc metav1.Condition, gen int64) (metav1.Condition, bool) {
 
 // ownConditions are the Network's conditions the syncer sets itself; the
 // host network's conditions of these types are not mirrored.
-var ownConditions = map[string]bool{tenant.ConditionHostSynced: true, tenant.ConditionReady: true}
+var ownConditions = map[string]bool{tenant.ConditionHostSynced: true, tenant.ConditionReady: true, tenant.ConditionEgressAssigned: true}
 
 // mirrorConditions copies the conditions OVN-Kubernetes reports on the
 // host network (NetworkCreated, and whatever else it reports) onto the

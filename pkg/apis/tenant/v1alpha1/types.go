@@ -28,6 +28,10 @@ const (
 	ConditionAddressesAllocated = "AddressesAllocated"
 	// ConditionNetworkCreated is True when the Network's ClusterUserDefinedNetwork exists on the host.
 	ConditionNetworkCreated = "NetworkCreated"
+	// ConditionEgressAssigned is, on a Network with an enabled NAT gateway
+	// and on a FloatingIP with a target, True when OVN-Kubernetes has
+	// assigned the object's EgressIP to an egress node.
+	ConditionEgressAssigned = "EgressAssigned"
 )
 
 // +genclient
