@@ -154,6 +154,7 @@ func (s *Stack) startOVNKube(ctx context.Context) (*process, error) {
 			"--enable-multi-network",
 			"--enable-network-segmentation",
 			"--enable-egress-ip",
+			"--enable-route-advertisements",
 			// The reachability probe dials each node's management address,
 			// which is not on this machine: the simulated nodes are taken
 			// as reachable, as OVN-Kubernetes does with the probe off.

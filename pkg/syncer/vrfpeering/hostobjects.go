@@ -93,8 +93,13 @@ func FRRConfigurationSpec(p *tenant.VRFPeering, n *tenant.Network, cudn, namespa
 			HoldTime:      duration(nb.HoldTime),
 			KeepaliveTime: duration(nb.KeepaliveTime),
 			BFDProfile:    nb.BFDProfile,
-			ToAdvertise:   frrv1beta1.Advertise{Allowed: frrv1beta1.AllowedOutPrefixes{Mode: frrv1beta1.AllowRestricted, Prefixes: advertised}},
-			ToReceive:     frrv1beta1.Receive{Allowed: frrv1beta1.AllowedInPrefixes{Mode: frrv1beta1.AllowRestricted, Prefixes: receive}},
+			// OVN-Kubernetes accepts no FRRConfiguration for
+			// RouteAdvertisements whose neighbors use multiprotocol BGP
+			// ("DisableMP==false not supported"); the sessions carry
+			// IPv4 only.
+			DisableMP:   true,
+			ToAdvertise: frrv1beta1.Advertise{Allowed: frrv1beta1.AllowedOutPrefixes{Mode: frrv1beta1.AllowRestricted, Prefixes: advertised}},
+			ToReceive:   frrv1beta1.Receive{Allowed: frrv1beta1.AllowedInPrefixes{Mode: frrv1beta1.AllowRestricted, Prefixes: receive}},
 		}
 		if nb.Port != nil {
 			port := uint16(*nb.Port)
