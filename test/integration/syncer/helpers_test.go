@@ -220,6 +220,8 @@ type tenantSpec struct {
 	namespaces int32
 	// prefixLength is the size of the tenant's block; 0 means /24.
 	prefixLength int32
+	// cidr, when set, is the tenant's block (of any TenantNetworks pool).
+	cidr string
 	// loadBalancers and floatingIPs are quotas; 0 keeps the default.
 	loadBalancers, floatingIPs int32
 }
@@ -241,6 +243,9 @@ func tenantObject(spec tenantSpec) *tenantv1alpha1.Tenant {
 			Network:     tenantv1alpha1.TenantNetwork{PrefixLength: &prefix},
 			PublicIPs:   tenantv1alpha1.TenantPublicIPs{Count: spec.publicIPs},
 		},
+	}
+	if spec.cidr != "" {
+		tn.Spec.Network = tenantv1alpha1.TenantNetwork{CIDR: spec.cidr}
 	}
 	if spec.namespaces > 0 {
 		n := spec.namespaces

@@ -37,6 +37,7 @@ const (
 	outageUser   = "otto"  // TestHostOutage
 	offboardUser = "olga"  // TestOffboarding
 	networkUser  = "nina"  // TestNetworks
+	refusedUser  = "rita"  // TestNetworks: the tenant whose network OVN-Kubernetes refuses
 	peeringUser  = "petra" // TestVRFPeering
 	offerUserA   = "pia"   // TestProviderServices, tenant A
 	offerUserB   = "quinn" // TestProviderServices, tenant B
@@ -68,7 +69,7 @@ func TestMain(m *testing.M) {
 		},
 		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
-			{Name: networkUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
+			{Name: networkUser}, {Name: refusedUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},

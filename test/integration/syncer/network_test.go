@@ -16,7 +16,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
@@ -24,6 +26,10 @@ import (
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
+
+// nadGVR is Multus' NetworkAttachmentDefinition, which OVN-Kubernetes
+// renders each user-defined network into.
+var nadGVR = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
 
 // ovnClients are typed clients of the host's OVN-Kubernetes kinds, as the
 // provider admin.
@@ -171,28 +177,13 @@ type corev1Lister interface {
 	List(ctx context.Context, opts metav1.ListOptions) (*corev1.NamespaceList, error)
 }
 
-// setCUDNCondition writes a condition into the host network's status, as
-// OVN-Kubernetes does.
-func setCUDNCondition(ctx context.Context, t *testing.T, udn udnclientset.Interface, name string, c metav1.Condition) {
-	t.Helper()
-	cudn, err := udn.K8sV1().ClusterUserDefinedNetworks().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.LastTransitionTime = metav1.Now()
-	meta.SetStatusCondition(&cudn.Status.Conditions, c)
-	if _, err := udn.K8sV1().ClusterUserDefinedNetworks().UpdateStatus(ctx, cudn, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestNetworks follows tenant Networks onto the host: the default Network
 // of onboarding, a Layer3 Network with an MTU, the Namespaces attached to
 // each (and only those) selected by their ClusterUserDefinedNetworks, the
-// network conditions OVN-Kubernetes reports (written here by the test, as
-// OVN-Kubernetes would) reaching the tenant, the NAT gateway's EgressIP,
-// drift repair, a host name taken by someone else, and the removal of a
-// deleted Network's host objects.
+// network conditions OVN-Kubernetes' cluster-manager reports reaching the
+// tenant (created, and refused), the NAT gateway's EgressIP and its
+// assignment to a node, drift repair, a host name taken by someone else,
+// and the removal of a deleted Network's host objects.
 func TestNetworks(t *testing.T) {
 	ctx := framework.Context(t, 6*slowTimeout)
 	name := uniqueName(t)
@@ -215,36 +206,62 @@ func TestNetworks(t *testing.T) {
 		return slices.Equal(n.Status.Namespaces, []string{defaultNamespace}) && n.Status.HostNetwork == defCUDN.Name &&
 			slices.Equal(n.Status.Subnets, n.Spec.Subnets)
 	})
-	// Nothing from OVN-Kubernetes yet: created is Unknown, not Ready.
-	if !conditionIs(def.Status.Conditions, tenantv1alpha1.ConditionNetworkCreated, metav1.ConditionUnknown, "NetworkPending") ||
-		!conditionIs(def.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionFalse, "NetworkNotCreated") {
-		t.Fatalf("default Network before OVN-Kubernetes reported: %s", describeNetwork(def))
-	}
 	defaultHostNS := hostnames.Namespace(tn.Name, tn.UID, defaultNamespace)
 	if got := selected(ctx, t, host.CoreV1().Namespaces(), defCUDN.Spec.NamespaceSelector); !slices.Equal(got, []string{defaultHostNS}) {
 		t.Fatalf("the default network selects host namespaces %v, want [%s]", got, defaultHostNS)
 	}
 	t.Logf("default Network: %s on the host, subnets %v", defCUDN.Name, def.Spec.Subnets)
 
-	t.Run("OVN-Kubernetes status reaches the tenant", func(t *testing.T) {
-		setCUDNCondition(ctx, t, udn, defCUDN.Name, metav1.Condition{Type: "NetworkCreated", Status: metav1.ConditionTrue,
-			Reason: "NetworkAttachmentDefinitionCreated", Message: "NetworkAttachmentDefinition has been created in following namespaces: [" + defaultHostNS + "]"})
-		n := waitNetwork(ctx, t, nina, "default", "NetworkCreated mirrored, Ready", func(n *tenantv1alpha1.Network) bool {
+	t.Run("OVN-Kubernetes creates the network", func(t *testing.T) {
+		// cluster-manager renders the network into a
+		// NetworkAttachmentDefinition in each namespace it selects and
+		// reports NetworkCreated; the tenant sees it, and Ready.
+		n := waitNetwork(ctx, t, nina, "default", "NetworkCreated by OVN-Kubernetes, Ready", func(n *tenantv1alpha1.Network) bool {
 			return conditionIs(n.Status.Conditions, tenantv1alpha1.ConditionNetworkCreated, metav1.ConditionTrue, "NetworkAttachmentDefinitionCreated") &&
 				conditionIs(n.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionTrue, "")
 		})
 		if c := meta.FindStatusCondition(n.Status.Conditions, tenantv1alpha1.ConditionNetworkCreated); !strings.Contains(c.Message, defaultHostNS) {
 			t.Errorf("NetworkCreated message %q does not carry OVN-Kubernetes' message", c.Message)
 		}
-		setCUDNCondition(ctx, t, udn, defCUDN.Name, metav1.Condition{Type: "NetworkCreated", Status: metav1.ConditionFalse,
-			Reason: "SyncError", Message: "failed to generate NetworkAttachmentDefinition"})
-		waitNetwork(ctx, t, nina, "default", "NetworkCreated=False mirrored, not Ready", func(n *tenantv1alpha1.Network) bool {
-			return conditionIs(n.Status.Conditions, tenantv1alpha1.ConditionNetworkCreated, metav1.ConditionFalse, "SyncError") &&
+		_, dyn := hostClients(t)
+		nad, err := dyn.Resource(nadGVR).Namespace(defaultHostNS).Get(ctx, defCUDN.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("OVN-Kubernetes' NetworkAttachmentDefinition for the network: %v", err)
+		}
+		config, _, _ := unstructured.NestedString(nad.Object, "spec", "config")
+		for _, want := range []string{`"role":"primary"`, `"topology":"layer2"`, prefix + ".0.0/24"} {
+			if !strings.Contains(config, want) {
+				t.Errorf("NetworkAttachmentDefinition %s/%s config lacks %s: %s", defaultHostNS, defCUDN.Name, want, config)
+			}
+		}
+		waitTenantReady(ctx, t, admin, tn.Name)
+	})
+
+	t.Run("OVN-Kubernetes refuses a network", func(t *testing.T) {
+		// A provider pool over OVN-Kubernetes' own service network (a
+		// provider's mistake the tenant API cannot see): the tenant's
+		// network is written to the host, and OVN-Kubernetes refuses it.
+		pool := &tenantv1alpha1.AddressPool{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-svcnet"},
+			Spec:       tenantv1alpha1.AddressPoolSpec{Purpose: tenantv1alpha1.AddressPoolPurposeTenantNetworks, CIDRs: []string{stack.ServiceNetworkCIDR}},
+		}
+		if _, err := admin.TenantV1alpha1().AddressPools().Create(ctx, pool, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = admin.TenantV1alpha1().AddressPools().Delete(context.Background(), pool.Name, metav1.DeleteOptions{}) })
+		refused := onboard(ctx, t, tenantSpec{name: name + "-refused", users: []string{refusedUser}, cidr: stack.ServiceNetworkCIDR})
+		n := waitNetwork(ctx, t, tenantClient(t, refusedUser), "default", "refused by OVN-Kubernetes, not Ready", func(n *tenantv1alpha1.Network) bool {
+			return conditionIs(n.Status.Conditions, tenantv1alpha1.ConditionNetworkCreated, metav1.ConditionFalse, "") &&
 				conditionIs(n.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionFalse, "NetworkNotCreated")
 		})
-		// The Tenant stays Ready: its host objects exist and match;
-		// what OVN-Kubernetes makes of them is the Network's Ready.
-		waitTenantReady(ctx, t, admin, tn.Name)
+		created := meta.FindStatusCondition(n.Status.Conditions, tenantv1alpha1.ConditionNetworkCreated)
+		if !strings.Contains(created.Message, "overlaps") {
+			t.Errorf("NetworkCreated %s: %q, want OVN-Kubernetes' reason (a subnet overlap)", created.Reason, created.Message)
+		}
+		if ready := meta.FindStatusCondition(n.Status.Conditions, tenantv1alpha1.ConditionReady); !strings.Contains(ready.Message, created.Message) {
+			t.Errorf("Ready %q does not carry OVN-Kubernetes' message %q", ready.Message, created.Message)
+		}
+		t.Logf("tenant %s, Network default %v: NetworkCreated=False %s: %s", refused.Name, n.Spec.Subnets, created.Reason, created.Message)
 	})
 
 	var blue *tenantv1alpha1.Network
@@ -319,8 +336,33 @@ func TestNetworks(t *testing.T) {
 			t.Fatalf("the NAT gateway's EgressIP selects %v, want [%s]", got, blueNS)
 		}
 		if len(egress.Spec.PodSelector.MatchLabels)+len(egress.Spec.PodSelector.MatchExpressions) != 0 ||
-			egress.Labels[hostnames.TenantLabel] != tn.Name || egress.Annotations[hostnames.OwnerUIDAnnotation] != string(n.UID) {
+			egress.Labels[hostnames.TenantLabel] != tn.Name || !hostnames.OwnedBy(egress, n.UID) {
 			t.Fatalf("EgressIP %s: labels %v annotations %v podSelector %v", natName, egress.Labels, egress.Annotations, egress.Spec.PodSelector)
+		}
+		// OVN-Kubernetes assigns the address to one of the egress-assignable
+		// nodes (it replaces the EgressIP's annotations as it does: the
+		// syncer still knows it as its own and puts them back); the
+		// tenant sees that it is assigned, not where.
+		eventually(ctx, t, syncTimeout, "EgressIP "+natName+" assigned to a node, marks in place", func(ctx context.Context) (bool, string) {
+			got, err := eip.K8sV1().EgressIPs().Get(ctx, natName, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			nodes := map[string]bool{}
+			for _, sn := range stack.SimulatedNodes {
+				nodes[sn.Name] = true
+			}
+			ok := len(got.Status.Items) == 1 && got.Status.Items[0].EgressIP == n.Status.NATGatewayIP && nodes[got.Status.Items[0].Node] &&
+				got.Annotations[hostnames.OwnerUIDAnnotation] == string(n.UID) && got.Annotations["k8s.ovn.org/egressip-mark"] != ""
+			return ok, fmt.Sprintf("status %+v annotations %v", got.Status, got.Annotations)
+		})
+		assigned := waitNetwork(ctx, t, nina, "blue", "EgressAssigned, Ready", func(n *tenantv1alpha1.Network) bool {
+			return conditionIs(n.Status.Conditions, tenantv1alpha1.ConditionEgressAssigned, metav1.ConditionTrue, "Assigned") &&
+				conditionIs(n.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionTrue, "")
+		})
+		if c := meta.FindStatusCondition(assigned.Status.Conditions, tenantv1alpha1.ConditionEgressAssigned); !strings.Contains(c.Message, n.Status.NATGatewayIP) ||
+			strings.Contains(c.Message, "worker-") {
+			t.Errorf("EgressAssigned message %q: want the address, and no node name", c.Message)
 		}
 		// Drift: the address changed on the host is put back.
 		edited := egress.DeepCopy()
@@ -337,8 +379,8 @@ func TestNetworks(t *testing.T) {
 		})
 		// Disabled: the EgressIP goes, the address returns to the tenant.
 		kubectl(ctx, t, networkUser, "patch", "network", "blue", "--type=merge", "-p", `{"spec":{"natGateway":{"enabled":false}}}`)
-		waitNetwork(ctx, t, nina, "blue", "no NAT gateway address", func(n *tenantv1alpha1.Network) bool {
-			return n.Status.NATGatewayIP == "" && networkSynced(n)
+		waitNetwork(ctx, t, nina, "blue", "no NAT gateway address, no EgressAssigned", func(n *tenantv1alpha1.Network) bool {
+			return n.Status.NATGatewayIP == "" && networkSynced(n) && meta.FindStatusCondition(n.Status.Conditions, tenantv1alpha1.ConditionEgressAssigned) == nil
 		})
 		eventually(ctx, t, syncTimeout, "EgressIP "+natName+" gone", func(ctx context.Context) (bool, string) {
 			_, err := eip.K8sV1().EgressIPs().Get(ctx, natName, metav1.GetOptions{})

@@ -271,6 +271,10 @@ func TestProviderServices(t *testing.T) {
 
 	t.Run("OVN-Kubernetes' report on the connection", func(t *testing.T) {
 		name := hostnames.ClusterNetworkConnect(tnB.UID, pn)
+		// report writes the ClusterNetworkConnect's status as
+		// OVN-Kubernetes would: a stand-in, because the cluster-manager
+		// that runs in the stack (the newest go-controller the module
+		// proxy builds) has no ClusterNetworkConnect controller.
 		report := func(status string) {
 			t.Helper()
 			u, err := dyn.Resource(cncGVR).Get(ctx, name, metav1.GetOptions{})

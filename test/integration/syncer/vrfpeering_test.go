@@ -153,16 +153,36 @@ func TestVRFPeering(t *testing.T) {
 		nb.ToReceive.Allowed.Mode != frrv1beta1.AllowRestricted || len(nb.ToReceive.Allowed.Prefixes) != 2 {
 		t.Errorf("FRRConfiguration neighbor %+v", nb)
 	}
-	p := waitPeering(ctx, t, admin, name, "synced, acceptance pending", func(p *tenantv1alpha1.VRFPeering) bool {
+	for _, nb := range routers[0].Neighbors {
+		if !nb.DisableMP {
+			t.Errorf("FRRConfiguration neighbor %s uses multiprotocol BGP, which OVN-Kubernetes refuses", nb.Address)
+		}
+	}
+	// OVN-Kubernetes' cluster-manager validates the RouteAdvertisements
+	// against the network, the nodes and the FRRConfiguration, and accepts
+	// it (it then generates a FRRConfiguration per node for frr-k8s).
+	p := waitPeering(ctx, t, admin, name, "synced, accepted by OVN-Kubernetes, Ready", func(p *tenantv1alpha1.VRFPeering) bool {
 		return p.Status.VRF == cudn && conditionIs(p.Status.Conditions, "HostSynced", metav1.ConditionTrue, "Synced") &&
-			conditionIs(p.Status.Conditions, "Accepted", metav1.ConditionUnknown, "AcceptancePending") &&
-			conditionIs(p.Status.Conditions, "Ready", metav1.ConditionFalse, "NotAccepted") &&
+			conditionIs(p.Status.Conditions, "Accepted", metav1.ConditionTrue, "Accepted") &&
+			conditionIs(p.Status.Conditions, "Ready", metav1.ConditionTrue, "") &&
 			conditionIs(p.Status.Conditions, "Orphaned", metav1.ConditionFalse, "Bound")
 	})
 	if p.Status.TenantUID != tn.UID || p.Status.NetworkUID != def.UID {
 		t.Errorf("peering bound to %s/%s, want %s/%s", p.Status.TenantUID, p.Status.NetworkUID, tn.UID, def.UID)
 	}
+	if c := meta.FindStatusCondition(p.Status.Conditions, "Accepted"); !strings.Contains(c.Message, "ovn-kubernetes cluster-manager validated") {
+		t.Errorf("Accepted message %q is not OVN-Kubernetes'", c.Message)
+	}
+	generated, err := dyn.Resource(frrGVR).Namespace(stack.FRRNamespace).List(ctx, metav1.ListOptions{LabelSelector: "k8s.ovn.org/route-advertisements=" + hostName})
+	if err != nil || len(generated.Items) != len(stack.SimulatedNodes) {
+		t.Errorf("FRRConfigurations OVN-Kubernetes generated for %s: %v %v, want one per node (%d)", hostName, err, generated, len(stack.SimulatedNodes))
+	}
 
+	// setAccepted writes OVN-Kubernetes' verdict into the RouteAdvertisements
+	// status: a stand-in for a refusal, which the syncer's host objects
+	// never draw from the real cluster-manager (they select every node and
+	// carry the network's VRF). cluster-manager writes the status only when
+	// its verdict changes, so the injected one stands until it is put back.
 	setAccepted := func(status metav1.ConditionStatus, reason, message string) {
 		t.Helper()
 		eventually(ctx, t, slowTimeout, "the RouteAdvertisements status written", func(ctx context.Context) (bool, string) {
@@ -176,7 +196,6 @@ func TestVRFPeering(t *testing.T) {
 		})
 	}
 	t.Run("OVN-Kubernetes' verdict reaches the peering", func(t *testing.T) {
-		setAccepted(metav1.ConditionTrue, "Accepted", "ovn-kubernetes cluster-manager validated the resource")
 		waitPeering(ctx, t, member, name, "accepted and Ready, as the tenant reads it", func(p *tenantv1alpha1.VRFPeering) bool {
 			return conditionIs(p.Status.Conditions, "Accepted", metav1.ConditionTrue, "Accepted") && conditionIs(p.Status.Conditions, "Ready", metav1.ConditionTrue, "")
 		})
