@@ -53,9 +53,9 @@ type lbSizes struct {
 }
 
 // The demo public pool (artifacts/examples/addresspools.yaml) holds
-// 203.0.113.1-254; the direct side's MetalLB pool is another /24 of the
+// 203.0.113.1-254 but the simulated nodes' .251-.253; the direct side's MetalLB pool is another /24 of the
 // documentation ranges, also without its network and broadcast addresses.
-const demoPublicPoolSize = 254
+const demoPublicPoolSize = 251
 
 var lbDirectRange = netip.MustParsePrefix("198.51.100.0/24")
 

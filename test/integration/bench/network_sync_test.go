@@ -14,6 +14,7 @@ import (
 
 	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -21,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
@@ -60,8 +62,8 @@ func netSizesFromEnv() (netSizes, error) {
 		*v.p = n
 	}
 	switch {
-	case z.tenants > 256:
-		return z, fmt.Errorf("BENCH_NET_TENANTS=%d: the tenant pool (10.0.0.0/8) holds 256 blocks of /16", z.tenants)
+	case z.tenants > 252:
+		return z, fmt.Errorf("BENCH_NET_TENANTS=%d: the tenant pool (10.0.0.0/8 but the cluster network 10.128.0.0/14) holds 252 blocks of /16", z.tenants)
 	case z.perTenant > 255:
 		return z, fmt.Errorf("BENCH_NET_PER_TENANT=%d: a /16 block holds 255 /24s besides the default Network's", z.perTenant)
 	case z.tenants*z.perTenant > 1<<(24-directSubnets.Bits()):
@@ -84,6 +86,12 @@ const netDirectPrefix = "bd"
 // cudnKey keys the host ClusterUserDefinedNetwork name, whoever made it.
 func cudnKey(name string) string { return "cudn/" + name }
 
+// createdKey keys OVN-Kubernetes' NetworkCreated=True on host network name.
+func createdKey(name string) string { return "created/" + name }
+
+// readyKey keys Ready=True on the tenant Network of host network name.
+func readyKey(name string) string { return "ready/" + name }
+
 // BenchmarkNetworkSync measures the Network sync on a stack of its
 // own, in one run: 50 Tenants (a /16 block each) are created and Ready,
 // then, side by side, 500 tenant Networks (10 per tenant, each tenant's
@@ -91,10 +99,14 @@ func cudnKey(name string) string { return "cudn/" + name }
 // from the start of their create request to the first sighting of their
 // ClusterUserDefinedNetwork in a watch of every host CUDN, while 500 CUDNs
 // of the same shape are created directly on the host by the admin, 20 at
-// a time, and timed to their first sighting in the same watch. Each
-// Network is Layer2 with an explicit subnet, the /24 number 1..10 of its
-// tenant's block, so the timing does not include defaulting. Every CUDN
-// of the syncer is then checked for its labels and owner annotations.
+// a time, and timed to their first sighting in the same watch. Then each
+// side is timed, from the same starts, to OVN-Kubernetes' cluster-manager
+// reporting the network created: the tenant's Network to Ready=True in a
+// watch of Networks, the direct CUDN to NetworkCreated=True in the watch of
+// CUDNs. Each Network is Layer2 with an explicit subnet, the /24 number
+// 1..10 of its tenant's block, so the timing does not include defaulting.
+// Every CUDN of the syncer is then checked for its labels and owner
+// annotations.
 // See netSizes for the BENCH_NET_* variables that shrink it;
 // BENCH_NET_TENANT_APISERVER_ARGS adds tenant-apiserver flags and
 // BENCH_NET_DUMP writes every key's start and first sighting as CSV.
@@ -120,12 +132,13 @@ func BenchmarkNetworkSync(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	// One watch of every host CUDN for the whole run; one of Tenants for
-	// the onboarding only.
+	// One watch of every host CUDN and one of every tenant Network for the
+	// whole run; one of Tenants for the onboarding only.
 	tenantsCtx, stopTenants := context.WithCancel(ctx)
 	cudnSynced := watchHostCUDNs(ctx, r.udn, r.seen)
+	networksSynced := watchNetworksReady(ctx, r.admin, r.seen)
 	_, tenantsSynced := watchTenantsReady(tenantsCtx, r.admin, r.seen)
-	if !cache.WaitForCacheSync(ctx.Done(), cudnSynced, tenantsSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), cudnSynced, networksSynced, tenantsSynced) {
 		b.Fatal("the watches never synced")
 	}
 
@@ -345,6 +358,19 @@ func (r *netRun) burst(ctx context.Context) {
 		r.b.Fatal(err)
 	}
 	cpuUse := cpu.since(r.s)
+	var readyKeys, createdKeys []string
+	for _, k := range syncKeys {
+		readyKeys = append(readyKeys, readyKey(strings.TrimPrefix(k, "cudn/")))
+		r.seen.alias(k, readyKeys[len(readyKeys)-1])
+	}
+	for _, k := range directKeys {
+		createdKeys = append(createdKeys, createdKey(strings.TrimPrefix(k, "cudn/")))
+		r.seen.alias(k, createdKeys[len(createdKeys)-1])
+	}
+	if err := r.seen.waitSeen(ctx, append(append([]string(nil), readyKeys...), createdKeys...), syncTimeout); err != nil {
+		r.b.Fatal(err)
+	}
+	readyCPU := cpu.since(r.s)
 	synced := r.measure("net-sync", fmt.Sprintf("tenant Network -> host CUDN (%d x %d)", r.nz.tenants, r.nz.perTenant), syncKeys)
 	r.requests("   tenant Network create request (aggregated)", &syncReqs)
 	direct := r.measure("net-direct", fmt.Sprintf("host CUDN created directly (%d)", len(directKeys)), directKeys)
@@ -382,6 +408,32 @@ func (r *netRun) burst(ctx context.Context) {
 			side.what, percentile(after, 50).Round(100*time.Microsecond), percentile(after, 99).Round(100*time.Microsecond), early, len(after))
 	}
 	r.notef("  %s", cpuUse)
+
+	ready := r.measure("net-ready", fmt.Sprintf("tenant Network -> Ready, OVN-Kubernetes' NetworkCreated (%d)", len(readyKeys)), readyKeys)
+	created := r.measure("net-direct-created", fmt.Sprintf("host CUDN created directly -> NetworkCreated (%d)", len(createdKeys)), createdKeys)
+	r.b.ReportMetric(pctl(ready, 50), "ready-p50-ms")
+	r.b.ReportMetric(pctl(ready, 99), "ready-p99-ms")
+	r.b.ReportMetric(float64(percentile(ready, 50))/float64(percentile(created, 50)), "ready/direct-created-p50")
+	r.b.ReportMetric(float64(percentile(ready, 99))/float64(percentile(created, 99)), "ready/direct-created-p99")
+	r.notef("OVN-Kubernetes: last Network Ready after %s, last direct CUDN created after %s; ratio p50 %.2f, p99 %.2f",
+		r.seen.lastSeen(readyKeys).Sub(start).Round(time.Millisecond), r.seen.lastSeen(createdKeys).Sub(start).Round(time.Millisecond),
+		float64(percentile(ready, 50))/float64(percentile(created, 50)), float64(percentile(ready, 99))/float64(percentile(created, 99)))
+	r.notef("  until every network was created: %s", readyCPU)
+	r.notef("  RSS after the burst: %s", stackRSS(r.s))
+}
+
+// stackRSS describes the resident memory of the stack's processes.
+func stackRSS(s *stack.Stack) string {
+	var parts []string
+	total := 0.0
+	for _, name := range stackProcesses {
+		if pid := s.PID(name); pid != 0 {
+			m := rssMiB(pid)
+			total += m
+			parts = append(parts, fmt.Sprintf("%s %.0f MiB", name, m))
+		}
+	}
+	return fmt.Sprintf("%s; total %.0f MiB", strings.Join(parts, ", "), total)
 }
 
 // check verifies, outside the timing, that every CUDN the syncer made for
@@ -440,6 +492,37 @@ func (r *netRun) report() {
 	fmt.Fprintln(os.Stdout)
 }
 
+// watchNetworksReady records in f when each tenant Network (of every
+// tenant: the provider admin's watch) is first seen Ready, keyed by its
+// host network.
+func watchNetworksReady(ctx context.Context, admin clientset.Interface, f *firstSeen) cache.InformerSynced {
+	record := func(obj interface{}) {
+		now := time.Now()
+		if n, ok := obj.(*tenantv1alpha1.Network); ok && n.Status.HostNetwork != "" &&
+			meta.IsStatusConditionTrue(n.Status.Conditions, tenantv1alpha1.ConditionReady) {
+			f.saw(readyKey(n.Status.HostNetwork), now)
+		}
+	}
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return admin.TenantV1alpha1().Networks().List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return admin.TenantV1alpha1().Networks().Watch(ctx, o)
+		},
+	}
+	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
+		ListerWatcher: lw,
+		ObjectType:    &tenantv1alpha1.Network{},
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    record,
+			UpdateFunc: func(_, obj interface{}) { record(obj) },
+		},
+	})
+	go informer.RunWithContext(ctx)
+	return informer.HasSynced
+}
+
 // watchHostCUDNs records in f when each host ClusterUserDefinedNetwork,
 // the syncer's or one created directly, is first seen (by name) in a
 // watch of every host CUDN. One watch for both, so that both pay the same
@@ -449,6 +532,9 @@ func watchHostCUDNs(ctx context.Context, udn udnclientset.Interface, f *firstSee
 		now := time.Now()
 		if c, ok := obj.(*udnv1.ClusterUserDefinedNetwork); ok {
 			f.saw(cudnKey(c.Name), now)
+			if meta.IsStatusConditionTrue(c.Status.Conditions, "NetworkCreated") {
+				f.saw(createdKey(c.Name), now)
+			}
 		}
 	}
 	lw := &cache.ListWatch{

@@ -146,6 +146,15 @@ func (f *firstSeen) start(key string) {
 	f.started[key] = now
 }
 
+// alias makes key's start also alias's: a later milestone of the same create.
+func (f *firstSeen) alias(key, alias string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t, ok := f.started[key]; ok {
+		f.started[alias] = t
+	}
+}
+
 func (f *firstSeen) saw(key string, at time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -441,7 +450,7 @@ func printTable(w io.Writer, title string, rows []row) {
 }
 
 // stackProcesses are the processes whose CPU time BenchmarkSync reports.
-var stackProcesses = []string{"tenant-apiserver", "kube-apiserver", "etcd", "metallb-controller", "kube-controller-manager"}
+var stackProcesses = []string{"tenant-apiserver", "kube-apiserver", "etcd", "metallb-controller", "kube-controller-manager", "ovnkube-cluster-manager"}
 
 // cpuSeconds reads the user and system CPU time of process pid (0: this
 // test binary), in seconds.

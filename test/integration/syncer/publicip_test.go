@@ -317,9 +317,12 @@ func TestFloatingIPs(t *testing.T) {
 	t.Run("bound to a Pod", func(t *testing.T) {
 		kubectl(ctx, t, fipUser, "-n", defaultNamespace, "patch", "floatingip", "ssh", "--type=merge", "-p",
 			`{"spec":{"target":{"kind":"Pod","name":"web"},"ports":[{"port":22,"protocol":"TCP"}]}}`)
+		// Associated both ways: MetalLB gave the Service the address, and
+		// OVN-Kubernetes assigned the EgressIP to an egress node.
 		f := waitFIP(ctx, t, finn, defaultNamespace, "ssh", "Associated", func(f *tenantv1alpha1.FloatingIP) bool {
 			return f.Status.Phase == tenantv1alpha1.FloatingIPPhaseAssociated && f.Status.ObservedGeneration == f.Generation &&
-				conditionIs(f.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionTrue, "Associated")
+				conditionIs(f.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionTrue, "Associated") &&
+				conditionIs(f.Status.Conditions, tenantv1alpha1.ConditionEgressAssigned, metav1.ConditionTrue, "Assigned")
 		})
 		if f.Status.Address != addr {
 			t.Fatalf("binding moved the address from %s to %s", addr, f.Status.Address)
