@@ -248,7 +248,9 @@ func TestNetworks(t *testing.T) {
 		if _, err := admin.TenantV1alpha1().AddressPools().Create(ctx, pool, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = admin.TenantV1alpha1().AddressPools().Delete(context.Background(), pool.Name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			_ = admin.TenantV1alpha1().AddressPools().Delete(context.Background(), pool.Name, metav1.DeleteOptions{})
+		})
 		refused := onboard(ctx, t, tenantSpec{name: name + "-refused", users: []string{refusedUser}, cidr: stack.ServiceNetworkCIDR})
 		n := waitNetwork(ctx, t, tenantClient(t, refusedUser), "default", "refused by OVN-Kubernetes, not Ready", func(n *tenantv1alpha1.Network) bool {
 			return conditionIs(n.Status.Conditions, tenantv1alpha1.ConditionNetworkCreated, metav1.ConditionFalse, "") &&
