@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -891,24 +890,8 @@ func watchLBServices(ctx context.Context, host kubernetes.Interface, f *firstSee
 			}
 		}
 	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return host.CoreV1().Services("").List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return host.CoreV1().Services("").Watch(ctx, o)
-		},
-	}
-	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &corev1.Service{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    record,
-			UpdateFunc: func(_, obj interface{}) { record(obj) },
-		},
-	})
-	go informer.RunWithContext(ctx)
-	return informer.HasSynced
+	_, synced := recordWatch(ctx, &corev1.Service{}, host.CoreV1().Services("").List, host.CoreV1().Services("").Watch, record)
+	return synced
 }
 
 // watchLoadBalancers records in f when each LoadBalancer of tenant t is
@@ -921,22 +904,5 @@ func watchLoadBalancers(ctx context.Context, c clientset.Interface, t string, f 
 			f.saw(lbKey(t, lb.Namespace, lb.Name), now)
 		}
 	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return c.TenantV1alpha1().LoadBalancers("").List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return c.TenantV1alpha1().LoadBalancers("").Watch(ctx, o)
-		},
-	}
-	store, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &tenantv1alpha1.LoadBalancer{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    record,
-			UpdateFunc: func(_, obj interface{}) { record(obj) },
-		},
-	})
-	go informer.RunWithContext(ctx)
-	return store, informer.HasSynced
+	return recordWatch(ctx, &tenantv1alpha1.LoadBalancer{}, c.TenantV1alpha1().LoadBalancers("").List, c.TenantV1alpha1().LoadBalancers("").Watch, record)
 }

@@ -16,9 +16,7 @@ import (
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
@@ -508,24 +506,8 @@ func watchNetworksReady(ctx context.Context, member clientset.Interface, f *firs
 			f.saw(readyKey(n.Status.HostNetwork), now)
 		}
 	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return member.TenantV1alpha1().Networks().List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return member.TenantV1alpha1().Networks().Watch(ctx, o)
-		},
-	}
-	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &tenantv1alpha1.Network{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    record,
-			UpdateFunc: func(_, obj interface{}) { record(obj) },
-		},
-	})
-	go informer.RunWithContext(ctx)
-	return informer.HasSynced
+	_, synced := recordWatch(ctx, &tenantv1alpha1.Network{}, member.TenantV1alpha1().Networks().List, member.TenantV1alpha1().Networks().Watch, record)
+	return synced
 }
 
 // watchHostCUDNs records in f when each host ClusterUserDefinedNetwork,
@@ -542,22 +524,6 @@ func watchHostCUDNs(ctx context.Context, udn udnclientset.Interface, f *firstSee
 			}
 		}
 	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return udn.K8sV1().ClusterUserDefinedNetworks().List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return udn.K8sV1().ClusterUserDefinedNetworks().Watch(ctx, o)
-		},
-	}
-	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &udnv1.ClusterUserDefinedNetwork{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    record,
-			UpdateFunc: func(_, obj interface{}) { record(obj) },
-		},
-	})
-	go informer.RunWithContext(ctx)
-	return informer.HasSynced
+	_, synced := recordWatch(ctx, &udnv1.ClusterUserDefinedNetwork{}, udn.K8sV1().ClusterUserDefinedNetworks().List, udn.K8sV1().ClusterUserDefinedNetworks().Watch, record)
+	return synced
 }

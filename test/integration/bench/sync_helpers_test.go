@@ -259,24 +259,8 @@ func watchHostNamespaces(ctx context.Context, host kubernetes.Interface, f *firs
 			f.saw(directKey(ns.Name), now)
 		}
 	}
-	lw := &cache.ListWatch{
-		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return host.CoreV1().Namespaces().List(ctx, o)
-		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return host.CoreV1().Namespaces().Watch(ctx, o)
-		},
-	}
-	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{
-		ListerWatcher: lw,
-		ObjectType:    &corev1.Namespace{},
-		Handler: cache.ResourceEventHandlerFuncs{
-			AddFunc:    record,
-			UpdateFunc: func(_, obj interface{}) { record(obj) },
-		},
-	})
-	go informer.RunWithContext(ctx)
-	return informer.HasSynced
+	_, synced := recordWatch(ctx, &corev1.Namespace{}, host.CoreV1().Namespaces().List, host.CoreV1().Namespaces().Watch, record)
+	return synced
 }
 
 // watchTenantsReady records in f when each Tenant is first seen in phase
@@ -288,17 +272,30 @@ func watchTenantsReady(ctx context.Context, admin clientset.Interface, f *firstS
 			f.saw(tenantReadyKey(t.Name), now)
 		}
 	}
+	return recordWatch(ctx, &tenantv1alpha1.Tenant{}, admin.TenantV1alpha1().Tenants().List, admin.TenantV1alpha1().Tenants().Watch, record)
+}
+
+// recordWatch runs, until ctx ends, an informer of the objects (of obj's
+// type) that list and watchFn list and watch, calling record with every
+// object added or updated.
+func recordWatch[L runtime.Object](ctx context.Context, obj runtime.Object,
+	list func(context.Context, metav1.ListOptions) (L, error),
+	watchFn func(context.Context, metav1.ListOptions) (watch.Interface, error),
+	record func(obj interface{}),
+) (cache.Store, cache.InformerSynced) {
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-			return admin.TenantV1alpha1().Tenants().List(ctx, o)
+			l, err := list(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			return l, nil
 		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-			return admin.TenantV1alpha1().Tenants().Watch(ctx, o)
-		},
+		WatchFuncWithContext: watchFn,
 	}
 	store, informer := cache.NewInformerWithOptions(cache.InformerOptions{
 		ListerWatcher: lw,
-		ObjectType:    &tenantv1alpha1.Tenant{},
+		ObjectType:    obj,
 		Handler: cache.ResourceEventHandlerFuncs{
 			AddFunc:    record,
 			UpdateFunc: func(_, obj interface{}) { record(obj) },
