@@ -331,9 +331,20 @@ func TestNetworkValidationComesFirst(t *testing.T) {
 				}
 			})
 			changed := scratchCUDN(t, naiveCUDN(t, env, bad))
-			changed.Name, changed.ResourceVersion = created.Name, created.ResourceVersion
+			changed.Name = created.Name
 			changed.Spec.NamespaceSelector = created.Spec.NamespaceSelector
-			_, err = cudns.Update(ctx, changed, metav1.UpdateOptions{DryRun: dryRunAll})
+			// OVN-Kubernetes' cluster-manager writes the CUDN too (its
+			// finalizer, its status): the change goes onto its latest
+			// version.
+			err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				cur, err := cudns.Get(ctx, created.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				changed.ResourceVersion, changed.Finalizers = cur.ResourceVersion, cur.Finalizers
+				_, err = cudns.Update(ctx, changed, metav1.UpdateOptions{DryRun: dryRunAll})
+				return err
+			})
 			requireHostRefuses(t, changed, err, u.host)
 		})
 	}

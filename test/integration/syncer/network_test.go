@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
@@ -367,9 +368,16 @@ func TestNetworks(t *testing.T) {
 			t.Errorf("EgressAssigned message %q: want the address, and no node name", c.Message)
 		}
 		// Drift: the address changed on the host is put back.
-		edited := egress.DeepCopy()
-		edited.Spec.EgressIPs = []string{"198.51.100.77"}
-		if _, err := eip.K8sV1().EgressIPs().Update(ctx, edited, metav1.UpdateOptions{}); err != nil {
+		// (OVN-Kubernetes writes the EgressIP too: onto its latest version.)
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := eip.K8sV1().EgressIPs().Get(ctx, natName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur.Spec.EgressIPs = []string{"198.51.100.77"}
+			_, err = eip.K8sV1().EgressIPs().Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		eventually(ctx, t, syncTimeout, "EgressIP address repaired", func(ctx context.Context) (bool, string) {
@@ -395,10 +403,17 @@ func TestNetworks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// A selector widened on the host to every namespace of the tenant.
-		edited := cudn.DeepCopy()
-		edited.Spec.NamespaceSelector = metav1.LabelSelector{MatchLabels: map[string]string{hostnames.TenantLabel: tn.Name}}
-		if _, err := udn.K8sV1().ClusterUserDefinedNetworks().Update(ctx, edited, metav1.UpdateOptions{}); err != nil {
+		// A selector widened on the host to every namespace of the tenant
+		// (onto the latest version: OVN-Kubernetes writes the CUDN too).
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := udn.K8sV1().ClusterUserDefinedNetworks().Get(ctx, blueCUDN, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur.Spec.NamespaceSelector = metav1.LabelSelector{MatchLabels: map[string]string{hostnames.TenantLabel: tn.Name}}
+			_, err = udn.K8sV1().ClusterUserDefinedNetworks().Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		fixed := waitCUDN(ctx, t, udn, tn, blue, 1400, 27)

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
@@ -238,12 +239,16 @@ func TestVRFPeering(t *testing.T) {
 	})
 
 	t.Run("drift repaired", func(t *testing.T) {
-		cur, err := ra.K8sV1().RouteAdvertisements().Get(ctx, hostName, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cur.Spec.FRRConfigurationSelector = metav1.LabelSelector{}
-		if _, err := ra.K8sV1().RouteAdvertisements().Update(ctx, cur, metav1.UpdateOptions{}); err != nil {
+		// Onto the latest version: OVN-Kubernetes writes the status.
+		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			cur, err := ra.K8sV1().RouteAdvertisements().Get(ctx, hostName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			cur.Spec.FRRConfigurationSelector = metav1.LabelSelector{}
+			_, err = ra.K8sV1().RouteAdvertisements().Update(ctx, cur, metav1.UpdateOptions{})
+			return err
+		}); err != nil {
 			t.Fatal(err)
 		}
 		if err := dyn.Resource(frrGVR).Namespace(stack.FRRNamespace).Delete(ctx, hostName, metav1.DeleteOptions{}); err != nil {
