@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	egressipv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1"
 	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -144,5 +145,92 @@ func TestReconcileNetwork(t *testing.T) {
 	}
 	if _, err := cudns.Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("host network of a deleted Network not removed: %v", err)
+	}
+}
+
+// TestReconcileNATGatewayAssignment follows a NAT gateway's EgressIP
+// through OVN-Kubernetes' assignment: not Ready while no node holds the
+// address; once it does, Ready, even though OVN-Kubernetes replaced the
+// EgressIP's annotations as it marked it (the syncer still knows it as its
+// own by its labels, and puts its annotations back).
+func TestReconcileNATGatewayAssignment(t *testing.T) {
+	src, fakes := controllertest.NewSources(t)
+	c, err := New(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tn, n := testObjects(tenant.NetworkTopologyLayer2, "10.42.0.0/24")
+	n.Labels = map[string]string{hostnames.TenantLabel: tn.Name}
+	n.Spec.NATGateway = &tenant.NATGateway{Enabled: true}
+	n.Status.NATGatewayIP = "203.0.113.7"
+	fakes.Tenants.Put("", "", tn)
+	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
+	fakes.Networks.Put(tn.Name, "", n)
+	controllertest.Cache(t, src.Networks, tn.Name, "", n)
+	key := queue.Key{Tenant: tn.Name, Name: n.Name}
+	cudnName := hostnames.ClusterUserDefinedNetwork(tn.UID, n.Name)
+	eipName := hostnames.NATGatewayEgressIP(cudnName)
+	egressIPs := fakes.EgressIP.K8sV1().EgressIPs()
+	condition := func(typ string) *metav1.Condition {
+		t.Helper()
+		stored := fakes.Networks.Stored(tn.Name, "", n.Name).(*tenant.Network)
+		return meta.FindStatusCondition(stored.Status.Conditions, typ)
+	}
+
+	// The host network, created by OVN-Kubernetes.
+	if err := c.Reconcile(ctx, key); err != nil {
+		t.Fatalf("first reconcile: %v", err)
+	}
+	cudn, err := fakes.UDN.K8sV1().ClusterUserDefinedNetworks().Get(ctx, cudnName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cudn.Status.Conditions = []metav1.Condition{{Type: tenant.ConditionNetworkCreated, Status: metav1.ConditionTrue,
+		Reason: "NetworkAttachmentDefinitionCreated", Message: "created", LastTransitionTime: metav1.Now()}}
+	if _, err := fakes.UDN.K8sV1().ClusterUserDefinedNetworks().UpdateStatus(ctx, cudn, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "the informers have the network created and the EgressIP", func() bool {
+		obj, exists, _ := src.HostCUDNs.GetStore().GetByKey(cudnName)
+		_, eipExists, _ := src.HostEgressIPs.GetStore().GetByKey(eipName)
+		return exists && len(obj.(*udnv1.ClusterUserDefinedNetwork).Status.Conditions) == 1 && eipExists
+	})
+	if err := c.Reconcile(ctx, key); err != nil {
+		t.Fatalf("reconcile with the network created: %v", err)
+	}
+	if cond := condition(tenant.ConditionEgressAssigned); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != controller.ReasonEgressNotAssigned {
+		t.Errorf("EgressAssigned %+v, want False, NotAssigned", cond)
+	}
+	if cond := condition(tenant.ConditionReady); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonNATGatewayNotAssigned {
+		t.Errorf("Ready %+v, want False, NATGatewayNotAssigned", cond)
+	}
+
+	// OVN-Kubernetes assigns the address, replacing the annotations.
+	eip, err := egressIPs.Get(ctx, eipName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eip.Annotations = map[string]string{"k8s.ovn.org/egressip-mark": "50000"}
+	eip.Status.Items = []egressipv1.EgressIPStatusItem{{Node: "worker-0", EgressIP: "203.0.113.7"}}
+	if _, err := egressIPs.Update(ctx, eip, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "the informer has the assignment", func() bool {
+		obj, exists, _ := src.HostEgressIPs.GetStore().GetByKey(eipName)
+		return exists && len(obj.(*egressipv1.EgressIP).Status.Items) == 1
+	})
+	if err := c.Reconcile(ctx, key); err != nil {
+		t.Fatalf("reconcile with the address assigned: %v", err)
+	}
+	if cond := condition(tenant.ConditionEgressAssigned); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != controller.ReasonEgressAssigned {
+		t.Errorf("EgressAssigned %+v, want True, Assigned", cond)
+	}
+	if cond := condition(tenant.ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Errorf("Ready %+v, want True", cond)
+	}
+	eip, _ = egressIPs.Get(ctx, eipName, metav1.GetOptions{})
+	if !Marks(tn, n).On(eip) || eip.Annotations["k8s.ovn.org/egressip-mark"] != "50000" || len(eip.Status.Items) != 1 {
+		t.Errorf("EgressIP after the repair: annotations %v status %+v; want the syncer's marks back beside OVN-Kubernetes' mark, the status kept", eip.Annotations, eip.Status)
 	}
 }
