@@ -128,7 +128,19 @@ func (c *Connects) Release(ctx context.Context, t, uid, pn string, block netip.P
 }
 
 func (c *Connects) pools(ctx context.Context) ([]*tenant.AddressPool, error) {
-	list, err := c.Storages.AddressPools.Store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), &metainternalversion.ListOptions{ResourceVersion: "0"})
+	// The watch cache first; when it has no pool, a consistent read
+	// before refusing: a pool just created through another replica may
+	// not have reached this one's cache yet.
+	out, err := c.listPools(ctx, "0")
+	if err != nil || len(out) > 0 {
+		return out, err
+	}
+	return c.listPools(ctx, "")
+}
+
+// listPools lists the ConnectSubnets pools at resourceVersion rv, by name.
+func (c *Connects) listPools(ctx context.Context, rv string) ([]*tenant.AddressPool, error) {
+	list, err := c.Storages.AddressPools.Store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), &metainternalversion.ListOptions{ResourceVersion: rv})
 	if err != nil {
 		return nil, err
 	}

@@ -63,9 +63,11 @@ func TestClaimsNeverShared(t *testing.T) {
 	close(results)
 	held := map[netip.Prefix]string{}
 	var refused []string
+	whyRefused := map[string]string{}
 	for g := range results {
 		if g.err != nil {
 			refused = append(refused, g.tenant)
+			whyRefused[g.tenant] = g.err.Error()
 			continue
 		}
 		if other, ok := held[g.block]; ok {
@@ -77,7 +79,7 @@ func TestClaimsNeverShared(t *testing.T) {
 		held[g.block] = g.tenant
 	}
 	if len(held) != 8 || len(refused) != 4 {
-		t.Fatalf("%d claims held, %d refused (%v), want 8 and 4", len(held), len(refused), refused)
+		t.Fatalf("%d claims held, %d refused (%v), want 8 and 4", len(held), len(refused), whyRefused)
 	}
 	// Claiming again is the same subnet, on either replica.
 	for block, name := range held {
