@@ -23,19 +23,9 @@ import (
 // an edit of its immutable spec, left alone when someone else holds its
 // name, and removed once the Network is gone.
 func TestReconcileNetwork(t *testing.T) {
-	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
 	tn, n := testObjects(tenant.NetworkTopologyLayer2, "10.42.0.0/24")
-	n.Labels = map[string]string{hostnames.TenantLabel: tn.Name}
-	fakes.Tenants.Put("", "", tn)
-	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
-	fakes.Networks.Put(tn.Name, "", n)
-	controllertest.Cache(t, src.Networks, tn.Name, "", n)
-	key := queue.Key{Tenant: tn.Name, Name: n.Name}
+	src, fakes, c, key := newReconcileTest(t, tn, n)
+	ctx := context.Background()
 	cudns := fakes.UDN.K8sV1().ClusterUserDefinedNetworks()
 	name := hostnames.ClusterUserDefinedNetwork(tn.UID, n.Name)
 
@@ -154,21 +144,11 @@ func TestReconcileNetwork(t *testing.T) {
 // EgressIP's annotations as it marked it (the syncer still knows it as its
 // own by its labels, and puts its annotations back).
 func TestReconcileNATGatewayAssignment(t *testing.T) {
-	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
 	tn, n := testObjects(tenant.NetworkTopologyLayer2, "10.42.0.0/24")
-	n.Labels = map[string]string{hostnames.TenantLabel: tn.Name}
 	n.Spec.NATGateway = &tenant.NATGateway{Enabled: true}
 	n.Status.NATGatewayIP = "203.0.113.7"
-	fakes.Tenants.Put("", "", tn)
-	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
-	fakes.Networks.Put(tn.Name, "", n)
-	controllertest.Cache(t, src.Networks, tn.Name, "", n)
-	key := queue.Key{Tenant: tn.Name, Name: n.Name}
+	src, fakes, c, key := newReconcileTest(t, tn, n)
+	ctx := context.Background()
 	cudnName := hostnames.ClusterUserDefinedNetwork(tn.UID, n.Name)
 	eipName := hostnames.NATGatewayEgressIP(cudnName)
 	egressIPs := fakes.EgressIP.K8sV1().EgressIPs()
@@ -233,4 +213,22 @@ func TestReconcileNATGatewayAssignment(t *testing.T) {
 	if !Marks(tn, n).On(eip) || eip.Annotations["k8s.ovn.org/egressip-mark"] != "50000" || len(eip.Status.Items) != 1 {
 		t.Errorf("EgressIP after the repair: annotations %v status %+v; want the syncer's marks back beside OVN-Kubernetes' mark, the status kept", eip.Annotations, eip.Status)
 	}
+}
+
+// newReconcileTest stores and caches Tenant tn and its Network n (given
+// the tenant label) in fakes, and returns the controller over them and n's
+// key.
+func newReconcileTest(t *testing.T, tn *tenant.Tenant, n *tenant.Network) (*controller.Sources, *controllertest.Fakes, *Controller, queue.Key) {
+	t.Helper()
+	src, fakes := controllertest.NewSources(t)
+	c, err := New(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.Labels = map[string]string{hostnames.TenantLabel: tn.Name}
+	fakes.Tenants.Put("", "", tn)
+	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
+	fakes.Networks.Put(tn.Name, "", n)
+	controllertest.Cache(t, src.Networks, tn.Name, "", n)
+	return src, fakes, c, queue.Key{Tenant: tn.Name, Name: n.Name}
 }
