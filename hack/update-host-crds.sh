@@ -10,6 +10,9 @@
 #   - KubeVirt VirtualMachine and VirtualMachineInstance: generated with
 #     controller-gen from the kubevirt.io/api types (floats allowed: KubeVirt's
 #     types have some), without KubeVirt's subresources and printer columns.
+#   - CDI DataVolume: generated with controller-gen from the
+#     kubevirt.io/containerized-data-importer-api types (the VM disks
+#     tenants import or clone), without CDI's printer columns.
 #   - NetworkAttachmentDefinition (Multus): copied from the
 #     network-attachment-definition-client module's artifacts/networks-crd.yaml.
 #     OVN-Kubernetes renders every user-defined network into one in each
@@ -32,6 +35,9 @@ NAD_MODULE=github.com/k8snetworkplumbingwg/network-attachment-definition-client
 KUBEVIRT_MODULE=kubevirt.io/api
 # The KubeVirt kinds tenants run VMs with; the package has others (KubeVirt, migrations, presets...).
 KUBEVIRT_CRDS=(kubevirt.io_virtualmachines kubevirt.io_virtualmachineinstances)
+CDI_MODULE=kubevirt.io/containerized-data-importer-api
+# The CDI kind that holds a VM's disk; the package has others (CDI, imports, clones...).
+CDI_CRDS=(cdi.kubevirt.io_datavolumes)
 
 # The go-controller API packages whose kinds the syncer manages.
 OVN_PACKAGES=(
@@ -52,7 +58,7 @@ WORK_DIR=$(mktemp -d)
 trap 'rm -rf "${WORK_DIR}"' EXIT
 
 cd "${CRDS_DIR}"
-go mod download "${OVN_MODULE}" "${METALLB_MODULE}" "${FRRK8S_MODULE}" "${NAD_MODULE}" "${KUBEVIRT_MODULE}" sigs.k8s.io/controller-tools
+go mod download "${OVN_MODULE}" "${METALLB_MODULE}" "${FRRK8S_MODULE}" "${NAD_MODULE}" "${KUBEVIRT_MODULE}" "${CDI_MODULE}" sigs.k8s.io/controller-tools
 
 module_dir() { go list -m -f '{{.Dir}}' "$1"; }
 module_ref() { go list -m -f '{{.Path}}@{{.Version}}' "$1"; }
@@ -119,6 +125,12 @@ mkdir -p "${WORK_DIR}/kubevirt"
 "${CONTROLLER_GEN}" crd:crdVersions=v1,allowDangerousTypes=true "paths=${KUBEVIRT_MODULE}/core/v1" "output:crd:dir=${WORK_DIR}/kubevirt"
 for crd in "${KUBEVIRT_CRDS[@]}"; do
   emit "${WORK_DIR}/kubevirt/${crd}.yaml" "$(module_ref "${KUBEVIRT_MODULE}") core/v1 with controller-gen $(module_ref sigs.k8s.io/controller-tools | cut -d@ -f2)"
+done
+
+mkdir -p "${WORK_DIR}/cdi"
+"${CONTROLLER_GEN}" crd:crdVersions=v1,allowDangerousTypes=true "paths=${CDI_MODULE}/pkg/apis/core/v1beta1" "output:crd:dir=${WORK_DIR}/cdi"
+for crd in "${CDI_CRDS[@]}"; do
+  emit "${WORK_DIR}/cdi/${crd}.yaml" "$(module_ref "${CDI_MODULE}") pkg/apis/core/v1beta1 with controller-gen $(module_ref sigs.k8s.io/controller-tools | cut -d@ -f2)"
 done
 
 # The module names its CRD file networks-crd.yaml: give it the name emit checks.

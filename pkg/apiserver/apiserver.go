@@ -54,10 +54,10 @@ type ExtraConfig struct {
 	// allocations swept; IPAMSweepMinAge how old an unrecorded allocation
 	// must be to be reclaimed.
 	IPAMPeriod, IPAMSweepMinAge time.Duration
-	// HostPods reads the pods of host namespaces: a tenant Namespace or
-	// Tenant is not deleted while pods run there. nil: pods are not
-	// checked (tests of storage alone).
-	HostPods host.Pods
+	// HostWorkloads reads the workloads of host namespaces: a tenant
+	// Namespace or Tenant is not deleted while pods or VMs run there or
+	// disks hold data. nil: they are not checked (tests of storage alone).
+	HostWorkloads host.Workloads
 	// Syncer, when set, runs the syncer on the leader replica.
 	Syncer *syncer.Config
 }
@@ -112,11 +112,11 @@ func (c completedConfig) New() (*Server, error) {
 	}
 	watches := tenancy.NewWatchRegistry(resolver)
 	deps := base.Deps{
-		Resolver:   resolver,
-		Authorizer: c.GenericConfig.Authorization.Authorizer,
-		Watches:    watches,
-		HostPods:   c.ExtraConfig.HostPods,
-		IPAM:       c.ExtraConfig.IPAM,
+		Resolver:      resolver,
+		Authorizer:    c.GenericConfig.Authorization.Authorizer,
+		Watches:       watches,
+		HostWorkloads: c.ExtraConfig.HostWorkloads,
+		IPAM:          c.ExtraConfig.IPAM,
 	}
 	s.Storage, err = NewStorage(c.GenericConfig.RESTOptionsGetter, deps)
 	if err != nil {

@@ -89,9 +89,15 @@ const (
 	OpenShiftPodSecurityLabelSync = "security.openshift.io/scc.podSecurityLabelSync"
 
 	// PodLabel is the label the syncer puts on the Pod a FloatingIP
-	// targets, with the pod's own name as value: a Service and an
-	// EgressIP can select a pod by label only.
+	// targets, with the pod's own name as value: a Service can select a
+	// pod by label only.
 	PodLabel = KindLabelPrefix + "pod"
+	// FloatingIPTargetLabel is the label the syncer puts on every pod a
+	// FloatingIP binds (its Pod target, its VirtualMachine target's
+	// launcher pods), with the FloatingIP's UID as value: the
+	// FloatingIP's EgressIP selects the pods that have it, the NAT
+	// gateway's those that do not, so no pod ever matches both.
+	FloatingIPTargetLabel = "tenant.io/floatingip-target"
 	// VirtualMachineLabel is the label KubeVirt puts on the pod of a
 	// VirtualMachine, with the VM's name as value.
 	VirtualMachineLabel = "vm.kubevirt.io/name"

@@ -140,9 +140,10 @@ func (s *Stack) waitHostReady(ctx context.Context) error {
 	})
 }
 
-// installHostManifests installs the host CRDs and the deploy manifests the
-// framework does not own (see ownedByFramework) with kubectl, as an operator
-// would, and waits for every CRD to be established.
+// installHostManifests installs the host CRDs, the host add-ons' other
+// manifests and the deploy manifests the framework does not own (see
+// ownedByFramework) with kubectl, as an operator would, and waits for
+// every CRD to be established.
 func (s *Stack) installHostManifests(ctx context.Context) error {
 	t := time.Now()
 	crds, err := yamlFiles(s.opts.HostCRDDir)
@@ -150,15 +151,20 @@ func (s *Stack) installHostManifests(ctx context.Context) error {
 		return err
 	}
 	if len(crds) > 0 {
-		args := []string{"apply", "--server-side", "--force-conflicts", "--field-manager=" + fieldManager}
-		for _, f := range crds {
-			args = append(args, "-f", f)
-		}
-		if _, _, err := s.Kubectl(ctx, AdminUser, args...); err != nil {
+		if err := s.applyFiles(ctx, crds); err != nil {
 			return fmt.Errorf("installing host CRDs: %w", err)
 		}
 	} else {
 		s.logf("no host CRDs in %s", s.opts.HostCRDDir)
+	}
+	addons, err := yamlFiles(s.opts.HostAddonDir)
+	if err != nil {
+		return err
+	}
+	if len(addons) > 0 {
+		if err := s.applyFiles(ctx, addons); err != nil {
+			return fmt.Errorf("installing host add-on manifests: %w", err)
+		}
 	}
 	bundle, skipped, err := writeDeployBundle(s.opts.DeployDir, s.path("deploy.yaml"))
 	if err != nil {
@@ -168,7 +174,7 @@ func (s *Stack) installHostManifests(ctx context.Context) error {
 		s.logf("deploy: skipping %s: the framework runs or registers it itself", m)
 	}
 	if bundle != "" {
-		if _, _, err := s.Kubectl(ctx, AdminUser, "apply", "--server-side", "--force-conflicts", "--field-manager="+fieldManager, "-f", bundle); err != nil {
+		if err := s.applyFiles(ctx, []string{bundle}); err != nil {
 			return fmt.Errorf("applying deploy manifests (%s): %w", bundle, err)
 		}
 	}
@@ -185,8 +191,18 @@ func (s *Stack) installHostManifests(ctx context.Context) error {
 	if err := applyNamespace(ctx, client, FRRNamespace); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", FRRNamespace, err)
 	}
-	s.logf("host manifests installed: %d CRD files, deploy bundle %q (%s)", len(crds), bundle, time.Since(t).Round(100*time.Millisecond))
+	s.logf("host manifests installed: %d CRD files, %d add-on files, deploy bundle %q (%s)", len(crds), len(addons), bundle, time.Since(t).Round(100*time.Millisecond))
 	return nil
+}
+
+// applyFiles applies the manifests of files server-side as the admin.
+func (s *Stack) applyFiles(ctx context.Context, files []string) error {
+	args := []string{"apply", "--server-side", "--force-conflicts", "--field-manager=" + fieldManager}
+	for _, f := range files {
+		args = append(args, "-f", f)
+	}
+	_, _, err := s.Kubectl(ctx, AdminUser, args...)
+	return err
 }
 
 // FRRNamespace is frr-k8s' namespace, the syncer's default.

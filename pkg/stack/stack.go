@@ -62,6 +62,10 @@ type Options struct {
 	SkipBuild bool
 	// HostCRDDir holds the host CRDs to install; default <RepoRoot>/artifacts/host-crds.
 	HostCRDDir string
+	// HostAddonDir holds what the host's add-ons install besides their
+	// CRDs and no process here would (KubeVirt's aggregated roles);
+	// default <RepoRoot>/artifacts/host-addons.
+	HostAddonDir string
 	// DeployDir holds the deploy manifests; default <RepoRoot>/artifacts/deploy.
 	DeployDir string
 	// KubeAPIServerArgs, ControllerManagerArgs and TenantAPIServerArgs are
@@ -146,6 +150,9 @@ func (s *Stack) complete(opts Options) error {
 	}
 	if opts.HostCRDDir == "" {
 		opts.HostCRDDir = filepath.Join(opts.RepoRoot, "artifacts", "host-crds")
+	}
+	if opts.HostAddonDir == "" {
+		opts.HostAddonDir = filepath.Join(opts.RepoRoot, "artifacts", "host-addons")
 	}
 	if opts.DeployDir == "" {
 		opts.DeployDir = filepath.Join(opts.RepoRoot, "artifacts", "deploy")

@@ -18,5 +18,6 @@ import (
 	_ "go.universe.tf/metallb/api/v1beta1"
 	_ "go.universe.tf/metallb/api/v1beta2"
 	_ "kubevirt.io/api/core/v1"
+	_ "kubevirt.io/containerized-data-importer-api/pkg/apis/core/v1beta1"
 	_ "sigs.k8s.io/controller-tools/cmd/controller-gen"
 )

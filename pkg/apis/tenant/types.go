@@ -576,8 +576,14 @@ type FloatingIPPhase string
 
 // FloatingIP phases.
 const (
-	FloatingIPPhasePending    FloatingIPPhase = "Pending"
-	FloatingIPPhaseAllocated  FloatingIPPhase = "Allocated"
+	// FloatingIPPhasePending: the FloatingIP has no address yet, or its
+	// target does not exist (or is another FloatingIP's).
+	FloatingIPPhasePending FloatingIPPhase = "Pending"
+	// FloatingIPPhaseAllocated: it holds its address, not (yet) bound to
+	// its target.
+	FloatingIPPhaseAllocated FloatingIPPhase = "Allocated"
+	// FloatingIPPhaseAssociated: the address is bound to the target both
+	// ways.
 	FloatingIPPhaseAssociated FloatingIPPhase = "Associated"
 	FloatingIPPhaseFailed     FloatingIPPhase = "Failed"
 )
@@ -747,13 +753,31 @@ type OffboardingReport struct {
 // OffboardingBlocker is one object that keeps a Tenant from being deleted.
 type OffboardingBlocker struct {
 	// resource is the kind of the blocker, as a resource name: pods,
-	// floatingips, loadbalancers, namespaces or networks.
+	// virtualmachines, virtualmachineinstances, persistentvolumeclaims,
+	// datavolumes, floatingips, loadbalancers, namespaces or networks.
 	Resource string
 	// namespace is the tenant Namespace (as the tenant names it) the blocker
 	// is in; empty for cluster-scoped blockers.
 	Namespace string
 	// name is the blocker's name; empty for creates still in flight.
 	Name string
+	// state is set for workloads in the tenant's host namespaces: Running,
+	// Stopped or Disk.
+	State WorkloadState
 	// message says why the object blocks the delete.
 	Message string
 }
+
+// WorkloadState says what deleting a workload on the host would destroy.
+type WorkloadState string
+
+const (
+	// WorkloadRunning: a pod, a VirtualMachineInstance, or a
+	// VirtualMachine whose instance runs.
+	WorkloadRunning WorkloadState = "Running"
+	// WorkloadStopped: a VirtualMachine that does not run; its disks are
+	// kept.
+	WorkloadStopped WorkloadState = "Stopped"
+	// WorkloadDisk: a PersistentVolumeClaim or DataVolume, which holds data.
+	WorkloadDisk WorkloadState = "Disk"
+)

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	cliflag "k8s.io/component-base/cli/flag"
 	basecompatibility "k8s.io/component-base/compatibility"
@@ -196,11 +197,11 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Deletes of Tenants and tenant Namespaces ask the host for pods, two
-	// reads per host namespace: at client-go's default 5 requests/s a
+	// Deletes of Tenants and tenant Namespaces ask the host for workloads,
+	// six reads per host namespace: at client-go's default 5 requests/s a
 	// burst of deletes waits on the client's own rate limiter until the
 	// requests time out, so these reads get the syncer's host limits.
-	var hostPods host.Pods
+	var hostWorkloads host.Workloads
 	if serverConfig.ClientConfig != nil {
 		cfg := rest.CopyConfig(serverConfig.ClientConfig)
 		cfg.QPS, cfg.Burst = o.Syncer.HostQPS, o.Syncer.HostBurst
@@ -208,7 +209,11 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		hostPods = host.NewPods(client)
+		md, err := metadata.NewForConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		hostWorkloads = host.NewWorkloads(client, md)
 	}
 	return &apiserver.Config{
 		GenericConfig: serverConfig,
@@ -218,7 +223,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			IPAMPeriod:         o.IPAMPeriod,
 			IPAMSweepMinAge:    o.IPAMSweepMinAge,
 			Syncer:             syncerConfig,
-			HostPods:           hostPods,
+			HostWorkloads:      hostWorkloads,
 		},
 	}, nil
 }

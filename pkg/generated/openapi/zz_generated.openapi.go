@@ -4205,7 +4205,7 @@ func schema_pkg_apis_tenant_v1alpha1_OffboardingBlocker(ref common.ReferenceCall
 				Properties: map[string]spec.Schema{
 					"resource": {
 						SchemaProps: spec.SchemaProps{
-							Description: "resource is the kind of the blocker, as a resource name: pods, floatingips, loadbalancers, namespaces or networks; vrfpeerings or providerservices among providerBlockers.",
+							Description: "resource is the kind of the blocker, as a resource name: pods, virtualmachines, virtualmachineinstances, persistentvolumeclaims, datavolumes, floatingips, loadbalancers, namespaces or networks; vrfpeerings or providerservices among providerBlockers.",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",
@@ -4223,6 +4223,14 @@ func schema_pkg_apis_tenant_v1alpha1_OffboardingBlocker(ref common.ReferenceCall
 							Description: "name is the blocker's name; empty for creates still in flight.",
 							Type:        []string{"string"},
 							Format:      "",
+						},
+					},
+					"state": {
+						SchemaProps: spec.SchemaProps{
+							Description: "state is set for workloads in the tenant's host namespaces: Running (pods, VirtualMachineInstances, VirtualMachines whose instance runs), Stopped (VirtualMachines that do not run: their disks are kept) or Disk (PersistentVolumeClaims and DataVolumes, which hold data).\n\nPossible enum values:\n - `\"Disk\"` : a PersistentVolumeClaim or DataVolume, which holds data.\n - `\"Running\"` : a pod, a VirtualMachineInstance, or a VirtualMachine whose instance runs.\n - `\"Stopped\"` : a VirtualMachine that does not run; its disks are kept.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Disk", "Running", "Stopped"},
 						},
 					},
 					"message": {

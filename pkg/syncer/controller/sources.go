@@ -12,6 +12,7 @@ import (
 	rainformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1/apis/informers/externalversions"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	udninformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/informers/externalversions"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -41,7 +43,14 @@ var (
 	// ClusterNetworkConnects connect tenants' networks with provider networks.
 	ClusterNetworkConnects = schema.GroupVersionResource{Group: "k8s.ovn.org", Version: "v1", Resource: "clusternetworkconnects"}
 	hostObjectSelector     = hostnames.TenantLabel // every host object the syncer makes carries it
+	// VirtualMachines are KubeVirt's, which FloatingIPs and LoadBalancers
+	// bind to by name.
+	VirtualMachines = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
 )
+
+// servedRecheck is how often the syncer asks the host whether it serves
+// VirtualMachines yet, while it does not (KubeVirt installed later).
+const servedRecheck = 30 * time.Second
 
 // ByTenant is the index of objects by their tenant.io/tenant label, on
 // every informer of Sources.
@@ -119,6 +128,17 @@ type Sources struct {
 	HostRouteAdvertisements, HostFRRConfigurations, HostBGPSessionStates cache.SharedIndexInformer
 	// HostClusterNetworkConnects carry the tenant label.
 	HostClusterNetworkConnects cache.SharedIndexInformer
+	// HostTargetPods are the pods FloatingIPs bind (labelled
+	// hostnames.FloatingIPTargetLabel by the syncer), and
+	// HostLauncherPods the pods of VirtualMachines (labelled
+	// hostnames.VirtualMachineLabel by KubeVirt), metadata only, indexed
+	// by namespace.
+	HostTargetPods, HostLauncherPods cache.SharedIndexInformer
+	// HostVirtualMachines are every VirtualMachine of the host, metadata
+	// only. It runs once the host serves VirtualMachines, and is left out
+	// of Synced: a host without KubeVirt holds no other controller up. See
+	// VirtualMachinesKnown.
+	HostVirtualMachines cache.SharedIndexInformer
 
 	Health *HostHealth
 	// Orphans is what the periodic check looks at; the controllers
@@ -189,6 +209,13 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	s.HostFRRConfigurations = s.frr.ForResource(FRRConfigurations).Informer()
 	s.HostBGPSessionStates = s.frrAll.ForResource(BGPSessionStates).Informer()
 	s.HostClusterNetworkConnects = s.cluster.ForResource(ClusterNetworkConnects).Informer()
+	s.HostTargetPods = podsLabelled(host.Kube, hostnames.FloatingIPTargetLabel)
+	s.HostLauncherPods = podsLabelled(host.Kube, hostnames.VirtualMachineLabel)
+	s.HostVirtualMachines = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, VirtualMachines, metav1.NamespaceAll, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+	if err := s.HostVirtualMachines.SetTransform(metadataOnly); err != nil {
+		panic(err) // only fails once started
+	}
 	if err := s.HostBGPSessionStates.AddIndexers(cache.Indexers{ByVRF: indexByVRF}); err != nil {
 		panic(err)
 	}
@@ -225,7 +252,77 @@ func (s *Sources) Start(ctx context.Context) {
 	s.dynamic.Start(ctx.Done())
 	s.udn.Start(ctx.Done())
 	s.egressIP.Start(ctx.Done())
+	go s.HostTargetPods.RunWithContext(ctx)
+	go s.HostLauncherPods.RunWithContext(ctx)
+	go s.runWhenServed(ctx, VirtualMachines, s.HostVirtualMachines)
 	go s.Health.Run(ctx, time.Second)
+}
+
+// VirtualMachinesKnown says whether HostVirtualMachines holds the host's
+// VirtualMachines: the host serves them and the informer has synced.
+func (s *Sources) VirtualMachinesKnown() bool { return s.HostVirtualMachines.HasSynced() }
+
+// runWhenServed runs inf, an informer of gvr, once the host serves gvr,
+// asking every servedRecheck until it does or ctx ends.
+func (s *Sources) runWhenServed(ctx context.Context, gvr schema.GroupVersionResource, inf cache.SharedIndexInformer) {
+	logged := false
+	for {
+		resources, err := s.Host.Discovery().ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+		if err == nil {
+			for _, r := range resources.APIResources {
+				if r.Name == gvr.Resource {
+					inf.RunWithContext(ctx)
+					return
+				}
+			}
+		}
+		if !logged {
+			klog.FromContext(ctx).Info("The host does not serve this resource (yet): objects bound to one wait", "resource", gvr.String(), "err", err)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(servedRecheck):
+		}
+	}
+}
+
+// podsLabelled is an informer of the host's pods that carry label key,
+// metadata only, indexed by namespace.
+func podsLabelled(client kubernetes.Interface, key string) cache.SharedIndexInformer {
+	inf := coreinformers.NewFilteredPodInformer(client, metav1.NamespaceAll, 0, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		func(o *metav1.ListOptions) { o.LabelSelector = key })
+	if err := inf.SetTransform(metadataOnly); err != nil {
+		panic(err) // only fails once started
+	}
+	return inf
+}
+
+// metadataOnly keeps of an informer's object only its metadata (no
+// managed fields): the informers of workloads need their names.
+func metadataOnly(obj interface{}) (interface{}, error) {
+	switch o := obj.(type) {
+	case *corev1.Pod:
+		return &corev1.Pod{ObjectMeta: trimmed(o.ObjectMeta)}, nil
+	case *unstructured.Unstructured:
+		out := &unstructured.Unstructured{}
+		out.SetAPIVersion(o.GetAPIVersion())
+		out.SetKind(o.GetKind())
+		out.SetNamespace(o.GetNamespace())
+		out.SetName(o.GetName())
+		out.SetUID(o.GetUID())
+		out.SetResourceVersion(o.GetResourceVersion())
+		out.SetLabels(o.GetLabels())
+		out.SetDeletionTimestamp(o.GetDeletionTimestamp())
+		return out, nil
+	}
+	return obj, nil
+}
+
+func trimmed(m metav1.ObjectMeta) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp}
 }
 
 // Synced are the HasSynced of every informer.
@@ -234,7 +331,7 @@ func (s *Sources) Synced() []cache.InformerSynced {
 		s.LoadBalancers.HasSynced, s.FloatingIPs.HasSynced, s.VRFPeerings.HasSynced, s.ProviderServices.HasSynced,
 		s.HostNamespaces.HasSynced, s.HostRoleBindings.HasSynced, s.HostServices.HasSynced, s.HostCUDNs.HasSynced, s.HostEgressIPs.HasSynced,
 		s.HostRouteAdvertisements.HasSynced, s.HostFRRConfigurations.HasSynced, s.HostBGPSessionStates.HasSynced,
-		s.HostClusterNetworkConnects.HasSynced}
+		s.HostClusterNetworkConnects.HasSynced, s.HostTargetPods.HasSynced, s.HostLauncherPods.HasSynced}
 	for _, inf := range s.HostMetalLB {
 		out = append(out, inf.HasSynced)
 	}

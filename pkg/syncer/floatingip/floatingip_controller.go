@@ -3,8 +3,12 @@ package floatingip
 import (
 	egressipv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
@@ -49,8 +53,88 @@ func New(src *controller.Sources) (*Controller, error) {
 	if err := c.keys.WatchHost(src.HostServices, src.HostEgressIPs); err != nil {
 		return nil, err
 	}
+	// The FloatingIPs of a target settle which one binds it when one of
+	// them goes or moves to another target.
+	if err := c.Watch(src.FloatingIPs, cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(old, obj interface{}) {
+			if o, ok := old.(*tenant.FloatingIP); ok && o.Spec.Target != nil {
+				if n, ok := obj.(*tenant.FloatingIP); !ok || !tenant.SameTarget(o.Spec.Target, n.Spec.Target) {
+					c.enqueueTargeting(o)
+				}
+			}
+		},
+		DeleteFunc: func(obj interface{}) {
+			if o, ok := controller.Unwrap(obj).(*tenant.FloatingIP); ok && o.Spec.Target != nil {
+				c.enqueueTargeting(o)
+			}
+		},
+	}); err != nil {
+		return nil, err
+	}
+	// Targets appearing and going: VirtualMachines (the informer runs once
+	// the host serves them, so its handler is not waited for) and their
+	// launcher pods, and the pods the syncer bound. A Pod target not bound
+	// yet is looked for again every targetRecheck.
+	byName := func(m metav1.Object) string { return m.GetName() }
+	if _, err := src.HostVirtualMachines.AddEventHandler(c.targetHandler(tenant.FloatingIPTargetVirtualMachine, byName)); err != nil {
+		return nil, err
+	}
+	if err := c.Watch(src.HostLauncherPods, c.targetHandler(tenant.FloatingIPTargetVirtualMachine, func(m metav1.Object) string {
+		return m.GetLabels()[hostnames.VirtualMachineLabel]
+	})); err != nil {
+		return nil, err
+	}
+	if err := c.Watch(src.HostTargetPods, c.targetHandler(tenant.FloatingIPTargetPod, byName)); err != nil {
+		return nil, err
+	}
 	c.keys.EnqueueAllOnHealthChange(src.Health)
 	return c, nil
+}
+
+// enqueueTargeting queues the FloatingIPs of o's namespace with o's target.
+func (c *Controller) enqueueTargeting(o *tenant.FloatingIP) {
+	key := c.keys.Key(o)
+	for _, f := range c.targeting(key.Tenant, key.Namespace, o.Spec.Target.Kind, o.Spec.Target.Name) {
+		if f.UID != o.UID {
+			c.keys.Enqueue(f)
+		}
+	}
+}
+
+// targetHandler queues, when a host object of a workload of kind (named
+// by nameOf) appears, goes or starts being deleted, the FloatingIPs that
+// target the workload: those of the tenant Namespace whose host namespace
+// it is in.
+func (c *Controller) targetHandler(kind tenant.FloatingIPTargetKind, nameOf func(metav1.Object) string) cache.ResourceEventHandlerFuncs {
+	enqueue := func(obj interface{}) {
+		m, err := meta.Accessor(controller.Unwrap(obj))
+		if err != nil {
+			return
+		}
+		nsObj, exists, err := c.src.HostNamespaces.GetStore().GetByKey(m.GetNamespace())
+		if err != nil || !exists {
+			return
+		}
+		labels := controller.LabelsOf(nsObj)
+		t, ns := labels[hostnames.TenantLabel], labels[hostnames.NamespaceLabel]
+		if t == "" || ns == "" {
+			return
+		}
+		for _, f := range c.targeting(t, ns, kind, nameOf(m)) {
+			c.keys.Enqueue(f)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(old, obj interface{}) {
+			o, errOld := meta.Accessor(old)
+			n, errNew := meta.Accessor(obj)
+			if errOld == nil && errNew == nil && (o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil) {
+				enqueue(obj)
+			}
+		},
+		DeleteFunc: enqueue,
+	}
 }
 
 // EnqueueAll queues every tenant FloatingIP.

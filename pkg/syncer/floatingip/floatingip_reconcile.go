@@ -2,7 +2,6 @@ package floatingip
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -27,8 +26,12 @@ import (
 const (
 	// ReasonNoTarget: the FloatingIP only holds its address.
 	ReasonNoTarget = "NoTarget"
-	// ReasonTargetNotFound: the target Pod does not exist (yet).
+	// ReasonTargetNotFound: the target Pod or VirtualMachine does not
+	// exist (yet) in the FloatingIP's namespace.
 	ReasonTargetNotFound = "TargetNotFound"
+	// ReasonTargetTaken: an older FloatingIP of the namespace has the same
+	// target; this one is not bound.
+	ReasonTargetTaken = "TargetTaken"
 	// ReasonAddressPending: MetalLB has not assigned the address to the Service yet.
 	ReasonAddressPending = "AddressPending"
 	// ReasonAssociated: the address is bound to the target both ways.
@@ -45,6 +48,8 @@ const targetRecheck = 5 * time.Second
 
 // details are what a sync reports besides the conditions.
 type details struct {
+	// pending: the target does not exist or is another FloatingIP's.
+	pending bool
 	// associated: host objects synced, the target found and, with ports,
 	// the address assigned by MetalLB.
 	associated bool
@@ -73,17 +78,32 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, fip *tenant.Flo
 	if fip.Status.Address == "" {
 		return outcome{Reason: controller.ReasonWaiting, Message: "the FloatingIP has no address yet"}, nil
 	}
+	if holder := c.olderHolder(t.Name, key.Namespace, fip); holder != "" {
+		// Settled for the older one: this one holds its address only.
+		if err := c.removeHostObjects(ctx, t, key, hostNS, fip.UID); err != nil {
+			return outcome{}, err
+		}
+		out := outcome{Synced: true, Reason: ReasonTargetTaken,
+			Message: fmt.Sprintf("%s %s is the target of the older FloatingIP %s", fip.Spec.Target.Kind, fip.Spec.Target.Name, holder)}
+		out.Details.pending = true
+		return out, nil
+	}
 	if msg := c.src.HostNamespaceNotReady(t, key.Namespace, hostNS); msg != "" {
 		return outcome{Reason: controller.ReasonWaiting, Message: msg}, nil
 	}
 	marks := Marks(t, fip)
-	found, err := c.labelTargetPod(ctx, fip, hostNS)
+	found, notFound, pods, err := c.findTarget(ctx, fip, hostNS)
 	if err != nil {
 		return outcome{}, err
 	}
 	e, err := c.egressIPs.Ensure(ctx, EgressIP(t, fip, key.Namespace, hostNS), marks)
 	if err != nil || !e.Synced {
 		return outcome{Reason: e.Reason, Message: e.Message}, err
+	}
+	// The EgressIP first: a pod given the label leaves the NAT gateway's
+	// EgressIP for this one.
+	if err := c.bindPods(ctx, fip, hostNS, pods); err != nil {
+		return outcome{}, err
 	}
 	out := outcome{Synced: true}
 	out.Details.egress = e.Obj
@@ -104,44 +124,59 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, fip *tenant.Flo
 		}
 	}
 	if !found {
-		out.Details.associated = false
-		out.Reason, out.Message = ReasonTargetNotFound, fmt.Sprintf("Pod %s does not exist in namespace %s", fip.Spec.Target.Name, key.Namespace)
-		out.RequeueAfter = targetRecheck
+		out.Details.associated, out.Details.pending = false, true
+		out.Reason, out.Message = ReasonTargetNotFound, notFound+" in namespace "+key.Namespace
+		if fip.Spec.Target.Kind == tenant.FloatingIPTargetPod {
+			out.RequeueAfter = targetRecheck
+		}
 	}
 	return out, nil
 }
 
-// labelTargetPod gives a Pod target the label that the Service and the
-// EgressIP select it by (its own name), and says whether the target was
-// found. A VirtualMachine's pod is labelled by KubeVirt; it is taken as found.
-func (c *Controller) labelTargetPod(ctx context.Context, fip *tenant.FloatingIP, hostNS string) (bool, error) {
-	tg := fip.Spec.Target
-	if tg == nil || tg.Kind != tenant.FloatingIPTargetPod {
-		return true, nil
+// olderHolder returns the name of an older FloatingIP of tenant t's
+// Namespace ns with fip's target, or "". The registry refuses a second
+// FloatingIP for one target; two creates racing past its check are
+// settled here, for the older (by creation, then name).
+func (c *Controller) olderHolder(t, ns string, fip *tenant.FloatingIP) string {
+	holder := ""
+	for _, obj := range c.targeting(t, ns, fip.Spec.Target.Kind, fip.Spec.Target.Name) {
+		if obj.UID == fip.UID || obj.DeletionTimestamp != nil {
+			continue
+		}
+		older := obj.CreationTimestamp.Before(&fip.CreationTimestamp) ||
+			(obj.CreationTimestamp.Equal(&fip.CreationTimestamp) && obj.Name < fip.Name)
+		if older && (holder == "" || obj.Name < holder) {
+			holder = obj.Name
+		}
 	}
-	pods := c.src.Host.CoreV1().Pods(hostNS)
-	pod, err := pods.Get(ctx, tg.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return false, nil
+	return holder
+}
+
+// targeting returns the cached FloatingIPs of tenant t's Namespace ns
+// whose target is the kind's name.
+func (c *Controller) targeting(t, ns string, kind tenant.FloatingIPTargetKind, name string) []*tenant.FloatingIP {
+	var out []*tenant.FloatingIP
+	for _, f := range c.inNamespace(t, ns) {
+		if f.Spec.Target != nil && f.Spec.Target.Kind == kind && f.Spec.Target.Name == name {
+			out = append(out, f)
+		}
 	}
+	return out
+}
+
+// inNamespace returns the cached FloatingIPs of tenant t's Namespace ns.
+func (c *Controller) inNamespace(t, ns string) []*tenant.FloatingIP {
+	objs, err := c.src.FloatingIPs.GetIndexer().ByIndex(controller.ByTenant, t)
 	if err != nil {
-		return false, err
+		return nil
 	}
-	if pod.Labels[hostnames.PodLabel] == pod.Name || pod.DeletionTimestamp != nil {
-		return pod.DeletionTimestamp == nil, nil
+	var out []*tenant.FloatingIP
+	for _, obj := range objs {
+		if f, ok := obj.(*tenant.FloatingIP); ok && c.keys.Key(f).Namespace == ns {
+			out = append(out, f)
+		}
 	}
-	patch, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
-		"labels":          map[string]string{hostnames.PodLabel: pod.Name},
-		"resourceVersion": pod.ResourceVersion,
-	}})
-	if err != nil {
-		return false, err
-	}
-	if _, err := pods.Patch(ctx, pod.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controller.FieldManager}); err != nil {
-		return false, err
-	}
-	klog.FromContext(ctx).V(2).Info("Labelled the target pod", "pod", hostNS+"/"+pod.Name)
-	return true, nil
+	return out
 }
 
 // removeHostObjects deletes the Service and EgressIP of a FloatingIP that
@@ -186,12 +221,23 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, ke
 			klog.FromContext(ctx).Info("Deleted a FloatingIP's EgressIP", "egressIP", eipName)
 		}
 	}
-	return nil
+	// Then the pods it bound go back to the NAT gateway.
+	if owner != "" {
+		return c.unbindPods(ctx, hostNS, func(uid string) bool { return uid == string(owner) }, nil)
+	}
+	live := map[string]bool{}
+	for _, f := range c.inNamespace(t.Name, key.Namespace) {
+		if f.Spec.Target != nil {
+			live[string(f.UID)] = true
+		}
+	}
+	return c.unbindPods(ctx, hostNS, func(uid string) bool { return !live[uid] }, nil)
 }
 
-// setStatus records out in the FloatingIP's status: phase Allocated (it
-// holds its address) or Associated (bound to its target both ways),
-// HostSynced, and Ready (synced, and associated when it has a target).
+// setStatus records out in the FloatingIP's status: phase Pending (its
+// target is missing or another's), Allocated (it holds its address) or
+// Associated (bound to its target both ways), HostSynced, and Ready
+// (synced, and associated when it has a target).
 func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.Key, fip *tenant.FloatingIP, out outcome) error {
 	ns := key.Namespace
 	reason, message := out.Reason, out.Message
@@ -217,8 +263,11 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 		readyReason, readyMessage = ReasonAssociated, fmt.Sprintf("%s is bound to %s %s", fip.Status.Address, fip.Spec.Target.Kind, fip.Spec.Target.Name)
 	}
 	phase := tenant.FloatingIPPhaseAllocated
-	if fip.Spec.Target != nil && associated && out.Synced {
+	switch {
+	case fip.Spec.Target != nil && associated && out.Synced:
 		phase = tenant.FloatingIPPhaseAssociated
+	case out.Details.pending:
+		phase = tenant.FloatingIPPhasePending
 	}
 	mutate := func(obj runtime.Object) bool {
 		live := obj.(*tenant.FloatingIP)

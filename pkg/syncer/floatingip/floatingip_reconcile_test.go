@@ -79,15 +79,15 @@ func TestReconcileFloatingIP(t *testing.T) {
 	if err := c.Reconcile(ctx, key); err != nil {
 		t.Fatalf("reconcile with the target: %v", err)
 	}
-	if pod, _ := pods.Get(ctx, "web", metav1.GetOptions{}); pod.Labels[hostnames.PodLabel] != "web" {
-		t.Errorf("target pod labels %v, want %s=web", pod.Labels, hostnames.PodLabel)
+	if pod, _ := pods.Get(ctx, "web", metav1.GetOptions{}); pod.Labels[hostnames.PodLabel] != "web" || pod.Labels[hostnames.FloatingIPTargetLabel] != "fip-uid" {
+		t.Errorf("target pod labels %v, want %s=web and %s=fip-uid", pod.Labels, hostnames.PodLabel, hostnames.FloatingIPTargetLabel)
 	}
 	svc, err := services.Get(ctx, svcName, metav1.GetOptions{})
 	if err != nil || svc.Spec.Selector[hostnames.PodLabel] != "web" || svc.Annotations[controller.MetalLBIPsAnnotation] != "203.0.113.9" {
 		t.Fatalf("Service %+v, %v", svc, err)
 	}
 	eip, err := egressIPs.Get(ctx, eipName, metav1.GetOptions{})
-	if err != nil || len(eip.Spec.EgressIPs) != 1 || eip.Spec.EgressIPs[0] != "203.0.113.9" || eip.Spec.PodSelector.MatchLabels[hostnames.PodLabel] != "web" {
+	if err != nil || len(eip.Spec.EgressIPs) != 1 || eip.Spec.EgressIPs[0] != "203.0.113.9" || eip.Spec.PodSelector.MatchLabels[hostnames.FloatingIPTargetLabel] != "fip-uid" {
 		t.Fatalf("EgressIP %+v, %v", eip, err)
 	}
 	if cond := ready(); cond == nil || cond.Reason != ReasonAddressPending {
@@ -131,10 +131,11 @@ func TestReconcileFloatingIP(t *testing.T) {
 		t.Errorf("EgressAssigned %+v, want True, naming no node", cond)
 	}
 
-	// No target any more: the host objects go.
-	controllertest.Eventually(t, "the informer has the EgressIP", func() bool {
+	// No target any more: the host objects go, and the pod is released.
+	controllertest.Eventually(t, "the informers have the EgressIP and the bound pod", func() bool {
 		_, exists, _ := src.HostEgressIPs.GetStore().GetByKey(eipName)
-		return exists
+		_, bound, _ := src.HostTargetPods.GetStore().GetByKey(hostNS + "/web")
+		return exists && bound
 	})
 	fip.Spec.Target, fip.Spec.Ports = nil, nil
 	fakes.FloatingIPs.Put("acme", "dev", fip)
@@ -150,6 +151,10 @@ func TestReconcileFloatingIP(t *testing.T) {
 	}
 	if cond := ready(); cond == nil || cond.Status != metav1.ConditionTrue {
 		t.Errorf("Ready %+v, want True: a FloatingIP without a target only holds its address", cond)
+	}
+	// The pod goes back to the NAT gateway.
+	if pod, _ := pods.Get(ctx, "web", metav1.GetOptions{}); pod.Labels[hostnames.FloatingIPTargetLabel] != "" {
+		t.Errorf("pod of a FloatingIP without a target still bound: %v", pod.Labels)
 	}
 
 	// The FloatingIP is gone, with a target again on the host side.

@@ -5,7 +5,10 @@
 // labels tenant.io/pod with its name) it becomes a 1:1 NAT: a Service of
 // type LoadBalancer on that address for the inbound ports, which MetalLB
 // announces from the tenant's pool, and an EgressIP that sends the
-// target's outbound traffic out from the same address.
+// target's outbound traffic out from the same address. The EgressIP
+// selects the target's pods by the label tenant.io/floatingip-target
+// (the FloatingIP's UID) that the syncer gives them and takes back when
+// the FloatingIP lets go; a NAT gateway selects only pods without it.
 package floatingip
 
 import (
@@ -84,9 +87,17 @@ func Service(t *tenant.Tenant, fip *tenant.FloatingIP, ns, hostNS string) *corev
 	}
 }
 
+// EgressPodSelector selects the pods FloatingIP fip binds: those the
+// syncer labelled hostnames.FloatingIPTargetLabel with its UID (the NAT
+// gateway of a Network selects the pods without that label).
+func EgressPodSelector(fip *tenant.FloatingIP) metav1.LabelSelector {
+	return metav1.LabelSelector{MatchLabels: map[string]string{hostnames.FloatingIPTargetLabel: string(fip.UID)}}
+}
+
 // EgressIP is the EgressIP of FloatingIP fip (in tenant Namespace ns, host
-// namespace hostNS) of Tenant t: the target's pod leaves through fip's
-// address. It exists only for a FloatingIP with a target.
+// namespace hostNS) of Tenant t: the target's pods, which the syncer
+// labels with fip's UID, leave through fip's address. It exists only for
+// a FloatingIP with a target.
 func EgressIP(t *tenant.Tenant, fip *tenant.FloatingIP, ns, hostNS string) *egressipv1.EgressIP {
 	return &egressipv1.EgressIP{
 		ObjectMeta: metav1.ObjectMeta{
@@ -101,7 +112,7 @@ func EgressIP(t *tenant.Tenant, fip *tenant.FloatingIP, ns, hostNS string) *egre
 			NamespaceSelector: metav1.LabelSelector{MatchLabels: map[string]string{
 				hostnames.TenantLabel: t.Name, namespaceNameLabel: hostNS,
 			}},
-			PodSelector: metav1.LabelSelector{MatchLabels: TargetSelector(fip)},
+			PodSelector: EgressPodSelector(fip),
 		},
 		// The EgressIP CRD has no status subresource and requires
 		// status.items: an empty list, which OVN-Kubernetes fills.

@@ -88,9 +88,20 @@ func ClusterUserDefinedNetwork(t *tenant.Tenant, n *tenant.Network) *udnv1.Clust
 	}
 }
 
+// NATPodSelector selects the pods a NAT gateway sends out: all but those
+// a FloatingIP binds (labelled hostnames.FloatingIPTargetLabel), which
+// leave through their FloatingIP's EgressIP. The two are disjoint by
+// construction: a pod has the label or not.
+func NATPodSelector() metav1.LabelSelector {
+	return metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+		{Key: hostnames.FloatingIPTargetLabel, Operator: metav1.LabelSelectorOpDoesNotExist},
+	}}
+}
+
 // NATGatewayEgressIP is the EgressIP of the NAT gateway of Network n of
-// Tenant t: every pod of the network's host namespaces leaves through
-// address, n's status.natGatewayIP.
+// Tenant t: every pod of the network's host namespaces but FloatingIPs'
+// targets (NATPodSelector) leaves through address, n's
+// status.natGatewayIP.
 func NATGatewayEgressIP(t *tenant.Tenant, n *tenant.Network, address string) *egressipv1.EgressIP {
 	cudn := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
 	marks := Marks(t, n)
@@ -100,6 +111,7 @@ func NATGatewayEgressIP(t *tenant.Tenant, n *tenant.Network, address string) *eg
 		Spec: egressipv1.EgressIPSpec{
 			EgressIPs:         []string{address},
 			NamespaceSelector: NamespaceSelector(t.Name, cudn),
+			PodSelector:       NATPodSelector(),
 		},
 		// The EgressIP CRD has no status subresource and requires
 		// status.items: an empty list, which OVN-Kubernetes fills.

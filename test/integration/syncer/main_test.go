@@ -48,6 +48,7 @@ const (
 	fipUser                         = "finn" // TestFloatingIPs
 	isoUserA                        = "ines" // TestPublicIPIsolation, tenant A
 	isoUserB                        = "ivan" // TestPublicIPIsolation, tenant B
+	vmUser                          = "vic"  // TestVirtualMachines
 
 	backDoorUser       = "bob" // TestHostBackDoors: the attacking tenant's member
 	overGrantedUser    = "rex" // TestHostBackDoors: a member of it with more host RBAC than the product gives
@@ -70,7 +71,7 @@ func TestMain(m *testing.M) {
 		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
 			{Name: networkUser}, {Name: refusedUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
-			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB},
+			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},
 		},

@@ -338,7 +338,11 @@ func TestNetworks(t *testing.T) {
 		if got := selected(ctx, t, host.CoreV1().Namespaces(), egress.Spec.NamespaceSelector); !slices.Equal(got, []string{blueNS}) {
 			t.Fatalf("the NAT gateway's EgressIP selects %v, want [%s]", got, blueNS)
 		}
-		if len(egress.Spec.PodSelector.MatchLabels)+len(egress.Spec.PodSelector.MatchExpressions) != 0 ||
+		// Every pod but those a FloatingIP binds (which leave through its
+		// own EgressIP).
+		natPods := metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
+			{Key: hostnames.FloatingIPTargetLabel, Operator: metav1.LabelSelectorOpDoesNotExist}}}
+		if !apiequality.Semantic.DeepEqual(egress.Spec.PodSelector, natPods) ||
 			egress.Labels[hostnames.TenantLabel] != tn.Name || !hostnames.OwnedBy(egress, n.UID) {
 			t.Fatalf("EgressIP %s: labels %v annotations %v podSelector %v", natName, egress.Labels, egress.Annotations, egress.Spec.PodSelector)
 		}

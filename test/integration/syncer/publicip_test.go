@@ -342,32 +342,40 @@ func TestFloatingIPs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkFIPEgress(t, e, addr, hostNS, map[string]string{hostnames.PodLabel: "web"})
+		checkFIPEgress(t, e, addr, hostNS, f)
+		if p.Labels[hostnames.FloatingIPTargetLabel] != string(f.UID) {
+			t.Fatalf("target pod labels %v: not bound to the FloatingIP's EgressIP", p.Labels)
+		}
 	})
 
 	t.Run("re-associated with a VirtualMachine", func(t *testing.T) {
+		// The member runs the VM (KubeVirt's aggregated roles).
+		admitted(ctx, t, fipUser, virtualMachine(hostNS, "vm1", nil))
 		kubectl(ctx, t, fipUser, "-n", defaultNamespace, "patch", "floatingip", "ssh", "--type=merge", "-p",
 			`{"spec":{"target":{"kind":"VirtualMachine","name":"vm1"}}}`)
-		want := map[string]string{hostnames.VirtualMachineLabel: "vm1"}
 		waitService(ctx, t, host, hostNS, svcName, "selects vm1", func(s *corev1.Service) (bool, string) {
 			return len(s.Spec.Selector) == 1 && s.Spec.Selector[hostnames.VirtualMachineLabel] == "vm1" && ingressIP(s) == addr,
 				fmt.Sprintf("%v %+v", s.Spec.Selector, s.Status)
 		})
-		eventually(ctx, t, syncTimeout, "EgressIP selects vm1", func(ctx context.Context) (bool, string) {
-			e, err := eip.K8sV1().EgressIPs().Get(ctx, eipName, metav1.GetOptions{})
-			if err != nil {
-				return false, err.Error()
-			}
-			return e.Spec.PodSelector.MatchLabels[hostnames.VirtualMachineLabel] == "vm1", fmt.Sprintf("%+v", e.Spec)
-		})
-		e, _ := eip.K8sV1().EgressIPs().Get(ctx, eipName, metav1.GetOptions{})
-		checkFIPEgress(t, e, addr, hostNS, want)
 		f := waitFIP(ctx, t, finn, defaultNamespace, "ssh", "Associated", func(f *tenantv1alpha1.FloatingIP) bool {
 			return f.Status.Phase == tenantv1alpha1.FloatingIPPhaseAssociated && f.Status.ObservedGeneration == f.Generation
 		})
 		if f.Status.Address != addr {
 			t.Fatalf("re-association moved the address from %s to %s", addr, f.Status.Address)
 		}
+		// Pod web is no longer bound: it leaves through the node again.
+		eventually(ctx, t, syncTimeout, "pod web released", func(ctx context.Context) (bool, string) {
+			p, err := host.CoreV1().Pods(hostNS).Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			return p.Labels[hostnames.FloatingIPTargetLabel] == "", fmt.Sprint(p.Labels)
+		})
+		e, err := eip.K8sV1().EgressIPs().Get(ctx, eipName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkFIPEgress(t, e, addr, hostNS, f)
 	})
 
 	t.Run("errors", func(t *testing.T) {
@@ -420,15 +428,19 @@ func TestFloatingIPs(t *testing.T) {
 // FloatingIPs of the tenant's Namespace default: a Tenant with any is not
 // deleted.
 func deletePublicIPUsersAtEnd(t *testing.T, cs clientset.Interface) {
-	t.Cleanup(func() {
-		ctx := context.Background()
-		if err := cs.TenantV1alpha1().LoadBalancers(defaultNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			t.Logf("cleanup: deleting LoadBalancers: %v", err)
-		}
-		if err := cs.TenantV1alpha1().FloatingIPs(defaultNamespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
-			t.Logf("cleanup: deleting FloatingIPs: %v", err)
-		}
-	})
+	t.Cleanup(func() { deletePublicIPUsers(t, cs, defaultNamespace) })
+}
+
+// deletePublicIPUsers deletes the LoadBalancers and FloatingIPs of tenant
+// Namespace ns.
+func deletePublicIPUsers(t *testing.T, cs clientset.Interface, ns string) {
+	ctx := context.Background()
+	if err := cs.TenantV1alpha1().LoadBalancers(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Logf("deleting the LoadBalancers of %s: %v", ns, err)
+	}
+	if err := cs.TenantV1alpha1().FloatingIPs(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+		t.Logf("deleting the FloatingIPs of %s: %v", ns, err)
+	}
 }
 
 func otherAddress(tn *tenantv1alpha1.Tenant, not string) string {
@@ -440,8 +452,11 @@ func otherAddress(tn *tenantv1alpha1.Tenant, not string) string {
 	return not
 }
 
-func checkFIPEgress(t *testing.T, e *egressipv1.EgressIP, addr, hostNS string, podSelector map[string]string) {
+// checkFIPEgress checks that e, the EgressIP of FloatingIP fip, sends the
+// pods fip binds in hostNS out through addr.
+func checkFIPEgress(t *testing.T, e *egressipv1.EgressIP, addr, hostNS string, fip *tenantv1alpha1.FloatingIP) {
 	t.Helper()
+	podSelector := map[string]string{hostnames.FloatingIPTargetLabel: string(fip.UID)}
 	ns := e.Spec.NamespaceSelector.MatchLabels
 	if !slices.Equal(e.Spec.EgressIPs, []string{addr}) || ns["kubernetes.io/metadata.name"] != hostNS || len(e.Spec.NamespaceSelector.MatchExpressions) != 0 ||
 		len(e.Spec.PodSelector.MatchLabels) != len(podSelector) {

@@ -757,8 +757,14 @@ type FloatingIPPhase string
 
 // FloatingIP phases.
 const (
-	FloatingIPPhasePending    FloatingIPPhase = "Pending"
-	FloatingIPPhaseAllocated  FloatingIPPhase = "Allocated"
+	// FloatingIPPhasePending: the FloatingIP has no address yet, or its
+	// target does not exist (or is another FloatingIP's).
+	FloatingIPPhasePending FloatingIPPhase = "Pending"
+	// FloatingIPPhaseAllocated: it holds its address, not (yet) bound to
+	// its target.
+	FloatingIPPhaseAllocated FloatingIPPhase = "Allocated"
+	// FloatingIPPhaseAssociated: the address is bound to the target both
+	// ways.
 	FloatingIPPhaseAssociated FloatingIPPhase = "Associated"
 	FloatingIPPhaseFailed     FloatingIPPhase = "Failed"
 )
@@ -840,7 +846,9 @@ type FloatingIPStatus struct {
 	// address is the public IP in use.
 	// +optional
 	Address string `json:"address,omitempty"`
-	// phase is Pending, Allocated, Associated or Failed.
+	// phase is Pending (no address yet, or the target does not exist or
+	// is another FloatingIP's: see the Ready condition's reason),
+	// Allocated (the address is held, not bound), Associated or Failed.
 	// +optional
 	Phase FloatingIPPhase `json:"phase,omitempty"`
 	// conditions are Ready and HostSynced.
@@ -978,8 +986,9 @@ type OffboardingReport struct {
 // OffboardingBlocker is one object that keeps a Tenant from being deleted.
 type OffboardingBlocker struct {
 	// resource is the kind of the blocker, as a resource name: pods,
-	// floatingips, loadbalancers, namespaces or networks; vrfpeerings or
-	// providerservices among providerBlockers.
+	// virtualmachines, virtualmachineinstances, persistentvolumeclaims,
+	// datavolumes, floatingips, loadbalancers, namespaces or networks;
+	// vrfpeerings or providerservices among providerBlockers.
 	Resource string `json:"resource"`
 	// namespace is the tenant Namespace (as the tenant names it) the blocker
 	// is in; empty for cluster-scoped blockers.
@@ -988,7 +997,28 @@ type OffboardingBlocker struct {
 	// name is the blocker's name; empty for creates still in flight.
 	// +optional
 	Name string `json:"name,omitempty"`
+	// state is set for workloads in the tenant's host namespaces: Running
+	// (pods, VirtualMachineInstances, VirtualMachines whose instance runs),
+	// Stopped (VirtualMachines that do not run: their disks are kept) or
+	// Disk (PersistentVolumeClaims and DataVolumes, which hold data).
+	// +optional
+	State WorkloadState `json:"state,omitempty"`
 	// message says why the object blocks the delete.
 	// +optional
 	Message string `json:"message,omitempty"`
 }
+
+// WorkloadState says what deleting a workload on the host would destroy.
+// +enum
+type WorkloadState string
+
+const (
+	// WorkloadRunning: a pod, a VirtualMachineInstance, or a
+	// VirtualMachine whose instance runs.
+	WorkloadRunning WorkloadState = "Running"
+	// WorkloadStopped: a VirtualMachine that does not run; its disks are
+	// kept.
+	WorkloadStopped WorkloadState = "Stopped"
+	// WorkloadDisk: a PersistentVolumeClaim or DataVolume, which holds data.
+	WorkloadDisk WorkloadState = "Disk"
+)

@@ -1207,6 +1207,7 @@ func autoConvert_v1alpha1_OffboardingBlocker_To_tenant_OffboardingBlocker(in *Of
 	out.Resource = in.Resource
 	out.Namespace = in.Namespace
 	out.Name = in.Name
+	out.State = tenant.WorkloadState(in.State)
 	out.Message = in.Message
 	return nil
 }
@@ -1220,6 +1221,7 @@ func autoConvert_tenant_OffboardingBlocker_To_v1alpha1_OffboardingBlocker(in *te
 	out.Resource = in.Resource
 	out.Namespace = in.Namespace
 	out.Name = in.Name
+	out.State = WorkloadState(in.State)
 	out.Message = in.Message
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -65,13 +66,40 @@ func ObjectRef(obj runtime.Object) (string, error) {
 	return m.GetName(), nil
 }
 
-// DeleteConflict is the 409 of a delete refused because of causes.
+// namedInMessage is how many causes a refused delete's message names; all
+// of them are in its details.
+const namedInMessage = 3
+
+// DeleteConflict is the 409 of a delete refused because of causes. Its
+// message names the first causes (kubectl prints the message, not the
+// details' causes), as "(blocked by <field>, <field>, <field> and N more)".
 func DeleteConflict(gr schema.GroupResource, name, reason string, causes []metav1.StatusCause) error {
 	return &apierrors.StatusError{ErrStatus: metav1.Status{
 		Status:  metav1.StatusFailure,
 		Code:    http.StatusConflict,
 		Reason:  metav1.StatusReasonConflict,
-		Message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s", gr.String(), name, reason),
+		Message: fmt.Sprintf("Operation cannot be fulfilled on %s %q: %s%s", gr.String(), name, reason, blockedBy(causes)),
 		Details: &metav1.StatusDetails{Name: name, Group: gr.Group, Kind: gr.Resource, Causes: causes},
 	}}
+}
+
+// blockedBy names the first causes by their Field, or their Message when
+// they have none.
+func blockedBy(causes []metav1.StatusCause) string {
+	if len(causes) == 0 {
+		return ""
+	}
+	named := make([]string, 0, namedInMessage)
+	for _, c := range causes[:min(len(causes), namedInMessage)] {
+		if c.Field != "" {
+			named = append(named, c.Field)
+		} else {
+			named = append(named, c.Message)
+		}
+	}
+	list := strings.Join(named, ", ")
+	if more := len(causes) - len(named); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return " (blocked by " + list + ")"
 }

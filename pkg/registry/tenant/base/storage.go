@@ -59,9 +59,10 @@ type Deps struct {
 	Watches *tenancy.WatchRegistry
 	// Quota counts tenant-owned objects against their tenant's quota; nil: no quota.
 	Quota QuotaTracker
-	// HostPods reads the pods of host namespaces, which block the delete
-	// of their tenant Namespace and Tenant; nil: pods are not checked.
-	HostPods host.Pods
+	// HostWorkloads reads the workloads of host namespaces (pods, VMs and
+	// their disks), which block the delete of their tenant Namespace and
+	// Tenant; nil: they are not checked.
+	HostWorkloads host.Workloads
 	// IPAM is where objects claim their addresses.
 	IPAM IPAM
 	// Storages is the set the new storage joins, as far as it is built:

@@ -30,6 +30,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		return nil, err
 	}
 	claims.InstallPublicIPs(st, PublicIP, claims.NewTenantSpace(deps))
+	installTargets(st)
 	return st, nil
 }
 

@@ -17,44 +17,48 @@ import (
 )
 
 // Deletion refuses to delete a tenant Namespace that still holds
-// FloatingIPs or LoadBalancers, or whose host namespace still runs pods:
-// the objects would otherwise outlive it, and come back with the next
-// Namespace of that name; the pods would lose their network.
+// FloatingIPs or LoadBalancers, or whose host namespace still runs pods or
+// VMs or holds disks (PVCs, DataVolumes): the objects would otherwise
+// outlive it, and come back with the next Namespace of that name; the
+// pods would lose their network, and deleting the host namespace would
+// destroy the VMs and their data.
 type Deletion struct {
 	// Storages are the server's: the Namespaces, their Tenants (whose UID
 	// names the host namespace), and the kinds that live in Namespaces.
 	Storages *base.Storages
-	// HostPods reads the pods of host namespaces; nil: pods are not checked.
-	HostPods host.Pods
+	// HostWorkloads reads the workloads of host namespaces; nil: they are
+	// not checked.
+	HostWorkloads host.Workloads
 }
 
 // BeforeDelete answers 409 listing what the Namespace still holds and the
-// pods of its host namespace (Field "pods <namespace>/<pod>").
+// workloads of its host namespace (Field "<resource> <namespace>/<name>",
+// e.g. "virtualmachines dev/web").
 func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preconditions, error) {
 	causes, err := base.Attached(genericapirequest.WithNamespace(ctx, name), base.Stores(d.Storages.FloatingIPs, d.Storages.LoadBalancers), "namespace "+name)
 	if err != nil {
 		return nil, err
 	}
-	pods, err := d.pods(ctx, name)
+	workloads, err := d.workloads(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	causes = append(causes, pods...)
+	causes = append(causes, workloads...)
 	if len(causes) > 0 {
 		return nil, base.DeleteConflict(tenant.Resource("namespaces"), name,
-			fmt.Sprintf("namespace %s still holds %d object(s) or pod(s); delete them first", name, len(causes)), causes)
+			fmt.Sprintf("namespace %s still holds %d object(s), workload(s) or disk(s); delete them first", name, len(causes)), causes)
 	}
 	return nil, nil
 }
 
-// pods lists the pods of the host namespace of Namespace name as causes.
-// A Namespace that does not exist has none (the delete answers 404), nor
-// does one whose Tenant is being deleted: the Tenant's delete was accepted
-// once nothing ran, and the syncer removing its Namespaces must not be
-// held up by pods started since.
-func (d *Deletion) pods(ctx context.Context, name string) ([]metav1.StatusCause, error) {
+// workloads lists the workloads of the host namespace of Namespace name
+// as causes. A Namespace that does not exist has none (the delete answers
+// 404), nor does one whose Tenant is being deleted: the Tenant's delete
+// was accepted once nothing ran, and the syncer removing its Namespaces
+// must not be held up by workloads started since.
+func (d *Deletion) workloads(ctx context.Context, name string) ([]metav1.StatusCause, error) {
 	tenantName, _ := tenancy.TenantFrom(ctx)
-	if d.HostPods == nil || tenantName == "" {
+	if d.HostWorkloads == nil || tenantName == "" {
 		return nil, nil
 	}
 	ctx = genericapirequest.WithNamespace(ctx, metav1.NamespaceNone)
@@ -83,17 +87,17 @@ func (d *Deletion) pods(ctx context.Context, name string) ([]metav1.StatusCause,
 	if t.DeletionTimestamp != nil {
 		return nil, nil
 	}
-	names, err := host.PodsIn(ctx, d.HostPods, hostnames.Namespace(t.Name, t.UID, name), nsMeta.GetUID())
+	workloads, err := host.In(ctx, d.HostWorkloads, hostnames.Namespace(t.Name, t.UID, name), nsMeta.GetUID())
 	if err != nil {
 		return nil, err
 	}
-	causes := make([]metav1.StatusCause, 0, len(names))
-	for _, pod := range names {
-		ref := name + "/" + pod
+	causes := make([]metav1.StatusCause, 0, len(workloads))
+	for _, w := range workloads {
+		ref := name + "/" + w.Name
 		causes = append(causes, metav1.StatusCause{
 			Type:    base.CauseTypeAttached,
-			Field:   "pods " + ref,
-			Message: fmt.Sprintf("pods %s is running in namespace %s", ref, name),
+			Field:   w.Resource + " " + ref,
+			Message: w.Describe(ref, "namespace "+name),
 		})
 	}
 	return causes, nil

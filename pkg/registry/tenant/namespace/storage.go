@@ -28,7 +28,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 	}
 	st.Install(base.Hooks{
 		BeginCreate:  (&Attachment{Storages: deps.Storages}).BeginCreate,
-		BeforeDelete: (&Deletion{Storages: deps.Storages, HostPods: deps.HostPods}).BeforeDelete,
+		BeforeDelete: (&Deletion{Storages: deps.Storages, HostWorkloads: deps.HostWorkloads}).BeforeDelete,
 	})
 	return st, nil
 }

@@ -32,8 +32,6 @@ const (
 	ResourceNetworks      = "networks"
 	ResourceFloatingIPs   = "floatingips"
 	ResourceLoadBalancers = "loadbalancers"
-	// ResourcePods names the pods in a tenant's host namespaces.
-	ResourcePods = "pods"
 	// ResourceVRFPeerings and ResourceProviderServices name the provider's
 	// objects that block a Tenant's delete.
 	ResourceVRFPeerings      = "vrfpeerings"
@@ -46,9 +44,10 @@ const (
 var cleanedUpBySyncer = map[string]bool{ResourceNamespaces: true, ResourceNetworks: true}
 
 // Offboarding decides whether a Tenant may be deleted: only when nothing is
-// attached to it. FloatingIPs, LoadBalancers and the pods in its host
-// namespaces always block: deleting the Tenant would take their addresses
-// and networks away under them. Its Namespaces and Networks block only
+// attached to it. FloatingIPs, LoadBalancers and the workloads in its host
+// namespaces (pods, VMs, their instances, PVCs and DataVolumes) always
+// block: deleting the Tenant would take their addresses and networks away
+// under them, and destroy the VMs' disks. Its Namespaces and Networks block only
 // while the Tenant lacks tenant.FinalizerOffboarding: without it nobody
 // would delete them, and objects that outlived their Tenant would be
 // inherited by the next Tenant of the same name.
@@ -56,9 +55,9 @@ type Offboarding struct {
 	// Storages are the server's: Tenants, and the tenant-owned kinds
 	// (Namespaces, Networks, FloatingIPs, LoadBalancers).
 	Storages *base.Storages
-	// HostPods reads the pods of the tenant's host namespaces; nil: pods
-	// are not checked.
-	HostPods host.Pods
+	// HostWorkloads reads the workloads of the tenant's host namespaces;
+	// nil: they are not checked.
+	HostWorkloads host.Workloads
 }
 
 // owned returns the storages of tenant-owned kinds, by resource name
@@ -212,16 +211,16 @@ func (o *Offboarding) blockersOf(ctx context.Context, t *tenant.Tenant) ([]tenan
 		}
 	}
 
-	if o.HostPods != nil {
-		pods, err := o.podsIn(ctx, t, namespaces, namespaceUIDs)
+	if o.HostWorkloads != nil {
+		workloads, err := o.workloadsIn(ctx, t, namespaces, namespaceUIDs)
 		if err != nil {
 			return nil, err
 		}
 		for i, ns := range namespaces {
-			for _, pod := range pods[i] {
+			for _, w := range workloads[i] {
 				blockers = append(blockers, tenant.OffboardingBlocker{
-					Resource: ResourcePods, Namespace: ns, Name: pod,
-					Message: fmt.Sprintf("pods %s/%s is running in %s", ns, pod, owner),
+					Resource: w.Resource, Namespace: ns, Name: w.Name, State: tenant.WorkloadState(w.State),
+					Message: w.Describe(ns+"/"+w.Name, owner),
 				})
 			}
 		}
@@ -240,13 +239,13 @@ func (o *Offboarding) blockersOf(ctx context.Context, t *tenant.Tenant) ([]tenan
 	return blockers, nil
 }
 
-// hostListWorkers bounds the LISTs of host pods one check has in flight.
+// hostListWorkers bounds the host namespaces one check reads at once.
 const hostListWorkers = 8
 
-// podsIn reads the pods of the host namespaces of t's namespaces, a few
-// at a time: a tenant may have hundreds of Namespaces.
-func (o *Offboarding) podsIn(ctx context.Context, t *tenant.Tenant, namespaces []string, uids []types.UID) ([][]string, error) {
-	pods := make([][]string, len(namespaces))
+// workloadsIn reads the workloads of the host namespaces of t's
+// namespaces, a few at a time: a tenant may have hundreds of Namespaces.
+func (o *Offboarding) workloadsIn(ctx context.Context, t *tenant.Tenant, namespaces []string, uids []types.UID) ([][]host.Workload, error) {
+	workloads := make([][]host.Workload, len(namespaces))
 	var (
 		mu       sync.Mutex
 		firstErr error
@@ -254,7 +253,7 @@ func (o *Offboarding) podsIn(ctx context.Context, t *tenant.Tenant, namespaces [
 	listCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workqueue.ParallelizeUntil(listCtx, hostListWorkers, len(namespaces), func(i int) {
-		names, err := host.PodsIn(listCtx, o.HostPods, hostnames.Namespace(t.Name, t.UID, namespaces[i]), uids[i])
+		found, err := host.In(listCtx, o.HostWorkloads, hostnames.Namespace(t.Name, t.UID, namespaces[i]), uids[i])
 		mu.Lock()
 		defer mu.Unlock()
 		if err != nil {
@@ -264,13 +263,13 @@ func (o *Offboarding) podsIn(ctx context.Context, t *tenant.Tenant, namespaces [
 			}
 			return
 		}
-		pods[i] = names
+		workloads[i] = found
 	})
 	if firstErr != nil {
 		return nil, firstErr
 	}
 	// A request that ended left namespaces unchecked.
-	return pods, ctx.Err()
+	return workloads, ctx.Err()
 }
 
 // Report is the OffboardingReport of t.

@@ -20,6 +20,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
+	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
@@ -34,37 +35,47 @@ var (
 	carol = &user.DefaultInfo{Name: "carol", Groups: []string{"system:authenticated"}}
 )
 
-// fakeHostPods is a host whose pods the test sets, by host namespace.
-type fakeHostPods struct {
-	mu   sync.Mutex
-	pods map[string][]string
-	err  error
+// fakeHostWorkloads is a host whose workloads the test sets, by host
+// namespace.
+type fakeHostWorkloads struct {
+	mu        sync.Mutex
+	workloads map[string][]host.Workload
+	err       error
 	// failIn, if set, is the one host namespace whose LIST fails.
 	failIn string
 }
 
-func (f *fakeHostPods) Pods(_ context.Context, hostNamespace string, _ types.UID) ([]string, error) {
+func (f *fakeHostWorkloads) Workloads(_ context.Context, hostNamespace string, _ types.UID) ([]host.Workload, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil || (f.failIn != "" && f.failIn == hostNamespace) {
 		return nil, errors.New("connection refused")
 	}
-	return f.pods[hostNamespace], nil
+	return f.workloads[hostNamespace], nil
 }
 
-func (f *fakeHostPods) set(hostNamespace string, pods ...string) {
+// set makes the pods of hostNamespace the named ones.
+func (f *fakeHostWorkloads) set(hostNamespace string, pods ...string) {
+	ws := make([]host.Workload, 0, len(pods))
+	for _, p := range pods {
+		ws = append(ws, host.Workload{Resource: host.ResourcePods, Name: p, State: host.Running})
+	}
+	f.setWorkloads(hostNamespace, ws...)
+}
+
+func (f *fakeHostWorkloads) setWorkloads(hostNamespace string, ws ...host.Workload) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.pods[hostNamespace] = pods
+	f.workloads[hostNamespace] = ws
 }
 
-func (f *fakeHostPods) fail(err error) {
+func (f *fakeHostWorkloads) fail(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.err = err
 }
 
-func (f *fakeHostPods) failOnlyIn(hostNamespace string) {
+func (f *fakeHostWorkloads) failOnlyIn(hostNamespace string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.failIn = hostNamespace
@@ -81,16 +92,16 @@ var onlyAdmin = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.A
 type server struct {
 	storage     *base.Storages
 	offboarding *tenantregistry.OffboardingREST
-	host        *fakeHostPods
+	host        *fakeHostWorkloads
 }
 
 // setup runs the storage of every kind on one etcd, with tenants acme and
 // globex, and a host whose pods the test sets.
 func setup(t *testing.T) *server {
 	t.Helper()
-	host := &fakeHostPods{pods: map[string][]string{}}
+	fakeHost := &fakeHostWorkloads{workloads: map[string][]host.Workload{}}
 	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), false)
-	deps := base.Deps{Resolver: tenancy.GroupResolver{}, Authorizer: onlyAdmin, HostPods: host}
+	deps := base.Deps{Resolver: tenancy.GroupResolver{}, Authorizer: onlyAdmin, HostWorkloads: fakeHost}
 	storage, err := apiserver.NewStorage(getter, deps)
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +114,7 @@ func setup(t *testing.T) *server {
 	s := &server{
 		storage:     storage,
 		offboarding: storage.Tenants.Subresources["offboarding"].(*tenantregistry.OffboardingREST),
-		host:        host,
+		host:        fakeHost,
 	}
 	for i, name := range []string{"acme", "globex"} {
 		tn := &tenant.Tenant{
@@ -293,7 +304,7 @@ func TestOffboardingBlockers(t *testing.T) {
 		"delete": func() error { _, err := s.delete(admin, "tenants", "", "acme"); return err }(),
 		"report": func() error { _, err := s.offboarding.Get(as(admin, ""), "acme", &metav1.GetOptions{}); return err }(),
 	} {
-		if !apierrors.IsServiceUnavailable(err) || !strings.Contains(err.Error(), "cannot check the host for pods: connection refused") {
+		if !apierrors.IsServiceUnavailable(err) || !strings.Contains(err.Error(), "cannot check the host for workloads: connection refused") {
 			t.Errorf("%s with the host down: %v, want 503", what, err)
 		}
 	}
@@ -371,6 +382,62 @@ func TestOffboardingReportVisibility(t *testing.T) {
 	}
 	if _, ok := s.offboarding.New().(*tenant.OffboardingReport); !ok {
 		t.Errorf("New() = %T", s.offboarding.New())
+	}
+}
+
+// TestOffboardingVirtualMachines: VMs, their instances and their disks
+// block like pods; the report says which run and which only hold disks,
+// and the 409's own message names the first blockers.
+func TestOffboardingVirtualMachines(t *testing.T) {
+	s := setup(t)
+	s.updateTenant(t, "acme", false, func(tn *tenant.Tenant) {
+		tn.Finalizers = append(tn.Finalizers, tenant.FinalizerOffboarding)
+	})
+	s.createDefaultNetwork(t, alice)
+	s.create(t, alice, "namespaces", "", &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev"}, Spec: tenant.NamespaceSpec{Network: "default"}})
+	s.host.setWorkloads(s.hostNamespace(t, "acme", "dev"),
+		host.Workload{Resource: host.ResourceDataVolumes, Name: "db-disk", State: host.Disk},
+		host.Workload{Resource: host.ResourcePersistentVolumeClaims, Name: "db-disk", State: host.Disk},
+		host.Workload{Resource: host.ResourceVirtualMachineInstances, Name: "web", State: host.Running},
+		host.Workload{Resource: host.ResourceVirtualMachines, Name: "db", State: host.Stopped},
+		host.Workload{Resource: host.ResourceVirtualMachines, Name: "web", State: host.Running})
+
+	want := []string{"datavolumes dev/db-disk", "persistentvolumeclaims dev/db-disk", "virtualmachineinstances dev/web", "virtualmachines dev/db", "virtualmachines dev/web"}
+	_, err := s.delete(admin, "tenants", "", "acme")
+	expect(t, "409 causes", causeFields(t, "delete acme", err), want...)
+	if msg := err.Error(); !strings.Contains(msg, "(blocked by datavolumes dev/db-disk, persistentvolumeclaims dev/db-disk, virtualmachineinstances dev/web and 2 more)") {
+		t.Errorf("409 message %q does not name the first blockers", msg)
+	}
+	r, fields := s.report(t, admin, "acme")
+	expect(t, "report", fields, want...)
+	states := map[string]tenant.WorkloadState{}
+	for _, b := range r.Blockers {
+		states[b.Resource+" "+b.Name] = b.State
+	}
+	for blocker, state := range map[string]tenant.WorkloadState{
+		"datavolumes db-disk": tenant.WorkloadDisk, "persistentvolumeclaims db-disk": tenant.WorkloadDisk,
+		"virtualmachineinstances web": tenant.WorkloadRunning, "virtualmachines web": tenant.WorkloadRunning, "virtualmachines db": tenant.WorkloadStopped,
+	} {
+		if states[blocker] != state {
+			t.Errorf("report: %s is %q, want %q (%+v)", blocker, states[blocker], state, r.Blockers)
+		}
+	}
+
+	// The Namespace's own delete, the same.
+	_, err = s.delete(alice, "namespaces", "", "dev")
+	expect(t, "namespace 409 causes", causeFields(t, "delete dev", err), want...)
+	if msg := err.Error(); !strings.Contains(msg, "namespace dev still holds 5 object(s), workload(s) or disk(s)") ||
+		!strings.Contains(msg, "(blocked by datavolumes dev/db-disk, ") {
+		t.Errorf("namespace 409 message %q", msg)
+	}
+
+	// Disks alone still block: deleting would destroy the data.
+	s.host.setWorkloads(s.hostNamespace(t, "acme", "dev"), host.Workload{Resource: host.ResourcePersistentVolumeClaims, Name: "db-disk", State: host.Disk})
+	_, err = s.delete(alice, "namespaces", "", "dev")
+	expect(t, "409 with a disk alone", causeFields(t, "delete dev", err), "persistentvolumeclaims dev/db-disk")
+	s.host.setWorkloads(s.hostNamespace(t, "acme", "dev"))
+	if _, err := s.delete(alice, "namespaces", "", "dev"); err != nil {
+		t.Errorf("delete of dev once empty: %v", err)
 	}
 }
 

@@ -35,7 +35,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		return nil, err
 	}
 	installAddresses(st, deps)
-	offboarding := &Offboarding{Storages: deps.Storages, HostPods: deps.HostPods}
+	offboarding := &Offboarding{Storages: deps.Storages, HostWorkloads: deps.HostWorkloads}
 	st.Install(base.Hooks{BeforeDelete: offboarding.BeforeDelete})
 	st.Subresources = map[string]rest.Storage{"offboarding": NewOffboardingREST(st.Main, offboarding)}
 	return st, nil

@@ -5,6 +5,8 @@ package controllertest
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	egressipfake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned/fake"
 	rafake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1/apis/clientset/versioned/fake"
 	udnfake "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned/fake"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -19,11 +22,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -173,11 +178,13 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 		controller.FRRConfigurations:      "FRRConfigurationList",
 		controller.BGPSessionStates:       "BGPSessionStateList",
 		controller.ClusterNetworkConnects: "ClusterNetworkConnectList",
+		controller.VirtualMachines:        "VirtualMachineList",
 	}
 	for _, gvr := range controller.MetalLBResources {
 		listKinds[gvr] = map[string]string{"ipaddresspools": "IPAddressPoolList", "l2advertisements": "L2AdvertisementList", "bgpadvertisements": "BGPAdvertisementList"}[gvr.Resource]
 	}
 	f.Dynamic = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
+	f.Kube.PrependReactor("patch", "pods", jsonPatchTestFailures(f.Kube))
 	kind := func(resource string, s *Store) controller.Kind {
 		return controller.Kind{Resource: resource, Store: s, Status: s}
 	}
@@ -191,7 +198,7 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hostInformers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings, src.HostServices, src.HostCUDNs, src.HostEgressIPs,
-		src.HostRouteAdvertisements, src.HostFRRConfigurations, src.HostBGPSessionStates, src.HostClusterNetworkConnects}
+		src.HostRouteAdvertisements, src.HostFRRConfigurations, src.HostBGPSessionStates, src.HostClusterNetworkConnects, src.HostTargetPods, src.HostLauncherPods}
 	for _, inf := range hostInformers {
 		go inf.RunWithContext(ctx)
 	}
@@ -201,6 +208,34 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 		}
 	}
 	return src, f
+}
+
+// jsonPatchTestFailures answers a JSON patch of a pod whose "test"
+// operation fails as kube-apiserver does, 422 Unprocessable Entity (the
+// fake's own answer is a plain error); other patches go to the fake.
+func jsonPatchTestFailures(client *kubefake.Clientset) clienttesting.ReactionFunc {
+	return func(a clienttesting.Action) (bool, runtime.Object, error) {
+		p, ok := a.(clienttesting.PatchAction)
+		if !ok || p.GetPatchType() != types.JSONPatchType {
+			return false, nil, nil
+		}
+		obj, err := client.Tracker().Get(corev1.SchemeGroupVersion.WithResource("pods"), p.GetNamespace(), p.GetName())
+		if err != nil {
+			return true, nil, err
+		}
+		current, err := json.Marshal(obj)
+		if err != nil {
+			return true, nil, err
+		}
+		patch, err := jsonpatch.DecodePatch(p.GetPatch())
+		if err != nil {
+			return true, nil, apierrors.NewBadRequest(err.Error())
+		}
+		if _, err := patch.Apply(current); err != nil {
+			return true, nil, apierrors.NewGenericServerResponse(http.StatusUnprocessableEntity, "patch", schema.GroupResource{Resource: "pods"}, p.GetName(), err.Error(), 0, false)
+		}
+		return false, nil, nil
+	}
 }
 
 // Cache puts obj, a tenant object of tenant t in tenant Namespace ns,
