@@ -14,7 +14,9 @@ import (
 // ServiceAccount, and fills the aggregated ClusterRoles (admin, edit, view)
 // that tenant members are bound to in their host namespaces, and makes the
 // pods of Deployments (under the admission a tenant's own pods get: the guard
-// policies must hold for pods a controller makes from a tenant's template).
+// policies must hold for pods a controller makes from a tenant's template),
+// and lets a deleted PersistentVolumeClaim go once no pod uses it (its
+// kubernetes.io/pvc-protection finalizer).
 // No node, IPAM or route controller runs: there are no nodes, and the pods
 // stay Pending.
 var ControllerManagerControllers = []string{
@@ -25,6 +27,7 @@ var ControllerManagerControllers = []string{
 	"clusterrole-aggregation-controller",
 	"deployment-controller",
 	"replicaset-controller",
+	"persistentvolumeclaim-protection-controller",
 }
 
 // startControllerManager runs kube-controller-manager against the host as

@@ -853,6 +853,16 @@ func TestExamples(t *testing.T) {
 			s.Kubectl(context.Background(), c.user, append([]string{"delete", "--ignore-not-found", "-f", path}, c.args...)...) //nolint:errcheck
 		})
 	}
+	// alice's VM web, in the host namespace of her Namespace dev: the
+	// FloatingIP of floatingip.yaml is bound to it.
+	vm := filepath.Join(dir, "virtualmachine.yaml")
+	devHost := hostNamespaceOf(ctx, t, alice, "dev")
+	if _, _, err := s.Kubectl(ctx, alice, "-n", devHost, "apply", "-f", vm); err != nil {
+		t.Errorf("virtualmachine.yaml as %s in %s: %v", alice, devHost, err)
+	}
+	t.Cleanup(func() {
+		s.Kubectl(context.Background(), stack.AdminUser, "-n", devHost, "delete", "--ignore-not-found", "-f", vm) //nolint:errcheck
+	})
 	// alice reads her Tenant: its block and its host namespace prefix.
 	var acme tenantv1alpha1.Tenant
 	kubectlJSON(ctx, t, alice, &acme, "get", "tenants.tenant.io", "acme")
@@ -872,6 +882,22 @@ func TestExamples(t *testing.T) {
 			t.Errorf("%s lists networks %q, want only %q", u, out, want)
 		}
 	}
+}
+
+// hostNamespaceOf is the host namespace of user's tenant Namespace ns, as
+// its status says once the syncer made it.
+func hostNamespaceOf(ctx context.Context, t *testing.T, user, ns string) string {
+	t.Helper()
+	var host string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		out, _, err := framework.Current().Kubectl(ctx, user, "get", "namespaces.tenant.io", ns, "-o", "jsonpath={.status.hostNamespace}")
+		host = strings.TrimSpace(out)
+		return err == nil && host != "", nil
+	})
+	if err != nil {
+		t.Fatalf("host namespace of %s's Namespace %s: %v", user, ns, err)
+	}
+	return host
 }
 
 // TestDeleteNamespaceWithContents checks that a tenant Namespace holding a

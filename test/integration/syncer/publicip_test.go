@@ -435,10 +435,10 @@ func deletePublicIPUsersAtEnd(t *testing.T, cs clientset.Interface) {
 // Namespace ns.
 func deletePublicIPUsers(t *testing.T, cs clientset.Interface, ns string) {
 	ctx := context.Background()
-	if err := cs.TenantV1alpha1().LoadBalancers(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+	if err := cs.TenantV1alpha1().LoadBalancers(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Logf("deleting the LoadBalancers of %s: %v", ns, err)
 	}
-	if err := cs.TenantV1alpha1().FloatingIPs(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil {
+	if err := cs.TenantV1alpha1().FloatingIPs(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Logf("deleting the FloatingIPs of %s: %v", ns, err)
 	}
 }

@@ -57,16 +57,15 @@ func onboardSecurityEnv(ctx context.Context, t *testing.T, attacker, overGranted
 
 // tooMuchRBAC is host RBAC that no tenant member gets from the product: write
 // access to the networking kinds and to namespaces. overGranted holds it in
-// the security tests so that what refuses it is the guard policies. It also
-// gives the VM rights that KubeVirt's aggregated roles give every namespace
-// admin on a cluster running KubeVirt (the test host has its CRDs only).
+// the security tests so that what refuses it is the guard policies. (VM
+// rights every member has: KubeVirt's aggregated roles add them to admin.)
 const tooMuchRBAC = `
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
   name: %[1]s
 rules:
-- apiGroups: ["k8s.ovn.org", "metallb.io", "frrk8s.metallb.io", "k8s.cni.cncf.io", "kubevirt.io"]
+- apiGroups: ["k8s.ovn.org", "metallb.io", "frrk8s.metallb.io", "k8s.cni.cncf.io"]
   resources: ["*"]
   verbs: ["*"]
 - apiGroups: [""]

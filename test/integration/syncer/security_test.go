@@ -33,6 +33,7 @@ const (
 	msgNetworksJSON   = "must be plain ASCII without escapes, and name networks without a namespace prefix"
 	msgNAD            = "NetworkAttachmentDefinitions in tenant namespaces are rendered by OVN-Kubernetes"
 	msgVMNetworks     = "a VM's multus networks may be networks of its own namespace only"
+	msgPodLabel       = "tenant.io/* labels of pods and VMs in tenant namespaces bind them to FloatingIPs and are set by tenant-apiserver only"
 	msgNetworkingKind = "are managed by the provider and tenant-apiserver"
 	msgNamespaceLabel = "are set by tenant-apiserver only"
 	// msgRBAC is what host RBAC says when a user may not use a resource at all.
@@ -129,6 +130,24 @@ func TestHostBackDoors(t *testing.T) {
 		refusedCommand(ctx, t, bob, []string{"-n", own, "annotate", "pod", "annotated", "--overwrite", `k8s.ovn.org/pod-networks={"other":{}}`}, msgPodAnnot)
 		refusedCommand(ctx, t, bob, []string{"-n", own, "annotate", "pod", "annotated", "k8s.ovn.org/pod-networks-"}, msgPodAnnot)
 	})
+	t.Run("PodFloatingIPLabels", func(t *testing.T) {
+		// Binding a pod to a FloatingIP's EgressIP (and so out of the NAT
+		// gateway's), or to a FloatingIP's Service, is the syncer's.
+		for i, key := range []string{hostnames.FloatingIPTargetLabel, hostnames.PodLabel} {
+			refused(ctx, t, bob, podWith(own, fmt.Sprintf("bound-%d", i), func(p *corev1.Pod) { p.Labels = map[string]string{key: "x"} }), msgPodLabel)
+		}
+		vm := virtualMachine(own, "vm-bound", nil)
+		vm["spec"].(map[string]interface{})["template"].(map[string]interface{})["metadata"] = map[string]interface{}{
+			"labels": map[string]string{hostnames.FloatingIPTargetLabel: "x"}}
+		refused(ctx, t, rex, vm, msgPodLabel)
+		// Set by the syncer (the provider admin stands in for it), they
+		// stay: the tenant may relabel its pod otherwise.
+		admitted(ctx, t, bob, restrictedPod(own, "bound"))
+		kubectl(ctx, t, stack.AdminUser, "-n", own, "label", "pod", "bound", hostnames.FloatingIPTargetLabel+"=uid")
+		kubectl(ctx, t, bob, "-n", own, "label", "pod", "bound", "tier=web")
+		refusedCommand(ctx, t, bob, []string{"-n", own, "label", "pod", "bound", hostnames.FloatingIPTargetLabel + "-"}, msgPodLabel)
+		refusedCommand(ctx, t, bob, []string{"-n", own, "label", "pod", "bound", "--overwrite", hostnames.FloatingIPTargetLabel + "=other"}, msgPodLabel)
+	})
 	t.Run("DeploymentTemplateNetworkOfOtherNamespace", func(t *testing.T) {
 		// The policy holds for pods that a controller makes from the
 		// tenant's template: kube-controller-manager is not exempt.
@@ -168,8 +187,8 @@ func TestHostBackDoors(t *testing.T) {
 
 	// KubeVirt VMs: a VM's launcher pod is made by KubeVirt's controllers
 	// (exempt, as they annotate it), from the VM or VMI the tenant writes:
-	// those are checked. rex has the VM rights KubeVirt's aggregated roles
-	// give a namespace admin.
+	// those are checked. Every member has the VM rights KubeVirt's
+	// aggregated roles give a namespace admin.
 	t.Run("VirtualMachineNetworkOfOtherNamespace", func(t *testing.T) {
 		refused(ctx, t, rex, virtualMachine(own, "vm-multus", nil, "mine", foreign+"/tenant-net"), msgVMNetworks)
 		refused(ctx, t, rex, virtualMachine(own, "vm-annotated", map[string]string{networks: foreign + "/tenant-net"}), msgNetworks, foreign)
