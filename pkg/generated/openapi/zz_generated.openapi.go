@@ -3389,7 +3389,7 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIPStatus(ref common.ReferenceCallba
 					},
 					"phase": {
 						SchemaProps: spec.SchemaProps{
-							Description: "phase is Pending, Allocated, Associated or Failed.",
+							Description: "phase is Pending (no address yet, or the target does not exist or is another FloatingIP's: see the Ready condition's reason), Allocated (the address is held, not bound), Associated or Failed.",
 							Type:        []string{"string"},
 							Format:      "",
 						},

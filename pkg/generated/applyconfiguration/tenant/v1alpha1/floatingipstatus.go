@@ -32,7 +32,9 @@ type FloatingIPStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// address is the public IP in use.
 	Address *string `json:"address,omitempty"`
-	// phase is Pending, Allocated, Associated or Failed.
+	// phase is Pending (no address yet, or the target does not exist or
+	// is another FloatingIP's: see the Ready condition's reason),
+	// Allocated (the address is held, not bound), Associated or Failed.
 	Phase *tenantv1alpha1.FloatingIPPhase `json:"phase,omitempty"`
 	// conditions are Ready and HostSynced.
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
