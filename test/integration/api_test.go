@@ -99,6 +99,10 @@ var kinds = []kindCase{
 		spec:  map[string]interface{}{"topology": "Layer2"},
 		patch: map[string]interface{}{"spec": map[string]interface{}{"natGateway": map[string]interface{}{"enabled": true}}}},
 	{kind: "FloatingIP", resource: "floatingips", shortName: "fip", namespaced: true, tenantOwned: true,
+		// A workload has one FloatingIP: each targets a VM of its own name.
+		specFor: func(name string) map[string]interface{} {
+			return map[string]interface{}{"target": map[string]interface{}{"kind": "VirtualMachine", "name": name}, "ports": []interface{}{map[string]interface{}{"port": int64(22), "protocol": "TCP"}}}
+		},
 		spec:  map[string]interface{}{"target": map[string]interface{}{"kind": "VirtualMachine", "name": "web"}, "ports": []interface{}{map[string]interface{}{"port": int64(22), "protocol": "TCP"}}},
 		patch: map[string]interface{}{"spec": map[string]interface{}{"target": map[string]interface{}{"kind": "Pod", "name": "web-0"}}}},
 	{kind: "LoadBalancer", resource: "loadbalancers", shortName: "lb", namespaced: true, tenantOwned: true,

@@ -12,6 +12,11 @@ import (
 // preconditions under which it may happen (the state it checked).
 type BeforeDeleteFunc func(ctx context.Context, name string) (*metav1.Preconditions, error)
 
+// AdmitFunc checks, like admission, an object about to be written (old
+// is nil on a create) against what storage holds: it runs after the
+// object validated, so a request with an invalid object is a 422 first.
+type AdmitFunc func(ctx context.Context, obj, old runtime.Object) error
+
 // AroundUpdateFunc gives an update the context the store's hooks run in,
 // and a function called with the outcome once the update is stored or
 // failed. (The store's BeginUpdate finish function runs before the write,
@@ -19,14 +24,15 @@ type BeforeDeleteFunc func(ctx context.Context, name string) (*metav1.Preconditi
 type AroundUpdateFunc func(ctx context.Context) (context.Context, func(stored runtime.Object, err error))
 
 // Hooks are what a part of the registry adds to the writes of one kind:
-// the store's own hooks, and the guarded REST's BeforeDelete and
-// AroundUpdate. Storage.Install chains them after those installed before.
+// the store's own hooks, and the guarded REST's BeforeDelete,
+// AroundUpdate and Admit. Storage.Install chains them after those installed before.
 type Hooks struct {
 	BeginCreate  genericregistry.BeginCreateFunc
 	BeginUpdate  genericregistry.BeginUpdateFunc
 	AfterDelete  genericregistry.AfterDeleteFunc
 	BeforeDelete BeforeDeleteFunc
 	AroundUpdate AroundUpdateFunc
+	Admit        AdmitFunc
 }
 
 // Install adds h to the hooks of s, each after those installed before it:
@@ -51,6 +57,21 @@ func (s *Storage) Install(h Hooks) {
 	}
 	if h.AroundUpdate != nil {
 		s.Main.AroundUpdate = chainAroundUpdate(s.Main.AroundUpdate, h.AroundUpdate)
+	}
+	if h.Admit != nil {
+		s.Main.Admit = chainAdmit(s.Main.Admit, h.Admit)
+	}
+}
+
+func chainAdmit(first, then AdmitFunc) AdmitFunc {
+	if first == nil {
+		return then
+	}
+	return func(ctx context.Context, obj, old runtime.Object) error {
+		if err := first(ctx, obj, old); err != nil {
+			return err
+		}
+		return then(ctx, obj, old)
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 // TestInstallChains checks the one way hooks combine: begin hooks in
 // order, finish functions in reverse, a refusal telling the earlier ones
 // that nothing was written, every AfterDelete called, the first
-// BeforeDelete refusal winning and earlier preconditions winning, and
-// AroundUpdate contexts nested.
+// BeforeDelete refusal winning and earlier preconditions winning,
+// AroundUpdate contexts nested, and Admit after validation, in order.
 func TestInstallChains(t *testing.T) {
 	var calls []string
 	record := func(s string) { calls = append(calls, s) }
@@ -91,5 +91,31 @@ func TestInstallChains(t *testing.T) {
 	}
 	if want := []string{"around outer sees outer=no", "around inner sees outer=yes", "done inner", "done outer"}; !slices.Equal(calls, want) {
 		t.Errorf("AroundUpdate calls %v, want %v", calls, want)
+	}
+
+	// Admit: in order, the first refusal ends the chain; the store's
+	// create validation runs it after the object's own validation.
+	calls = nil
+	for _, name := range []string{"first", "second", "third"} {
+		st.Install(Hooks{Admit: func(context.Context, runtime.Object, runtime.Object) error {
+			record("admit " + name)
+			if name == "second" {
+				return refuse
+			}
+			return nil
+		}})
+	}
+	validate := st.Main.admitCreate(func(context.Context, runtime.Object) error { record("validate"); return nil })
+	if err := validate(context.Background(), nil); !errors.Is(err, refuse) {
+		t.Errorf("admission: %v, want the second hook's refusal", err)
+	}
+	if want := []string{"validate", "admit first", "admit second"}; !slices.Equal(calls, want) {
+		t.Errorf("Admit calls %v, want %v", calls, want)
+	}
+	calls = nil
+	invalid := errors.New("invalid")
+	validate = st.Main.admitCreate(func(context.Context, runtime.Object) error { record("validate"); return invalid })
+	if err := validate(context.Background(), nil); !errors.Is(err, invalid) || !slices.Equal(calls, []string{"validate"}) {
+		t.Errorf("an invalid object: %v after %v, want the validation error before any admission", err, calls)
 	}
 }

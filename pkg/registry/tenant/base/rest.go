@@ -26,10 +26,43 @@ type GuardedREST struct {
 	// Quota, when set, charges creates to the tenant's quota of QuotaResource.
 	Quota         QuotaTracker
 	QuotaResource string
-	// BeforeDelete and AroundUpdate, when set, are the hooks of deletes
-	// and updates; Storage.Install sets them.
+	// BeforeDelete, AroundUpdate and Admit, when set, are the hooks of
+	// deletes, updates and of every write; Storage.Install sets them.
 	BeforeDelete BeforeDeleteFunc
 	AroundUpdate AroundUpdateFunc
+	Admit        AdmitFunc
+}
+
+// admitCreate is validate followed by r.Admit: the create validation of
+// the store.
+func (r *GuardedREST) admitCreate(validate rest.ValidateObjectFunc) rest.ValidateObjectFunc {
+	if r.Admit == nil {
+		return validate
+	}
+	return func(ctx context.Context, obj runtime.Object) error {
+		if validate != nil {
+			if err := validate(ctx, obj); err != nil {
+				return err
+			}
+		}
+		return r.Admit(ctx, obj, nil)
+	}
+}
+
+// admitUpdate is validate followed by r.Admit: the update validation of
+// the store.
+func (r *GuardedREST) admitUpdate(validate rest.ValidateObjectUpdateFunc) rest.ValidateObjectUpdateFunc {
+	if r.Admit == nil {
+		return validate
+	}
+	return func(ctx context.Context, obj, old runtime.Object) error {
+		if validate != nil {
+			if err := validate(ctx, obj, old); err != nil {
+				return err
+			}
+		}
+		return r.Admit(ctx, obj, old)
+	}
 }
 
 var (
@@ -54,6 +87,7 @@ func (r *GuardedREST) Create(ctx context.Context, obj runtime.Object, createVali
 		return nil, err
 	}
 	ctx = WithStatusAssignment(ctx)
+	createValidation = r.admitCreate(createValidation)
 	if r.Quota == nil {
 		return r.Store.Create(ctx, obj, createValidation, options)
 	}
@@ -214,6 +248,7 @@ func (r *GuardedREST) Update(ctx context.Context, name string, objInfo rest.Upda
 		return nil, false, err
 	}
 	ctx = WithStatusAssignment(ctx)
+	createValidation, updateValidation = r.admitCreate(createValidation), r.admitUpdate(updateValidation)
 	// An update may create (server-side apply of a new object): that
 	// create is charged to the quota as Create charges it, once, and the
 	// unit given back if nothing was created.

@@ -37,29 +37,17 @@ func installTargets(st *base.Storage) {
 		}
 		return TargetTaken(fip, other)
 	}
-	st.Install(base.Hooks{
-		BeginCreate: func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-			fip, ok := obj.(*tenant.FloatingIP)
-			if !ok {
-				return nil, apierrors.NewInternalError(fmt.Errorf("floatingips store got a %T", obj))
-			}
-			return noop, check(ctx, fip)
-		},
-		BeginUpdate: func(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-			fip, ok := obj.(*tenant.FloatingIP)
-			prev, okOld := old.(*tenant.FloatingIP)
-			if !ok || !okOld {
-				return nil, apierrors.NewInternalError(fmt.Errorf("floatingips store got a %T", obj))
-			}
-			if tenant.SameTarget(fip.Spec.Target, prev.Spec.Target) {
-				return noop, nil
-			}
-			return noop, check(ctx, fip)
-		},
-	})
+	st.Install(base.Hooks{Admit: func(ctx context.Context, obj, old runtime.Object) error {
+		fip, ok := obj.(*tenant.FloatingIP)
+		if !ok {
+			return apierrors.NewInternalError(fmt.Errorf("floatingips store got a %T", obj))
+		}
+		if prev, ok := old.(*tenant.FloatingIP); ok && tenant.SameTarget(fip.Spec.Target, prev.Spec.Target) {
+			return nil
+		}
+		return check(ctx, fip)
+	}})
 }
-
-func noop(context.Context, bool) {}
 
 // TargetHolder returns the name of another FloatingIP of fip's namespace
 // (in ctx) with fip's target, or "".
