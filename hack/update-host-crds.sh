@@ -13,6 +13,11 @@
 #   - CDI DataVolume: generated with controller-gen from the
 #     kubevirt.io/containerized-data-importer-api types (the VM disks
 #     tenants import or clone), without CDI's printer columns.
+#   - OpenShift ClusterResourceQuota: copied from the openshift/api module
+#     pinned in hack/tools/openshift/go.mod (quota/v1's generated CRD
+#     manifest): the schema of the ClusterResourceQuota a tenant's compute
+#     quota is on OpenShift (docs/quota.md). No OpenShift controller runs in
+#     the stack: the host only validates it.
 #   - NetworkAttachmentDefinition (Multus): copied from the
 #     network-attachment-definition-client module's artifacts/networks-crd.yaml.
 #     OVN-Kubernetes renders every user-defined network into one in each
@@ -137,6 +142,17 @@ done
 mkdir -p "${WORK_DIR}/nad"
 cp "$(module_dir "${NAD_MODULE}")/artifacts/networks-crd.yaml" "${WORK_DIR}/nad/k8s.cni.cncf.io_network-attachment-definitions.yaml"
 emit "${WORK_DIR}/nad/k8s.cni.cncf.io_network-attachment-definitions.yaml" "$(module_ref "${NAD_MODULE}") artifacts/networks-crd.yaml"
+
+# openshift/api has a module of its own (hack/tools/openshift), whose CRD
+# file is named for the cluster-version operator: give it emit's name.
+OPENSHIFT_DIR=${ROOT}/hack/tools/openshift
+(cd "${OPENSHIFT_DIR}" && go mod download github.com/openshift/api)
+openshift_dir=$(cd "${OPENSHIFT_DIR}" && go list -m -f '{{.Dir}}' github.com/openshift/api)
+openshift_ref=$(cd "${OPENSHIFT_DIR}" && go list -m -f '{{.Path}}@{{.Version}}' github.com/openshift/api)
+mkdir -p "${WORK_DIR}/openshift"
+crq=quota/v1/zz_generated.crd-manifests/0000_03_config-operator_01_clusterresourcequotas.crd.yaml
+cp "${openshift_dir}/${crq}" "${WORK_DIR}/openshift/quota.openshift.io_clusterresourcequotas.yaml"
+emit "${WORK_DIR}/openshift/quota.openshift.io_clusterresourcequotas.yaml" "${openshift_ref} ${crq}"
 
 mkdir -p "${OUT_DIR}"
 rm -f "${OUT_DIR}"/*.yaml

@@ -101,6 +101,12 @@ const (
 	// VirtualMachineLabel is the label KubeVirt puts on the pod of a
 	// VirtualMachine, with the VM's name as value.
 	VirtualMachineLabel = "vm.kubevirt.io/name"
+	// ComputeQuota is the ResourceQuota in every host namespace of a tenant
+	// with compute quota: the namespace's share of the tenant's total.
+	ComputeQuota = "tenant.io-compute"
+	// ContainerDefaults is the LimitRange beside it: the requests and
+	// limits of containers that set none.
+	ContainerDefaults = "tenant.io-container-defaults"
 	// MembersRoleBinding is the RoleBinding in every host namespace of a
 	// tenant that gives its members the admin ClusterRole there.
 	MembersRoleBinding = "tenant.io:members"

@@ -15,8 +15,10 @@ import (
 // that tenant members are bound to in their host namespaces, and makes the
 // pods of Deployments (under the admission a tenant's own pods get: the guard
 // policies must hold for pods a controller makes from a tenant's template),
-// and lets a deleted PersistentVolumeClaim go once no pod uses it (its
-// kubernetes.io/pvc-protection finalizer).
+// lets a deleted PersistentVolumeClaim go once no pod uses it (its
+// kubernetes.io/pvc-protection finalizer), and recounts what the
+// ResourceQuotas of tenants' host namespaces use (admission only ever adds
+// to status.used; this controller takes deleted pods and disks off it).
 // No node, IPAM or route controller runs: there are no nodes, and the pods
 // stay Pending.
 var ControllerManagerControllers = []string{
@@ -28,6 +30,7 @@ var ControllerManagerControllers = []string{
 	"deployment-controller",
 	"replicaset-controller",
 	"persistentvolumeclaim-protection-controller",
+	"resourcequota-controller",
 }
 
 // startControllerManager runs kube-controller-manager against the host as

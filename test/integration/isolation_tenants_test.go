@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -250,7 +251,7 @@ func TestIsolationQuotaConcurrentCreates(t *testing.T) {
 	_, err = res.Create(ctx, isoObject(nsKind, "", "q-over", nil), metav1.CreateOptions{})
 	isoWantErr(t, "create past the quota", err, 403, exceeded)
 	// Other tenants' quotas are their own.
-	if acme, err := tenants.Get(ctx, "acme", metav1.GetOptions{}); err != nil || acme.Status.Usage != acmeUsage {
+	if acme, err := tenants.Get(ctx, "acme", metav1.GetOptions{}); err != nil || !apiequality.Semantic.DeepEqual(acme.Status.Usage, acmeUsage) {
 		t.Errorf("acme's usage changed from %+v to %+v (%v) by another tenant's burst", acmeUsage, acme.Status.Usage, err)
 	}
 }
@@ -518,7 +519,7 @@ func TestIsolationTenantNameReuse(t *testing.T) {
 	if newTenant.Status.NamespacePrefix == oldTenant.Status.NamespacePrefix {
 		t.Errorf("the new tenant has the former one's namespace prefix %s", oldTenant.Status.NamespacePrefix)
 	}
-	if u := newTenant.Status.Usage; u != (tenantv1alpha1.TenantUsage{Namespaces: 1, Networks: 1}) {
+	if u := newTenant.Status.Usage; !apiequality.Semantic.DeepEqual(u, tenantv1alpha1.TenantUsage{Namespaces: 1, Networks: 1}) {
 		t.Errorf("the new tenant's usage is %+v, want its Network and Namespace default only", u)
 	}
 	// On the host, the tenant of that name has the new default's host

@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -141,7 +142,26 @@ type TenantQuota struct {
 	FloatingIPs *int32
 	// loadBalancers is the maximum number of LoadBalancers. Default 4.
 	LoadBalancers *int32
+	// compute limits what the tenant's workloads use in all its host
+	// namespaces together, in ResourceQuota's terms (ComputeResources);
+	// unset, nothing is limited.
+	Compute corev1.ResourceList
 }
+
+// ComputeResources are the resources Tenant.spec.quota.compute may limit:
+// the requests and limits of CPU and memory, storage requests, and the
+// numbers of pods, PersistentVolumeClaims and KubeVirt VirtualMachines.
+var ComputeResources = []corev1.ResourceName{
+	corev1.ResourceRequestsCPU, corev1.ResourceLimitsCPU,
+	corev1.ResourceRequestsMemory, corev1.ResourceLimitsMemory,
+	corev1.ResourceRequestsStorage,
+	corev1.ResourcePods, corev1.ResourcePersistentVolumeClaims,
+	ResourceVirtualMachines,
+}
+
+// ResourceVirtualMachines is the object count quota of KubeVirt
+// VirtualMachines.
+const ResourceVirtualMachines corev1.ResourceName = "count/virtualmachines.kubevirt.io"
 
 // TenantUsage counts the objects a tenant owns.
 type TenantUsage struct {
@@ -153,6 +173,9 @@ type TenantUsage struct {
 	FloatingIPs int32
 	// loadBalancers is the number of LoadBalancers.
 	LoadBalancers int32
+	// compute is what the tenant's workloads use of the resources its
+	// quota limits, in all its host namespaces together.
+	Compute corev1.ResourceList
 }
 
 // TenantStatus is the observed state of a tenancy.

@@ -4992,9 +4992,25 @@ func schema_pkg_apis_tenant_v1alpha1_TenantQuota(ref common.ReferenceCallback) c
 							Format:      "int32",
 						},
 					},
+					"compute": {
+						SchemaProps: spec.SchemaProps{
+							Description: "compute limits what the tenant's workloads use in all its host namespaces together, in ResourceQuota's terms: requests.cpu, limits.cpu, requests.memory, limits.memory, requests.storage, pods, persistentvolumeclaims and count/virtualmachines.kubevirt.io. The host enforces it (each host namespace has a ResourceQuota its share of the total; see docs/quota.md), and containers without requests or limits get defaults from a LimitRange. Unset, nothing is limited.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
 	}
 }
 
@@ -5188,10 +5204,26 @@ func schema_pkg_apis_tenant_v1alpha1_TenantUsage(ref common.ReferenceCallback) c
 							Format:      "int32",
 						},
 					},
+					"compute": {
+						SchemaProps: spec.SchemaProps{
+							Description: "compute is what the tenant's workloads use of the resources spec.quota.compute limits, in all its host namespaces together (as the host's ResourceQuotas count it).",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 				Required: []string{"namespaces", "networks", "floatingIPs", "loadBalancers"},
 			},
 		},
+		Dependencies: []string{
+			resource.Quantity{}.OpenAPIModelName()},
 	}
 }
 

@@ -128,6 +128,9 @@ type Sources struct {
 	HostRouteAdvertisements, HostFRRConfigurations, HostBGPSessionStates cache.SharedIndexInformer
 	// HostClusterNetworkConnects carry the tenant label.
 	HostClusterNetworkConnects cache.SharedIndexInformer
+	// HostResourceQuotas and HostLimitRanges are the compute quota objects
+	// of the host namespaces, carrying the tenant label.
+	HostResourceQuotas, HostLimitRanges cache.SharedIndexInformer
 	// HostTargetPods are the pods FloatingIPs bind (labelled
 	// hostnames.FloatingIPTargetLabel by the syncer), and
 	// HostLauncherPods the pods of VirtualMachines (labelled
@@ -209,6 +212,8 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	s.HostFRRConfigurations = s.frr.ForResource(FRRConfigurations).Informer()
 	s.HostBGPSessionStates = s.frrAll.ForResource(BGPSessionStates).Informer()
 	s.HostClusterNetworkConnects = s.cluster.ForResource(ClusterNetworkConnects).Informer()
+	s.HostResourceQuotas = s.kube.Core().V1().ResourceQuotas().Informer()
+	s.HostLimitRanges = s.kube.Core().V1().LimitRanges().Informer()
 	s.HostTargetPods = podsLabelled(host.Kube, hostnames.FloatingIPTargetLabel)
 	s.HostLauncherPods = podsLabelled(host.Kube, hostnames.VirtualMachineLabel)
 	s.HostVirtualMachines = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, VirtualMachines, metav1.NamespaceAll, 0,
@@ -220,7 +225,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		panic(err)
 	}
 	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
-		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects} {
+		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects, s.HostResourceQuotas, s.HostLimitRanges} {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
@@ -331,7 +336,8 @@ func (s *Sources) Synced() []cache.InformerSynced {
 		s.LoadBalancers.HasSynced, s.FloatingIPs.HasSynced, s.VRFPeerings.HasSynced, s.ProviderServices.HasSynced,
 		s.HostNamespaces.HasSynced, s.HostRoleBindings.HasSynced, s.HostServices.HasSynced, s.HostCUDNs.HasSynced, s.HostEgressIPs.HasSynced,
 		s.HostRouteAdvertisements.HasSynced, s.HostFRRConfigurations.HasSynced, s.HostBGPSessionStates.HasSynced,
-		s.HostClusterNetworkConnects.HasSynced, s.HostTargetPods.HasSynced, s.HostLauncherPods.HasSynced}
+		s.HostClusterNetworkConnects.HasSynced, s.HostTargetPods.HasSynced, s.HostLauncherPods.HasSynced,
+		s.HostResourceQuotas.HasSynced, s.HostLimitRanges.HasSynced}
 	for _, inf := range s.HostMetalLB {
 		out = append(out, inf.HasSynced)
 	}

@@ -1,11 +1,15 @@
 // Package namespace makes every tenant Namespace real on the host: a host
 // namespace named by pkg/hostnames, attached to the tenant's network by
-// label, and a RoleBinding that gives the tenant's members the admin role
-// in it. It reports the result in the Namespace's status.
+// label, a RoleBinding that gives the tenant's members the admin role in
+// it and, for a tenant with compute quota, a ResourceQuota (the
+// namespace's share of the tenant's total) and a LimitRange of container
+// defaults. It reports the result in the Namespace's status.
 package namespace
 
 import (
 	"reflect"
+
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -35,7 +39,7 @@ func New(src *controller.Sources) (*Controller, error) {
 		Key: func(ns *tenant.Namespace) queue.Key { return queue.Key{Tenant: ns.Namespace, Name: ns.Name} }}
 	src.Orphans.Register(hostnames.NamespaceLabel,
 		controller.Owners{Store: src.Storage.Namespaces.Store, Informer: src.Namespaces},
-		src.HostNamespaceKind().Objects(), src.RoleBindings().Objects())
+		src.HostNamespaceKind().Objects(), src.RoleBindings().Objects(), src.ResourceQuotas().Objects(), src.LimitRanges().Objects())
 
 	// Their status is the syncer's own output: a change of it alone (the
 	// syncer's last write) needs no reconcile.
@@ -50,13 +54,23 @@ func New(src *controller.Sources) (*Controller, error) {
 	// the tenant, and a tenant's new Namespace would wait behind them.
 	if err := c.keys.WatchTenants(src.Tenants, func(o, n *tenant.Tenant) bool {
 		return controller.TenantReplacedOrLeaving(o, n) ||
-			!reflect.DeepEqual(o.Spec.Members, n.Spec.Members) || o.Spec.PodSecurity != n.Spec.PodSecurity
+			!reflect.DeepEqual(o.Spec.Members, n.Spec.Members) || o.Spec.PodSecurity != n.Spec.PodSecurity ||
+			!apiequality.Semantic.DeepEqual(o.Spec.Quota.Compute, n.Spec.Quota.Compute)
 	}); err != nil {
 		return nil, err
 	}
 	// Any change to a host object made for a Namespace, drift or deletion,
 	// brings the Namespace back in line.
-	if err := c.keys.WatchHost(src.HostNamespaces, src.HostRoleBindings); err != nil {
+	if err := c.keys.WatchHost(src.HostNamespaces, src.HostRoleBindings, src.HostLimitRanges); err != nil {
+		return nil, err
+	}
+	// A ResourceQuota's usage changing moves the share of every other host
+	// namespace of the tenant: all of them are re-balanced.
+	if err := c.Watch(src.HostResourceQuotas, controller.OnEvery(func(obj interface{}) {
+		if t := controller.LabelsOf(obj)[hostnames.TenantLabel]; t != "" {
+			c.keys.EnqueueTenant(t, nil)
+		}
+	})); err != nil {
 		return nil, err
 	}
 	c.keys.EnqueueAllOnHealthChange(src.Health)

@@ -31,7 +31,10 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, ns *tenant.Name
 	if err != nil || !out.Synced {
 		return out, err
 	}
-	return c.syncRoleBinding(ctx, marks, t, hostName)
+	if out, err = c.syncRoleBinding(ctx, marks, t, hostName); err != nil || !out.Synced {
+		return out, err
+	}
+	return c.syncComputeQuota(ctx, marks, t, hostName)
 }
 
 // wantNamespaceLabels are the labels of the host namespace of ns in
@@ -143,6 +146,9 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 	reason, message := out.Reason, out.Message
 	if out.Synced {
 		reason, message = controller.ReasonSynced, "host namespace "+hostName+" and its members RoleBinding match"
+		if len(t.Spec.Quota.Compute) > 0 {
+			message += ", and its compute quota share and container defaults"
+		}
 	}
 	mutate := func(obj runtime.Object) bool {
 		live := obj.(*tenant.Namespace)

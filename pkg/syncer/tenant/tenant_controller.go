@@ -86,7 +86,8 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	}); err != nil {
 		return nil, err
 	}
-	informers := []cache.SharedIndexInformer{src.HostNamespaces}
+	// The host ResourceQuotas report the compute usage (status.usage.compute).
+	informers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostResourceQuotas}
 	for _, gvr := range controller.MetalLBResources {
 		informers = append(informers, src.HostMetalLB[gvr])
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,6 +20,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -206,8 +208,11 @@ func (c *Controller) networks(t *tenant.Tenant) []string {
 	return pending
 }
 
-// setStatus records the Tenant's phase and HostSynced and Ready conditions.
+// setStatus records the Tenant's phase, HostSynced and Ready conditions,
+// and the compute its workloads use (status.usage.compute, from the
+// host ResourceQuotas).
 func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced bool, reason, message string) error {
+	usage := namespace.UsageOf(c.src, t)
 	mutate := func(obj runtime.Object) bool {
 		live := obj.(*tenant.Tenant)
 		if live.UID != t.UID {
@@ -237,6 +242,13 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced boo
 		}
 		if s.ObservedGeneration != live.Generation {
 			s.ObservedGeneration, changed = live.Generation, true
+		}
+		var compute corev1.ResourceList
+		if len(live.Spec.Quota.Compute) > 0 {
+			compute = usage.Total(live.Spec.Quota.Compute)
+		}
+		if !apiequality.Semantic.DeepEqual(s.Usage.Compute, compute) {
+			s.Usage.Compute, changed = compute, true
 		}
 		return changed
 	}

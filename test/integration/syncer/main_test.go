@@ -49,6 +49,7 @@ const (
 	isoUserA                        = "ines" // TestPublicIPIsolation, tenant A
 	isoUserB                        = "ivan" // TestPublicIPIsolation, tenant B
 	vmUser                          = "vic"  // TestVirtualMachines
+	quotaUser                       = "cora" // TestComputeQuota
 
 	backDoorUser       = "bob" // TestHostBackDoors: the attacking tenant's member
 	overGrantedUser    = "rex" // TestHostBackDoors: a member of it with more host RBAC than the product gives
@@ -71,7 +72,7 @@ func TestMain(m *testing.M) {
 		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
 			{Name: networkUser}, {Name: refusedUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
-			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser},
+			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},
 		},

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -148,6 +149,15 @@ type TenantQuota struct {
 	// loadBalancers is the maximum number of LoadBalancers. Default 4.
 	// +optional
 	LoadBalancers *int32 `json:"loadBalancers,omitempty"`
+	// compute limits what the tenant's workloads use in all its host
+	// namespaces together, in ResourceQuota's terms: requests.cpu,
+	// limits.cpu, requests.memory, limits.memory, requests.storage, pods,
+	// persistentvolumeclaims and count/virtualmachines.kubevirt.io. The
+	// host enforces it (each host namespace has a ResourceQuota its share
+	// of the total; see docs/quota.md), and containers without requests or
+	// limits get defaults from a LimitRange. Unset, nothing is limited.
+	// +optional
+	Compute corev1.ResourceList `json:"compute,omitempty"`
 }
 
 // TenantUsage counts the objects a tenant owns.
@@ -160,6 +170,11 @@ type TenantUsage struct {
 	FloatingIPs int32 `json:"floatingIPs"`
 	// loadBalancers is the number of LoadBalancers.
 	LoadBalancers int32 `json:"loadBalancers"`
+	// compute is what the tenant's workloads use of the resources
+	// spec.quota.compute limits, in all its host namespaces together (as
+	// the host's ResourceQuotas count it).
+	// +optional
+	Compute corev1.ResourceList `json:"compute,omitempty"`
 }
 
 // TenantStatus is the observed state of a tenancy.

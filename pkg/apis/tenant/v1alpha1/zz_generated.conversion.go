@@ -24,6 +24,7 @@ package v1alpha1
 import (
 	unsafe "unsafe"
 
+	corev1 "k8s.io/api/core/v1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	conversion "k8s.io/apimachinery/pkg/conversion"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -1610,6 +1611,7 @@ func autoConvert_v1alpha1_TenantQuota_To_tenant_TenantQuota(in *TenantQuota, out
 	out.Networks = (*int32)(unsafe.Pointer(in.Networks))
 	out.FloatingIPs = (*int32)(unsafe.Pointer(in.FloatingIPs))
 	out.LoadBalancers = (*int32)(unsafe.Pointer(in.LoadBalancers))
+	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	return nil
 }
 
@@ -1623,6 +1625,7 @@ func autoConvert_tenant_TenantQuota_To_v1alpha1_TenantQuota(in *tenant.TenantQuo
 	out.Networks = (*int32)(unsafe.Pointer(in.Networks))
 	out.FloatingIPs = (*int32)(unsafe.Pointer(in.FloatingIPs))
 	out.LoadBalancers = (*int32)(unsafe.Pointer(in.LoadBalancers))
+	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	return nil
 }
 
@@ -1722,6 +1725,7 @@ func autoConvert_v1alpha1_TenantUsage_To_tenant_TenantUsage(in *TenantUsage, out
 	out.Networks = in.Networks
 	out.FloatingIPs = in.FloatingIPs
 	out.LoadBalancers = in.LoadBalancers
+	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	return nil
 }
 
@@ -1735,6 +1739,7 @@ func autoConvert_tenant_TenantUsage_To_v1alpha1_TenantUsage(in *tenant.TenantUsa
 	out.Networks = in.Networks
 	out.FloatingIPs = in.FloatingIPs
 	out.LoadBalancers = in.LoadBalancers
+	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	return nil
 }
 

@@ -2,6 +2,9 @@ package validation
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	"slices"
+	"sort"
 	"strings"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
@@ -167,5 +170,38 @@ func validateTenantQuota(q *tenant.TenantQuota, fldPath *field.Path) field.Error
 			allErrs = append(allErrs, validateInt64Range(int64(*f.value), 0, MaxQuota, fldPath.Child(f.name))...)
 		}
 	}
+	return append(allErrs, validateComputeQuota(q.Compute, fldPath.Child("compute"))...)
+}
+
+// validateComputeQuota accepts the resources of tenant.ComputeResources
+// with non-negative amounts; counts (pods, persistentvolumeclaims, VMs)
+// must be whole numbers.
+func validateComputeQuota(compute corev1.ResourceList, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	allowed := make([]string, 0, len(tenant.ComputeResources))
+	for _, r := range tenant.ComputeResources {
+		allowed = append(allowed, string(r))
+	}
+	names := make([]string, 0, len(compute))
+	for name := range compute {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		path := fldPath.Key(name)
+		q := compute[corev1.ResourceName(name)]
+		switch {
+		case !slices.Contains(allowed, name):
+			allErrs = append(allErrs, field.NotSupported(path, name, allowed))
+		case q.Sign() < 0:
+			allErrs = append(allErrs, field.Invalid(path, q.String(), "must not be negative"))
+		case isCount(corev1.ResourceName(name)) && q.MilliValue()%1000 != 0:
+			allErrs = append(allErrs, field.Invalid(path, q.String(), "must be a whole number"))
+		}
+	}
 	return allErrs
+}
+
+func isCount(r corev1.ResourceName) bool {
+	return r == corev1.ResourcePods || r == corev1.ResourcePersistentVolumeClaims || r == tenant.ResourceVirtualMachines
 }

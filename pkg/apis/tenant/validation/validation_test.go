@@ -2,6 +2,8 @@ package validation
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"net/netip"
 	"sort"
 	"strings"
@@ -176,6 +178,13 @@ func TestValidateTenant(t *testing.T) {
 			o.Spec.Quota.LoadBalancers = ptr[int32](10001)
 		}, want: []wantErr{invalid("spec.quota.namespaces"), invalid("spec.quota.loadBalancers")}},
 		{name: "bad label", mutate: func(o *tenant.Tenant) { o.Labels = map[string]string{"a": "-b-"} }, want: []wantErr{invalid("metadata.labels")}},
+		{name: "compute quota", mutate: func(o *tenant.Tenant) {
+			o.Spec.Quota.Compute = corev1.ResourceList{"requests.cpu": resource.MustParse("4"), "limits.memory": resource.MustParse("8Gi"),
+				"requests.storage": resource.MustParse("100Gi"), "pods": resource.MustParse("20"), "count/virtualmachines.kubevirt.io": resource.MustParse("3")}
+		}},
+		{name: "compute quota of an unknown resource, negative, fractional count", mutate: func(o *tenant.Tenant) {
+			o.Spec.Quota.Compute = corev1.ResourceList{"cpu": resource.MustParse("4"), "limits.cpu": resource.MustParse("-1"), "pods": resource.MustParse("1500m")}
+		}, want: []wantErr{notSupported("spec.quota.compute[cpu]"), invalid("spec.quota.compute[limits.cpu]"), invalid("spec.quota.compute[pods]")}},
 	})
 }
 

@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/generic"
@@ -53,4 +54,21 @@ var columns = []base.Column[*tenant.Tenant]{
 	{Name: "Public IPs", Type: "integer", Description: "Number of public IPv4 addresses asked for.", Cell: func(o *tenant.Tenant) interface{} { return int64(o.Spec.PublicIPs.Count) }},
 	{Name: "Pod Security", Type: "string", Priority: 1, Description: "Pod Security Standard enforced in the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return base.OrNone(string(o.Spec.PodSecurity.Level)) }},
 	{Name: "Namespace Prefix", Type: "string", Priority: 1, Description: "Prefix of the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return base.OrNone(o.Status.NamespacePrefix) }},
+	{Name: "CPU", Type: "string", Description: "CPU requests used of the compute quota.", Cell: computeCell(corev1.ResourceRequestsCPU)},
+	{Name: "Memory", Type: "string", Description: "Memory requests used of the compute quota.", Cell: computeCell(corev1.ResourceRequestsMemory)},
+	{Name: "Pods", Type: "string", Priority: 1, Description: "Pods of the compute quota.", Cell: computeCell(corev1.ResourcePods)},
+	{Name: "VMs", Type: "string", Priority: 1, Description: "KubeVirt VirtualMachines of the compute quota.", Cell: computeCell(tenant.ResourceVirtualMachines)},
+}
+
+// computeCell shows "<used>/<limit>" of resource r of a tenant's compute
+// quota, or <none> when the quota does not limit it.
+func computeCell(r corev1.ResourceName) func(o *tenant.Tenant) interface{} {
+	return func(o *tenant.Tenant) interface{} {
+		limit, ok := o.Spec.Quota.Compute[r]
+		if !ok {
+			return base.OrNone("")
+		}
+		used := o.Status.Usage.Compute[r]
+		return used.String() + "/" + limit.String()
+	}
 }

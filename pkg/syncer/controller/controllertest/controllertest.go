@@ -198,7 +198,8 @@ func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	hostInformers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings, src.HostServices, src.HostCUDNs, src.HostEgressIPs,
-		src.HostRouteAdvertisements, src.HostFRRConfigurations, src.HostBGPSessionStates, src.HostClusterNetworkConnects, src.HostTargetPods, src.HostLauncherPods}
+		src.HostRouteAdvertisements, src.HostFRRConfigurations, src.HostBGPSessionStates, src.HostClusterNetworkConnects, src.HostTargetPods, src.HostLauncherPods,
+		src.HostResourceQuotas, src.HostLimitRanges}
 	for _, inf := range hostInformers {
 		go inf.RunWithContext(ctx)
 	}

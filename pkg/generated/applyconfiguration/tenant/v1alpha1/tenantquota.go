@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
 // TenantQuotaApplyConfiguration represents a declarative configuration of the TenantQuota type for use
 // with apply.
 //
@@ -31,6 +35,14 @@ type TenantQuotaApplyConfiguration struct {
 	FloatingIPs *int32 `json:"floatingIPs,omitempty"`
 	// loadBalancers is the maximum number of LoadBalancers. Default 4.
 	LoadBalancers *int32 `json:"loadBalancers,omitempty"`
+	// compute limits what the tenant's workloads use in all its host
+	// namespaces together, in ResourceQuota's terms: requests.cpu,
+	// limits.cpu, requests.memory, limits.memory, requests.storage, pods,
+	// persistentvolumeclaims and count/virtualmachines.kubevirt.io. The
+	// host enforces it (each host namespace has a ResourceQuota its share
+	// of the total; see docs/quota.md), and containers without requests or
+	// limits get defaults from a LimitRange. Unset, nothing is limited.
+	Compute *v1.ResourceList `json:"compute,omitempty"`
 }
 
 // TenantQuotaApplyConfiguration constructs a declarative configuration of the TenantQuota type for use with
@@ -68,5 +80,13 @@ func (b *TenantQuotaApplyConfiguration) WithFloatingIPs(value int32) *TenantQuot
 // If called multiple times, the LoadBalancers field is set to the value of the last call.
 func (b *TenantQuotaApplyConfiguration) WithLoadBalancers(value int32) *TenantQuotaApplyConfiguration {
 	b.LoadBalancers = &value
+	return b
+}
+
+// WithCompute sets the Compute field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Compute field is set to the value of the last call.
+func (b *TenantQuotaApplyConfiguration) WithCompute(value v1.ResourceList) *TenantQuotaApplyConfiguration {
+	b.Compute = &value
 	return b
 }

@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	v1 "k8s.io/api/core/v1"
+)
+
 // TenantUsageApplyConfiguration represents a declarative configuration of the TenantUsage type for use
 // with apply.
 //
@@ -31,6 +35,10 @@ type TenantUsageApplyConfiguration struct {
 	FloatingIPs *int32 `json:"floatingIPs,omitempty"`
 	// loadBalancers is the number of LoadBalancers.
 	LoadBalancers *int32 `json:"loadBalancers,omitempty"`
+	// compute is what the tenant's workloads use of the resources
+	// spec.quota.compute limits, in all its host namespaces together (as
+	// the host's ResourceQuotas count it).
+	Compute *v1.ResourceList `json:"compute,omitempty"`
 }
 
 // TenantUsageApplyConfiguration constructs a declarative configuration of the TenantUsage type for use with
@@ -68,5 +76,13 @@ func (b *TenantUsageApplyConfiguration) WithFloatingIPs(value int32) *TenantUsag
 // If called multiple times, the LoadBalancers field is set to the value of the last call.
 func (b *TenantUsageApplyConfiguration) WithLoadBalancers(value int32) *TenantUsageApplyConfiguration {
 	b.LoadBalancers = &value
+	return b
+}
+
+// WithCompute sets the Compute field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Compute field is set to the value of the last call.
+func (b *TenantUsageApplyConfiguration) WithCompute(value v1.ResourceList) *TenantUsageApplyConfiguration {
+	b.Compute = &value
 	return b
 }

@@ -1,0 +1,141 @@
+package namespace
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+)
+
+// The container defaults of the LimitRange of a tenant with compute quota:
+// a container that sets no requests or limits of a resource the quota
+// limits gets these, so that it is counted (the host refuses a pod that
+// leaves out what a quota limits).
+var (
+	DefaultRequests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
+	DefaultLimits   = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("512Mi")}
+)
+
+// syncComputeQuota makes the ResourceQuota and LimitRange of host namespace
+// hostName match t's compute quota: none without one.
+func (c *Controller) syncComputeQuota(ctx context.Context, marks hostnames.Marks, t *tenant.Tenant, hostName string) (outcome, error) {
+	quotas, limits := c.src.ResourceQuotas(), c.src.LimitRanges()
+	if len(t.Spec.Quota.Compute) == 0 {
+		if _, err := quotas.Remove(ctx, hostName, hostnames.ComputeQuota, marks); err != nil {
+			return outcome{}, err
+		}
+		if _, err := limits.Remove(ctx, hostName, hostnames.ContainerDefaults, marks); err != nil {
+			return outcome{}, err
+		}
+		return outcome{Synced: true, Details: details{active: true}}, nil
+	}
+	meta := metav1.ObjectMeta{Namespace: hostName, Labels: marks.Labels(), Annotations: marks.Annotations()}
+	lr := &corev1.LimitRange{ObjectMeta: meta, Spec: ContainerDefaultsSpec(t.Spec.Quota.Compute)}
+	lr.Name = hostnames.ContainerDefaults
+	got, err := limits.Ensure(ctx, lr, marks)
+	if err != nil || !got.Synced {
+		return outcome{Reason: got.Reason, Message: got.Message, Details: details{active: true}}, err
+	}
+	rq := &corev1.ResourceQuota{ObjectMeta: *meta.DeepCopy(), Spec: corev1.ResourceQuotaSpec{
+		Hard: UsageOf(c.src, t).Share(t.Spec.Quota.Compute, hostName)}}
+	rq.Name = hostnames.ComputeQuota
+	gotRQ, err := quotas.Ensure(ctx, rq, marks)
+	if err != nil {
+		return outcome{}, err
+	}
+	return outcome{Synced: gotRQ.Synced, Reason: gotRQ.Reason, Message: gotRQ.Message, Details: details{active: true}}, nil
+}
+
+// ContainerDefaultsSpec is the LimitRange of a tenant with compute quota:
+// default requests and limits for the CPU and memory it limits.
+func ContainerDefaultsSpec(compute corev1.ResourceList) corev1.LimitRangeSpec {
+	item := corev1.LimitRangeItem{Type: corev1.LimitTypeContainer}
+	for _, r := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		_, requests := compute["requests."+r]
+		_, limits := compute["limits."+r]
+		if requests || limits {
+			if item.DefaultRequest == nil {
+				item.DefaultRequest = corev1.ResourceList{}
+			}
+			item.DefaultRequest[r] = DefaultRequests[r]
+		}
+		if limits {
+			if item.Default == nil {
+				item.Default = corev1.ResourceList{}
+			}
+			item.Default[r] = DefaultLimits[r]
+		}
+	}
+	if item.Default == nil && item.DefaultRequest == nil {
+		return corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{}}
+	}
+	return corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{item}}
+}
+
+// Usage is what the tenant's host namespaces use, by namespace, as their
+// ResourceQuotas (made for t) report it.
+type Usage map[string]corev1.ResourceList
+
+// UsageOf reads the usage of t's host namespaces from the cached
+// ResourceQuotas the syncer made for t.
+func UsageOf(src *controller.Sources, t *tenant.Tenant) Usage {
+	out := Usage{}
+	objs, err := src.HostResourceQuotas.GetIndexer().ByIndex(controller.ByTenant, t.Name)
+	if err != nil {
+		return out
+	}
+	for _, obj := range objs {
+		rq, ok := obj.(*corev1.ResourceQuota)
+		if !ok || rq.Name != hostnames.ComputeQuota {
+			continue
+		}
+		if m, ours := hostnames.MarksOf(rq, hostnames.NamespaceLabel); ours && m.TenantUID == t.UID {
+			out[rq.Namespace] = rq.Status.Used
+		}
+	}
+	return out
+}
+
+// Total is the sum of the usage of every namespace, of the resources of
+// compute.
+func (u Usage) Total(compute corev1.ResourceList) corev1.ResourceList {
+	total := corev1.ResourceList{}
+	for r := range compute {
+		sum := resource.Quantity{}
+		for _, used := range u {
+			if q, ok := used[r]; ok {
+				sum.Add(q)
+			}
+		}
+		total[r] = sum
+	}
+	return total
+}
+
+// Share is the hard limit of host namespace ns's ResourceQuota: for each
+// resource of the tenant's total, what ns uses plus all that is free of
+// the total (never below what it uses). Every namespace may so grow to the
+// whole free amount; the syncer takes the share of the others down as soon
+// as their ResourceQuotas report the use, which bounds a burst across N
+// namespaces at (N-1) times the free amount over the total (docs/quota.md).
+func (u Usage) Share(total corev1.ResourceList, ns string) corev1.ResourceList {
+	used := u.Total(total)
+	hard := corev1.ResourceList{}
+	for r, limit := range total {
+		free := limit.DeepCopy()
+		free.Sub(used[r])
+		if free.Sign() < 0 {
+			free = resource.Quantity{}
+		}
+		h := u[ns][r].DeepCopy()
+		h.Add(free)
+		h.Format = limit.Format
+		hard[r] = h
+	}
+	return hard
+}

@@ -1,0 +1,70 @@
+package namespace
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+)
+
+func list(kv ...string) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for i := 0; i < len(kv); i += 2 {
+		out[corev1.ResourceName(kv[i])] = resource.MustParse(kv[i+1])
+	}
+	return out
+}
+
+// TestShare: each namespace may grow by all that is free of the total, and
+// never has a limit below what it uses (over the total, nothing is free).
+func TestShare(t *testing.T) {
+	total := list("requests.cpu", "2", "pods", "5", "count/virtualmachines.kubevirt.io", "1")
+	for _, tc := range []struct {
+		name  string
+		usage Usage
+		ns    string
+		want  corev1.ResourceList
+	}{
+		{"nothing used", Usage{}, "a", list("requests.cpu", "2", "pods", "5", "count/virtualmachines.kubevirt.io", "1")},
+		{"used elsewhere", Usage{"b": list("requests.cpu", "500m", "pods", "2")}, "a",
+			list("requests.cpu", "1500m", "pods", "3", "count/virtualmachines.kubevirt.io", "1")},
+		{"used here and elsewhere", Usage{"a": list("requests.cpu", "250m", "pods", "1"), "b": list("requests.cpu", "500m", "pods", "2")}, "a",
+			list("requests.cpu", "1500m", "pods", "3", "count/virtualmachines.kubevirt.io", "1")},
+		{"over the total (a burst)", Usage{"a": list("pods", "3"), "b": list("pods", "4", "count/virtualmachines.kubevirt.io", "1")}, "a",
+			list("requests.cpu", "2", "pods", "3", "count/virtualmachines.kubevirt.io", "0")},
+	} {
+		got := tc.usage.Share(total, tc.ns)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+		for r, q := range tc.want {
+			if g := got[r]; g.Cmp(q) != 0 {
+				t.Errorf("%s: %s = %s, want %s", tc.name, r, g.String(), q.String())
+			}
+		}
+	}
+	if got := (Usage{"a": list("pods", "2"), "b": list("pods", "1", "requests.cpu", "1")}).Total(total); got.Pods().Value() != 3 ||
+		got.Name(corev1.ResourceRequestsCPU, resource.DecimalSI).MilliValue() != 1000 || got.Name(tenant.ResourceVirtualMachines, resource.DecimalSI).Value() != 0 {
+		t.Errorf("Total = %v", got)
+	}
+}
+
+// TestContainerDefaultsSpec: defaults for what the quota limits, limits
+// only where limits are limited.
+func TestContainerDefaultsSpec(t *testing.T) {
+	spec := ContainerDefaultsSpec(list("requests.cpu", "2", "limits.memory", "4Gi", "pods", "10"))
+	if len(spec.Limits) != 1 {
+		t.Fatalf("limits %+v", spec.Limits)
+	}
+	item := spec.Limits[0]
+	if item.Type != corev1.LimitTypeContainer || item.DefaultRequest.Cpu().Cmp(DefaultRequests[corev1.ResourceCPU]) != 0 ||
+		item.DefaultRequest.Memory().Cmp(DefaultRequests[corev1.ResourceMemory]) != 0 ||
+		item.Default.Memory().Cmp(DefaultLimits[corev1.ResourceMemory]) != 0 || !item.Default.Cpu().IsZero() {
+		t.Errorf("LimitRange item %+v", item)
+	}
+	if spec := ContainerDefaultsSpec(list("pods", "10")); len(spec.Limits) != 0 {
+		t.Errorf("a quota of pods alone has defaults %+v", spec.Limits)
+	}
+}

@@ -1,0 +1,290 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
+	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// quotaEnv is a tenant with compute quota and two Namespaces, and its
+// member's host client.
+type quotaEnv struct {
+	t      *testing.T
+	ctx    context.Context
+	tn     *tenantv1alpha1.Tenant
+	member kubernetes.Interface
+	host   kubernetes.Interface
+	ns     map[string]string // tenant Namespace -> host namespace
+}
+
+func setComputeQuota(ctx context.Context, t *testing.T, name, compute string) {
+	t.Helper()
+	kubectl(ctx, t, stack.AdminUser, "patch", "tenants.tenant.io", name, "--type=merge", "-p", `{"spec":{"quota":{"compute":`+compute+`}}}`)
+}
+
+// pods counts, by host namespace, the pods there.
+func (e *quotaEnv) pods() map[string]int {
+	out := map[string]int{}
+	for _, h := range e.ns {
+		list, err := e.host.CoreV1().Pods(h).List(e.ctx, metav1.ListOptions{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out[h] = len(list.Items)
+	}
+	return out
+}
+
+// waitShares waits until every host namespace's ResourceQuota counts its
+// pods and its hard limit of pods is its share of total: what it uses
+// plus what is free of the total.
+func (e *quotaEnv) waitShares(total int64) {
+	e.t.Helper()
+	eventually(e.ctx, e.t, syncTimeout, fmt.Sprintf("pod quota shares of %d", total), func(ctx context.Context) (bool, string) {
+		counts := e.pods()
+		var used int64
+		for _, n := range counts {
+			used += int64(n)
+		}
+		free := max(0, total-used)
+		var state []string
+		ok := true
+		for h, n := range counts {
+			rq, err := e.host.CoreV1().ResourceQuotas(h).Get(ctx, hostnames.ComputeQuota, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			u, hard := rq.Status.Used[corev1.ResourcePods], rq.Spec.Hard[corev1.ResourcePods]
+			state = append(state, fmt.Sprintf("%s: %d pods, used %s, hard %s", h, n, u.String(), hard.String()))
+			ok = ok && u.Value() == int64(n) && hard.Value() == int64(n)+free
+		}
+		return ok, strings.Join(state, "; ")
+	})
+}
+
+func (e *quotaEnv) createPod(ns, name string, cpu string) error {
+	pod := restrictedPod(e.ns[ns], name)
+	if cpu != "" {
+		pod.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}
+	}
+	_, err := e.member.CoreV1().Pods(e.ns[ns]).Create(e.ctx, pod, metav1.CreateOptions{})
+	return err
+}
+
+func (e *quotaEnv) deletePods() {
+	for _, h := range e.ns {
+		zero := int64(0)
+		_ = e.host.CoreV1().Pods(h).DeleteCollection(context.Background(), metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{})
+	}
+}
+
+// TestComputeQuota limits a tenant's pods and CPU across its two
+// Namespaces: each host namespace's ResourceQuota holds its share of the
+// tenant's total, which the syncer keeps in step with what the other uses;
+// a pod beyond the total is refused by the host with its own quota
+// message, in either namespace; deleting one makes room; pods without
+// requests get the LimitRange's defaults and are counted; status.usage
+// and the table show the sum. Then it measures how far a burst across the
+// two namespaces can exceed the total before the syncer catches up.
+func TestComputeQuota(t *testing.T) {
+	ctx := framework.Context(t, 4*slowTimeout)
+	name := uniqueName(t)
+	tn := onboard(ctx, t, tenantSpec{name: name, users: []string{quotaUser}})
+	member := tenantClient(t, quotaUser)
+	hostMember, _ := hostClientsAs(t, quotaUser)
+	host, _ := hostClients(t)
+	e := &quotaEnv{t: t, ctx: ctx, tn: tn, member: hostMember, host: host, ns: map[string]string{}}
+	for _, ns := range []string{"dev", "qa"} {
+		kubectl(ctx, t, quotaUser, "create", "-f", writeJSON(t, namespaceObject(ns)))
+		e.ns[ns] = waitNamespaceSynced(ctx, t, member, ns).Status.HostNamespace
+	}
+	t.Cleanup(e.deletePods) // before the tenant is offboarded: pods block it
+
+	t.Run("refused", func(t *testing.T) {
+		_, stderr, err := theStack().Kubectl(ctx, stack.AdminUser, "patch", "tenants.tenant.io", name, "--type=merge", "-p",
+			`{"spec":{"quota":{"compute":{"cpu":"1","pods":"1500m"}}}}`)
+		if err == nil || !strings.Contains(stderr, "spec.quota.compute[cpu]: Unsupported value") || !strings.Contains(stderr, "spec.quota.compute[pods]") {
+			t.Fatalf("a bad compute quota: %v %s", err, stderr)
+		}
+	})
+
+	setComputeQuota(ctx, t, name, `{"pods":"3","requests.cpu":"1"}`)
+	e.waitShares(3)
+	// The member's pods need the namespaces' default ServiceAccounts.
+	for _, ns := range []string{"dev", "qa"} {
+		eventually(ctx, t, syncTimeout, "first pod in "+ns, func(ctx context.Context) (bool, string) {
+			err := e.createPod(ns, ns+"-0", "")
+			return err == nil || apierrors.IsAlreadyExists(err), fmt.Sprint(err)
+		})
+		e.waitShares(3)
+	}
+
+	t.Run("OpenShift ClusterResourceQuota rendering", func(t *testing.T) {
+		// On OpenShift the same total is one ClusterResourceQuota: the
+		// host (with OpenShift's CRD) accepts it, and its selector picks
+		// exactly the tenant's host namespaces.
+		live, err := member.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		internal := &tenant.Tenant{ObjectMeta: live.ObjectMeta}
+		internal.Spec.Quota.Compute = live.Spec.Quota.Compute
+		crq := tenantsyncer.ClusterResourceQuota(internal)
+		_, dyn := hostClients(t)
+		if _, err := dyn.Resource(tenantsyncer.ClusterResourceQuotas).Create(ctx, crq, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			t.Fatalf("the host refuses the rendered ClusterResourceQuota: %v", err)
+		}
+		sel, _, _ := unstructured.NestedStringMap(crq.Object, "spec", "selector", "labels", "matchLabels")
+		list, err := host.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(sel).String()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, n := range list.Items {
+			got = append(got, n.Name)
+		}
+		sort.Strings(got)
+		want := []string{e.ns["dev"], e.ns["qa"], hostnames.Namespace(tn.Name, tn.UID, defaultNamespace)}
+		sort.Strings(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("the ClusterResourceQuota selects %v, want the tenant's host namespaces %v", got, want)
+		}
+	})
+
+	t.Run("defaults counted", func(t *testing.T) {
+		p, err := host.CoreV1().Pods(e.ns["dev"]).Get(ctx, "dev-0", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; got.Cmp(resource.MustParse("100m")) != 0 {
+			t.Errorf("a pod without requests asks for cpu %s, want the LimitRange's 100m", got.String())
+		}
+	})
+
+	t.Run("the tenant's total holds across namespaces", func(t *testing.T) {
+		if err := e.createPod("dev", "dev-1", "500m"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitShares(3)
+		for _, ns := range []string{"qa", "dev"} {
+			err := e.createPod(ns, ns+"-over", "")
+			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: "+hostnames.ComputeQuota) || !strings.Contains(err.Error(), "limited: pods=") {
+				t.Errorf("a fourth pod in %s: %v, want the host's 403 exceeded quota", ns, err)
+			}
+		}
+		// CPU too: 700m of 1 used, 500m more is over.
+		eventually(ctx, t, syncTimeout, "usage in the Tenant's status", func(ctx context.Context) (bool, string) {
+			got, err := member.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			c := got.Status.Usage.Compute
+			pods, cpu := c[corev1.ResourcePods], c[corev1.ResourceRequestsCPU]
+			return pods.Value() == 3 && cpu.MilliValue() == 700, fmt.Sprint(c)
+		})
+		out := kubectl(ctx, t, quotaUser, "get", "tenants.tenant.io", name)
+		if !strings.Contains(out, "CPU") || !strings.Contains(out, "700m/1") || !strings.Contains(out, "MEMORY") {
+			t.Errorf("kubectl get tenant:\n%s", out)
+		}
+	})
+
+	t.Run("a deleted pod makes room", func(t *testing.T) {
+		if err := host.CoreV1().Pods(e.ns["dev"]).Delete(ctx, "dev-1", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			t.Fatal(err)
+		}
+		e.waitShares(3)
+		if err := e.createPod("qa", "qa-1", "900m"); !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "requests.cpu") {
+			t.Errorf("a pod asking 900m with 200m used of 1: %v, want exceeded quota on requests.cpu", err)
+		}
+		if err := e.createPod("qa", "qa-1", "200m"); err != nil {
+			t.Errorf("the third pod, in qa: %v", err)
+		}
+	})
+
+	t.Run("burst", func(t *testing.T) {
+		// Both namespaces empty, a total of 4 pods: each namespace's share
+		// is all 4, and the syncer lowers one's once the other's
+		// ResourceQuota counts a pod. A burst in both at once can exceed
+		// the total until then: by at most (namespaces-1) x free = 4.
+		const total, perNamespace, rounds = 4, 8, 3
+		setComputeQuota(ctx, t, name, fmt.Sprintf(`{"pods":"%d"}`, total))
+		worst := 0
+		for round := 1; round <= rounds; round++ {
+			e.deletePods()
+			e.waitShares(total)
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			admitted, conflicts := 0, 0
+			for _, ns := range []string{"dev", "qa"} {
+				for i := 0; i < perNamespace; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						err := e.createPod(ns, fmt.Sprintf("burst-%d-%d", round, i), "")
+						mu.Lock()
+						defer mu.Unlock()
+						switch {
+						case err == nil:
+							admitted++
+						case apierrors.IsConflict(err):
+							// The host's quota admission lost a race for
+							// the ResourceQuota (with the other admission
+							// or the syncer's update): refused, retryable.
+							conflicts++
+						case !apierrors.IsForbidden(err):
+							t.Errorf("burst pod in %s: %v", ns, err)
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			t.Logf("burst %d: %d pods at once in each of 2 namespaces, total %d: %d admitted (%d over the total), %d refused with 409",
+				round, perNamespace, total, admitted, max(0, admitted-total), conflicts)
+			worst = max(worst, admitted-total)
+			if admitted > 2*total {
+				t.Errorf("%d pods admitted, over the bound %d", admitted, 2*total)
+			}
+			// Once caught up, nothing more gets in.
+			e.waitShares(total)
+			for _, ns := range []string{"dev", "qa"} {
+				if err := e.createPod(ns, fmt.Sprintf("after-burst-%d", round), ""); !apierrors.IsForbidden(err) && !(admitted < total && err == nil) {
+					t.Errorf("a pod after burst %d in %s: %v, want 403", round, ns, err)
+				}
+			}
+		}
+		t.Logf("worst overshoot over %d bursts: %d pods (bound %d)", rounds, max(0, worst), total)
+	})
+
+	t.Run("removed with the quota", func(t *testing.T) {
+		kubectl(ctx, t, stack.AdminUser, "patch", "tenants.tenant.io", name, "--type=json", "-p", `[{"op":"remove","path":"/spec/quota/compute"}]`)
+		for _, h := range e.ns {
+			waitGone(ctx, t, "ResourceQuota of "+h, func(ctx context.Context) error {
+				_, err := host.CoreV1().ResourceQuotas(h).Get(ctx, hostnames.ComputeQuota, metav1.GetOptions{})
+				return err
+			})
+			waitGone(ctx, t, "LimitRange of "+h, func(ctx context.Context) error {
+				_, err := host.CoreV1().LimitRanges(h).Get(ctx, hostnames.ContainerDefaults, metav1.GetOptions{})
+				return err
+			})
+		}
+	})
+}
