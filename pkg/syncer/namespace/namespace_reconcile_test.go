@@ -11,6 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -181,4 +183,99 @@ func hasSubject(b *rbacv1.RoleBinding, name string) bool {
 func conditionTrue(conditions []metav1.Condition, typ string) bool {
 	c := meta.FindStatusCondition(conditions, typ)
 	return c != nil && c.Status == metav1.ConditionTrue
+}
+
+// TestReconcileComputeQuota drives the Namespace controller over fakes for
+// a tenant with compute quota in two Namespaces: each host namespace gets
+// the LimitRange and a ResourceQuota whose hard limits are its share (what
+// it uses plus what is free of the total), which follows what the other
+// namespace's quota reports; without compute quota both go.
+func TestReconcileComputeQuota(t *testing.T) {
+	src, fakes := controllertest.NewSources(t)
+	c, err := New(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
+	tn.Spec.Quota.Compute = list("pods", "4", "requests.cpu", "2")
+	fakes.Tenants.Put("", "", tn)
+	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
+	hosts := map[string]string{}
+	for _, name := range []string{"dev", "qa"} {
+		ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name), Labels: map[string]string{hostnames.TenantLabel: "acme"}},
+			Spec: tenant.NamespaceSpec{Network: "default"}}
+		fakes.Namespaces.Put(tn.Name, "", ns)
+		controllertest.Cache(t, src.Namespaces, tn.Name, "", ns)
+		hosts[name] = hostnames.Namespace(tn.Name, tn.UID, name)
+	}
+	reconcileAll := func(what string) {
+		t.Helper()
+		for _, name := range []string{"dev", "qa"} {
+			var requeue *controller.RequeueError
+			if err := c.Reconcile(ctx, queue.Key{Tenant: tn.Name, Name: name}); err != nil && !errors.As(err, &requeue) {
+				t.Fatalf("%s, %s: %v", what, name, err)
+			}
+		}
+	}
+	cached := func(inf cache.SharedIndexInformer, key string) func() bool {
+		return func() bool { _, exists, _ := inf.GetStore().GetByKey(key); return exists }
+	}
+	hard := func(ns string) corev1.ResourceList {
+		rq, err := fakes.Kube.CoreV1().ResourceQuotas(hosts[ns]).Get(ctx, hostnames.ComputeQuota, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("ResourceQuota of %s: %v", ns, err)
+		}
+		return rq.Spec.Hard
+	}
+	for round := 0; round < 3; round++ { // namespace, RoleBinding, quota objects as each gets cached
+		reconcileAll("onboarding")
+		for _, h := range hosts {
+			controllertest.Eventually(t, "host namespace cached", cached(src.HostNamespaces, h))
+		}
+	}
+	for ns := range hosts {
+		if h := hard(ns); h.Pods().Value() != 4 || h.Name(corev1.ResourceRequestsCPU, "").MilliValue() != 2000 {
+			t.Errorf("%s's share with nothing used: %v, want the whole total", ns, h)
+		}
+		lr, err := fakes.Kube.CoreV1().LimitRanges(hosts[ns]).Get(ctx, hostnames.ContainerDefaults, metav1.GetOptions{})
+		if err != nil || len(lr.Spec.Limits) != 1 || lr.Spec.Limits[0].DefaultRequest.Cpu().MilliValue() != 100 {
+			t.Errorf("%s's LimitRange %+v, %v", ns, lr, err)
+		}
+	}
+
+	// dev's quota reports 3 pods and 1.5 CPU: qa may have 1 pod and 500m.
+	rq, err := fakes.Kube.CoreV1().ResourceQuotas(hosts["dev"]).Get(ctx, hostnames.ComputeQuota, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rq.Status.Used = list("pods", "3", "requests.cpu", "1500m")
+	if _, err := fakes.Kube.CoreV1().ResourceQuotas(hosts["dev"]).UpdateStatus(ctx, rq, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "the informer has dev's usage", func() bool {
+		obj, exists, _ := src.HostResourceQuotas.GetStore().GetByKey(hosts["dev"] + "/" + hostnames.ComputeQuota)
+		return exists && obj.(*corev1.ResourceQuota).Status.Used.Pods().Value() == 3
+	})
+	reconcileAll("after dev's pods")
+	if h := hard("qa"); h.Pods().Value() != 1 || h.Name(corev1.ResourceRequestsCPU, "").MilliValue() != 500 {
+		t.Errorf("qa's share with 3 pods and 1.5 CPU used in dev: %v, want pods 1, requests.cpu 500m", h)
+	}
+	if h := hard("dev"); h.Pods().Value() != 4 {
+		t.Errorf("dev's share: %v, want its use plus what is free", h)
+	}
+
+	// No compute quota: both go.
+	tn.Spec.Quota.Compute = nil
+	fakes.Tenants.Put("", "", tn)
+	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
+	reconcileAll("without compute quota")
+	for ns, h := range hosts {
+		if _, err := fakes.Kube.CoreV1().ResourceQuotas(h).Get(ctx, hostnames.ComputeQuota, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s's ResourceQuota without compute quota: %v", ns, err)
+		}
+		if _, err := fakes.Kube.CoreV1().LimitRanges(h).Get(ctx, hostnames.ContainerDefaults, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("%s's LimitRange without compute quota: %v", ns, err)
+		}
+	}
 }

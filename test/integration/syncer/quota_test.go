@@ -170,6 +170,17 @@ func TestComputeQuota(t *testing.T) {
 		}
 	})
 
+	t.Run("the member cannot change its quota on the host", func(t *testing.T) {
+		for _, verb := range []string{"update", "patch", "delete"} {
+			for _, resource := range []string{"resourcequotas", "limitranges"} {
+				out, _, _ := theStack().Kubectl(ctx, quotaUser, "auth", "can-i", verb, resource, "-n", e.ns["dev"])
+				if strings.TrimSpace(out) != "no" {
+					t.Errorf("%s may %s %s in its host namespace: %q", quotaUser, verb, resource, out)
+				}
+			}
+		}
+	})
+
 	t.Run("defaults counted", func(t *testing.T) {
 		p, err := host.CoreV1().Pods(e.ns["dev"]).Get(ctx, "dev-0", metav1.GetOptions{})
 		if err != nil {
