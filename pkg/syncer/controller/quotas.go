@@ -6,64 +6,61 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
 )
 
-// ResourceQuotas is the HostKind of the ResourceQuota of each host
-// namespace: its share of the tenant's compute quota.
-func (s *Sources) ResourceQuotas() HostKind[*corev1.ResourceQuota] {
-	client := s.Host.CoreV1()
-	return HostKind[*corev1.ResourceQuota]{
-		Kind:     "ResourceQuota",
-		Informer: s.HostResourceQuotas,
-		Create: func(ctx context.Context, obj *corev1.ResourceQuota) (*corev1.ResourceQuota, error) {
-			return client.ResourceQuotas(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+// typedClient is what a typed client-go client of a namespaced kind T
+// offers (ResourceQuotaInterface, LimitRangeInterface, ...).
+type typedClient[T HostObject] interface {
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// namespacedKind is the HostKind of a namespaced kind written through its
+// typed client; the object matches when spec(have) is spec(want), and is
+// repaired by copying want's spec.
+func namespacedKind[T HostObject, S any](kind string, inf cache.SharedIndexInformer, client func(ns string) typedClient[T],
+	spec func(T) *S, deepCopy func(T) T) HostKind[T] {
+	return HostKind[T]{
+		Kind:     kind,
+		Informer: inf,
+		Create: func(ctx context.Context, obj T) (T, error) {
+			return client(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
 		},
-		Get: func(ctx context.Context, namespace, name string) (*corev1.ResourceQuota, error) {
-			return client.ResourceQuotas(namespace).Get(ctx, name, metav1.GetOptions{})
+		Get: func(ctx context.Context, namespace, name string) (T, error) {
+			return client(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
-		Update: func(ctx context.Context, obj *corev1.ResourceQuota) (*corev1.ResourceQuota, error) {
-			return client.ResourceQuotas(obj.Namespace).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+		Update: func(ctx context.Context, obj T) (T, error) {
+			return client(obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
 		},
 		Delete: func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
-			return client.ResourceQuotas(namespace).Delete(ctx, name, opts)
+			return client(namespace).Delete(ctx, name, opts)
 		},
-		Matches: func(have, want *corev1.ResourceQuota) bool {
-			return apiequality.Semantic.DeepEqual(have.Spec, want.Spec)
-		},
-		Repair: func(have, want *corev1.ResourceQuota) *corev1.ResourceQuota {
-			out := have.DeepCopy()
-			out.Spec = want.Spec
+		Matches: func(have, want T) bool { return apiequality.Semantic.DeepEqual(spec(have), spec(want)) },
+		Repair: func(have, want T) T {
+			out := deepCopy(have)
+			*spec(out) = *spec(want)
 			return out
 		},
 	}
 }
 
+// ResourceQuotas is the HostKind of the ResourceQuota of each host
+// namespace: its share of the tenant's compute quota.
+func (s *Sources) ResourceQuotas() HostKind[*corev1.ResourceQuota] {
+	return namespacedKind("ResourceQuota", s.HostResourceQuotas,
+		func(ns string) typedClient[*corev1.ResourceQuota] { return s.Host.CoreV1().ResourceQuotas(ns) },
+		func(o *corev1.ResourceQuota) *corev1.ResourceQuotaSpec { return &o.Spec },
+		(*corev1.ResourceQuota).DeepCopy)
+}
+
 // LimitRanges is the HostKind of the LimitRange of each host namespace:
 // the container defaults that make every pod count against the quota.
 func (s *Sources) LimitRanges() HostKind[*corev1.LimitRange] {
-	client := s.Host.CoreV1()
-	return HostKind[*corev1.LimitRange]{
-		Kind:     "LimitRange",
-		Informer: s.HostLimitRanges,
-		Create: func(ctx context.Context, obj *corev1.LimitRange) (*corev1.LimitRange, error) {
-			return client.LimitRanges(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
-		},
-		Get: func(ctx context.Context, namespace, name string) (*corev1.LimitRange, error) {
-			return client.LimitRanges(namespace).Get(ctx, name, metav1.GetOptions{})
-		},
-		Update: func(ctx context.Context, obj *corev1.LimitRange) (*corev1.LimitRange, error) {
-			return client.LimitRanges(obj.Namespace).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
-		},
-		Delete: func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
-			return client.LimitRanges(namespace).Delete(ctx, name, opts)
-		},
-		Matches: func(have, want *corev1.LimitRange) bool {
-			return apiequality.Semantic.DeepEqual(have.Spec, want.Spec)
-		},
-		Repair: func(have, want *corev1.LimitRange) *corev1.LimitRange {
-			out := have.DeepCopy()
-			out.Spec = want.Spec
-			return out
-		},
-	}
+	return namespacedKind("LimitRange", s.HostLimitRanges,
+		func(ns string) typedClient[*corev1.LimitRange] { return s.Host.CoreV1().LimitRanges(ns) },
+		func(o *corev1.LimitRange) *corev1.LimitRangeSpec { return &o.Spec },
+		(*corev1.LimitRange).DeepCopy)
 }
