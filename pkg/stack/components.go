@@ -146,24 +146,20 @@ func (s *Stack) waitHostReady(ctx context.Context) error {
 // every CRD to be established.
 func (s *Stack) installHostManifests(ctx context.Context) error {
 	t := time.Now()
-	crds, err := yamlFiles(s.opts.HostCRDDir)
-	if err != nil {
-		return err
-	}
-	if len(crds) > 0 {
-		if err := s.applyFiles(ctx, crds); err != nil {
-			return fmt.Errorf("installing host CRDs: %w", err)
+	// The CRDs first: the add-ons' roles name their resources.
+	counts := map[string]int{}
+	for _, d := range []struct{ what, dir string }{{"host CRDs", s.opts.HostCRDDir}, {"host add-on manifests", s.opts.HostAddonDir}} {
+		files, err := yamlFiles(d.dir)
+		if err != nil {
+			return err
 		}
-	} else {
-		s.logf("no host CRDs in %s", s.opts.HostCRDDir)
-	}
-	addons, err := yamlFiles(s.opts.HostAddonDir)
-	if err != nil {
-		return err
-	}
-	if len(addons) > 0 {
-		if err := s.applyFiles(ctx, addons); err != nil {
-			return fmt.Errorf("installing host add-on manifests: %w", err)
+		counts[d.what] = len(files)
+		if len(files) == 0 {
+			s.logf("no %s in %s", d.what, d.dir)
+			continue
+		}
+		if err := s.applyFiles(ctx, files); err != nil {
+			return fmt.Errorf("installing %s: %w", d.what, err)
 		}
 	}
 	bundle, skipped, err := writeDeployBundle(s.opts.DeployDir, s.path("deploy.yaml"))
@@ -191,7 +187,7 @@ func (s *Stack) installHostManifests(ctx context.Context) error {
 	if err := applyNamespace(ctx, client, FRRNamespace); err != nil {
 		return fmt.Errorf("creating namespace %s: %w", FRRNamespace, err)
 	}
-	s.logf("host manifests installed: %d CRD files, %d add-on files, deploy bundle %q (%s)", len(crds), len(addons), bundle, time.Since(t).Round(100*time.Millisecond))
+	s.logf("host manifests installed: %d CRD files, %d add-on files, deploy bundle %q (%s)", counts["host CRDs"], counts["host add-on manifests"], bundle, time.Since(t).Round(100*time.Millisecond))
 	return nil
 }
 
