@@ -9,7 +9,9 @@ package namespace
 import (
 	"reflect"
 
+	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -61,16 +63,28 @@ func New(src *controller.Sources) (*Controller, error) {
 	}
 	// Any change to a host object made for a Namespace, drift or deletion,
 	// brings the Namespace back in line.
-	if err := c.keys.WatchHost(src.HostNamespaces, src.HostRoleBindings, src.HostLimitRanges); err != nil {
+	if err := c.keys.WatchHost(src.HostNamespaces, src.HostRoleBindings, src.HostLimitRanges, src.HostResourceQuotas); err != nil {
 		return nil, err
 	}
-	// A ResourceQuota's usage changing moves the share of every other host
-	// namespace of the tenant: all of them are re-balanced.
-	if err := c.Watch(src.HostResourceQuotas, controller.OnEvery(func(obj interface{}) {
+	// A ResourceQuota's usage changing (or one coming or going) moves the
+	// share of every other host namespace of the tenant: all of them are
+	// re-balanced. The syncer's own updates of the shares do not count.
+	rebalance := func(obj interface{}) {
 		if t := controller.LabelsOf(obj)[hostnames.TenantLabel]; t != "" {
 			c.keys.EnqueueTenant(t, nil)
 		}
-	})); err != nil {
+	}
+	if err := c.Watch(src.HostResourceQuotas, cache.ResourceEventHandlerFuncs{
+		AddFunc: rebalance,
+		UpdateFunc: func(old, obj interface{}) {
+			o, okOld := old.(*corev1.ResourceQuota)
+			n, okNew := obj.(*corev1.ResourceQuota)
+			if okOld && okNew && !apiequality.Semantic.DeepEqual(o.Status.Used, n.Status.Used) {
+				rebalance(obj)
+			}
+		},
+		DeleteFunc: rebalance,
+	}); err != nil {
 		return nil, err
 	}
 	c.keys.EnqueueAllOnHealthChange(src.Health)
