@@ -50,6 +50,7 @@ const (
 	isoUserB                        = "ivan" // TestPublicIPIsolation, tenant B
 	vmUser                          = "vic"  // TestVirtualMachines
 	quotaUser                       = "cora" // TestComputeQuota
+	egressUser                      = "elsa" // TestEgressDisjointProperty
 
 	backDoorUser       = "bob" // TestHostBackDoors: the attacking tenant's member
 	overGrantedUser    = "rex" // TestHostBackDoors: a member of it with more host RBAC than the product gives
@@ -72,7 +73,7 @@ func TestMain(m *testing.M) {
 		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
 			{Name: networkUser}, {Name: refusedUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
-			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser},
+			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser}, {Name: egressUser},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},
 		},
