@@ -7,7 +7,7 @@ INTEGRATION_FLAGS ?= -count=1 -p 1 -timeout 30m
 BENCH_FLAGS ?= -run '^$$' -benchtime 1x -count 1 -timeout 60m
 
 .PHONY: all run test tools build verify verify-codegen verify-host-crds verify-gofmt vet lint \
-	unit integration bench codegen host-crds clean
+	unit integration bench codegen host-crds plugin test-deps clean
 
 all: build
 
@@ -24,6 +24,10 @@ tools:
 
 build:
 	$(GO) build -o _output/bin/tenant-apiserver ./cmd/tenant-apiserver
+
+## plugin: kubectl-tenant and kubectl_complete-tenant into _output/bin; krew archives and manifest into _output/plugin.
+plugin:
+	bash hack/build-plugin.sh
 
 verify: verify-gofmt verify-codegen verify-host-crds
 
@@ -47,8 +51,12 @@ lint: tools
 unit:
 	$(GO) test -count=1 ./pkg/... ./cmd/...
 
-integration: tools
+integration: tools test-deps
 	$(GO) test $(INTEGRATION_FLAGS) ./test/integration/...
+
+## test-deps: what tests need from Debian (the Kubernetes Python client).
+test-deps:
+	bash hack/install-test-deps.sh
 
 ## bench: the load harness and Benchmark* functions; results go in docs/performance.md.
 # BenchmarkSync, BenchmarkNetworkSync, BenchmarkLoadBalancerSync, BenchmarkVRFPeeringSync

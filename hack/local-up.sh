@@ -9,6 +9,16 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 
 bash hack/build-tools.sh stack
-go build -o _output/bin/localup ./hack/localup
+# build NAME PACKAGE: a Go binary into _output/bin, saying how long it took.
+build() {
+  local start=$(date +%s)
+  echo "building $1 ..."
+  go build -o "_output/bin/$1" "$2"
+  echo "built $1 in $(( $(date +%s) - start ))s"
+}
+build localup ./hack/localup
+# The kubectl plugin, for the README's walkthrough (PATH=_output/bin:$PATH).
+build kubectl-tenant ./cmd/kubectl-tenant
+cp cmd/kubectl-tenant/kubectl_complete-tenant _output/bin/
 # exec: signals reach localup itself, which stops its processes.
 exec _output/bin/localup "$@"

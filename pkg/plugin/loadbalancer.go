@@ -1,0 +1,203 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+)
+
+const loadBalancerResource = "loadbalancer.tenant.io"
+
+func newLoadBalancerCommand(o *Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "lb",
+		Aliases: []string{"loadbalancer", "loadbalancers"},
+		Short:   "Load balancers: a public IP balancing ports over the pods or VMs a selector picks",
+	}
+	cmd.AddCommand(newLoadBalancerListCommand(o), newLoadBalancerCreateCommand(o), newLoadBalancerDeleteCommand(o))
+	return cmd
+}
+
+func newLoadBalancerListCommand(o *Options) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List load balancers",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			sc, err := o.scope(ctx)
+			if err != nil {
+				return err
+			}
+			ns := metav1.NamespaceAll
+			if !all {
+				if ns, err = o.tenantNamespace(ctx, sc); err != nil {
+					return err
+				}
+			}
+			list, err := sc.api.LoadBalancers(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			l := &listing{kind: "LoadBalancer", resource: loadBalancerResource,
+				headers: []string{"NAME", "ADDRESS", "PORTS", "SELECTOR", "READY", "AGE"}, wide: []string{"SOURCE RANGES"}}
+			if all {
+				l.headers = append([]string{"NAMESPACE"}, l.headers...)
+			}
+			for i := range list.Items {
+				lb := &list.Items[i]
+				cols := []string{lb.Name, lb.Status.Address, lbPortsString(lb.Spec.Ports), selectorString(lb.Spec.Selector), readyColumn(lb.Status.Conditions), age(o.Now(), lb.CreationTimestamp)}
+				if all {
+					cols = append([]string{lb.Namespace}, cols...)
+				}
+				l.add(lb, lb.Name, cols, strings.Join(lb.Spec.SourceRanges, ","))
+			}
+			return o.printListing(l)
+		},
+	}
+	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "List the load balancers of all your namespaces")
+	return cmd
+}
+
+func lbPortsString(ports []tenantv1alpha1.LoadBalancerPort) string {
+	out := make([]string, 0, len(ports))
+	for _, p := range ports {
+		s := strconv.Itoa(int(p.Port))
+		if p.TargetPort.String() != "0" && p.TargetPort.String() != s {
+			s += ":" + p.TargetPort.String()
+		}
+		out = append(out, s+"/"+string(p.Protocol))
+	}
+	return strings.Join(out, ",")
+}
+
+func selectorString(sel map[string]string) string {
+	keys := make([]string, 0, len(sel))
+	for k := range sel {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]string, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, k+"="+sel[k])
+	}
+	return strings.Join(out, ",")
+}
+
+// parseLBPort parses PORT[:TARGET][/PROTOCOL]; TARGET is a number or a
+// named port.
+func parseLBPort(s string) (tenantv1alpha1.LoadBalancerPort, error) {
+	spec, proto, _ := strings.Cut(s, "/")
+	num, target, hasTarget := strings.Cut(spec, ":")
+	p, err := strconv.ParseInt(num, 10, 32)
+	if err != nil {
+		return tenantv1alpha1.LoadBalancerPort{}, fmt.Errorf("%q is not a port number", num)
+	}
+	protocol, err := parseProtocol(proto)
+	if err != nil {
+		return tenantv1alpha1.LoadBalancerPort{}, err
+	}
+	port := tenantv1alpha1.LoadBalancerPort{Port: int32(p), Protocol: protocol}
+	if hasTarget {
+		port.TargetPort = intstr.Parse(target)
+	}
+	return port, nil
+}
+
+func newLoadBalancerCreateCommand(o *Options) *cobra.Command {
+	var selector map[string]string
+	var ports, sourceRanges []string
+	var address string
+	cmd := &cobra.Command{
+		Use:   "create NAME --selector k=v --port 80[:8080][/tcp]... [--address IP] [--source-range CIDR]...",
+		Short: "Create a load balancer on one of your public IPs",
+		Example: `  kubectl tenant lb create web --selector app=web --port 80:8080/tcp --port 443:8443/tcp
+  kubectl tenant lb create vm-ssh --selector vm.kubevirt.io/name=web --port 22`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			lb := &tenantv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Name: args[0]},
+				Spec: tenantv1alpha1.LoadBalancerSpec{Address: address, Selector: selector, SourceRanges: sourceRanges}}
+			for _, s := range ports {
+				p, err := parseLBPort(s)
+				if err != nil {
+					return fmt.Errorf("--port %q: %w", s, err)
+				}
+				lb.Spec.Ports = append(lb.Spec.Ports, p)
+			}
+			if len(lb.Spec.Ports) > 1 {
+				// Several ports need names; name them after themselves.
+				for i := range lb.Spec.Ports {
+					p := &lb.Spec.Ports[i]
+					p.Name = fmt.Sprintf("%s-%d", strings.ToLower(string(p.Protocol)), p.Port)
+				}
+			}
+			sc, err := o.scope(ctx)
+			if err != nil {
+				return err
+			}
+			if lb.Namespace, err = o.tenantNamespace(ctx, sc); err != nil {
+				return err
+			}
+			created, err := sc.api.LoadBalancers(lb.Namespace).Create(ctx, lb, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			return o.printObject(created, "LoadBalancer", loadBalancerResource, created.Name, "created")
+		},
+	}
+	cmd.Flags().StringToStringVar(&selector, "selector", nil, "The backends' labels, k=v[,k=v] (repeatable)")
+	cmd.Flags().StringSliceVar(&ports, "port", nil, "A balanced port, PORT[:TARGET][/tcp|udp|sctp] (repeatable)")
+	cmd.Flags().StringVar(&address, "address", "", "One of your public IPs (default: assigned from yours)")
+	cmd.Flags().StringSliceVar(&sourceRanges, "source-range", nil, "An IPv4 CIDR allowed to connect (repeatable; default everyone)")
+	return cmd
+}
+
+func newLoadBalancerDeleteCommand(o *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "delete NAME",
+		Short: "Delete a load balancer",
+		Args:  cobra.ExactArgs(1),
+		ValidArgsFunction: completeWith(o, func(ctx context.Context, sc *tenantScope) ([]string, error) {
+			ns, err := o.tenantNamespace(ctx, sc)
+			if err != nil {
+				return nil, err
+			}
+			list, err := sc.api.LoadBalancers(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, err
+			}
+			var out []string
+			for _, lb := range list.Items {
+				out = append(out, lb.Name)
+			}
+			return out, nil
+		}),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			sc, err := o.scope(ctx)
+			if err != nil {
+				return err
+			}
+			ns, err := o.tenantNamespace(ctx, sc)
+			if err != nil {
+				return err
+			}
+			if err := sc.api.LoadBalancers(ns).Delete(ctx, args[0], metav1.DeleteOptions{}); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "%s %q deleted\n", loadBalancerResource, args[0])
+			return nil
+		},
+	}
+}

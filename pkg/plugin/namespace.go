@@ -1,0 +1,265 @@
+package plugin
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/clientcmd"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+)
+
+const namespaceResource = "namespace.tenant.io"
+
+func newNamespaceCommand(o *Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "ns",
+		Aliases: []string{"namespace", "namespaces"},
+		Short:   "Your namespaces, and using one with plain kubectl",
+		Long: `Your tenant's namespaces. Each is a host namespace <tenant>-<hash6>-<name>
+where its pods, VMs and disks run; "ns use NAME" makes it the current
+context's namespace, so plain kubectl, oc and virtctl work there.`,
+	}
+	cmd.AddCommand(newNamespaceListCommand(o), newNamespaceCreateCommand(o), newNamespaceDeleteCommand(o),
+		newNamespaceUseCommand(o), newNamespaceHostCommand(o))
+	return cmd
+}
+
+func completeNamespaces(o *Options) cobra.CompletionFunc {
+	return completeWith(o, func(ctx context.Context, sc *tenantScope) ([]string, error) {
+		list, err := sc.api.Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		var out []string
+		for _, n := range list.Items {
+			out = append(out, n.Name)
+		}
+		return out, nil
+	})
+}
+
+func newNamespaceListCommand(o *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:     "list",
+		Aliases: []string{"ls"},
+		Short:   "List your namespaces with their host namespaces",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sc, err := o.scope(cmd.Context())
+			if err != nil {
+				return err
+			}
+			list, err := sc.api.Namespaces().List(cmd.Context(), metav1.ListOptions{})
+			if err != nil {
+				return err
+			}
+			l := &listing{kind: "Namespace", resource: namespaceResource,
+				headers: []string{"NAME", "NETWORK", "HOST NAMESPACE", "PHASE", "AGE"}, wide: []string{"READY"}}
+			for i := range list.Items {
+				n := &list.Items[i]
+				l.add(n, n.Name, []string{n.Name, n.Spec.Network, n.Status.HostNamespace, string(n.Status.Phase), age(o.Now(), n.CreationTimestamp)},
+					readyColumn(n.Status.Conditions))
+			}
+			return o.printListing(l)
+		},
+	}
+}
+
+func newNamespaceCreateCommand(o *Options) *cobra.Command {
+	var network string
+	var noWait bool
+	cmd := &cobra.Command{
+		Use:   "create NAME [--network N]",
+		Short: "Create a namespace (and wait until its host namespace exists)",
+		Example: `  kubectl tenant ns create dev
+  kubectl tenant ns create web --network blue`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			sc, err := o.scope(ctx)
+			if err != nil {
+				return err
+			}
+			ns := &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: args[0]}, Spec: tenantv1alpha1.NamespaceSpec{Network: network}}
+			created, err := sc.api.Namespaces().Create(ctx, ns, metav1.CreateOptions{})
+			if err != nil {
+				return err
+			}
+			if noWait || o.Output != "" {
+				return o.printObject(created, "Namespace", namespaceResource, created.Name, "created")
+			}
+			fmt.Fprintf(o.Out, "%s/%s created\n", namespaceResource, created.Name)
+			active, err := o.waitNamespaceActive(ctx, sc, created.Name)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "host namespace %s is ready: kubectl tenant ns use %s\n", active.Status.HostNamespace, active.Name)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&network, "network", "", "The Network of the namespace's workloads (default: the tenant's network default)")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "Return once the namespace is created, without waiting for its host namespace")
+	return cmd
+}
+
+// waitNamespaceActive waits (--timeout) until namespace name is Active on
+// the host.
+func (o *Options) waitNamespaceActive(ctx context.Context, sc *tenantScope, name string) (*tenantv1alpha1.Namespace, error) {
+	ctx, cancel := o.withTimeout(ctx)
+	defer cancel()
+	var last *tenantv1alpha1.Namespace
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		ns, err := sc.api.Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		last = ns
+		return ns.Status.Phase == tenantv1alpha1.NamespacePhaseActive && ns.Status.HostNamespace != "", nil
+	})
+	if err != nil {
+		if last != nil {
+			return nil, fmt.Errorf("namespace %s is not active after %s (phase %s, ready %s)", name, o.Timeout, orNone(string(last.Status.Phase)), readyMessage(last.Status.Conditions))
+		}
+		return nil, err
+	}
+	return last, nil
+}
+
+// readyMessage is the Ready condition as a sentence.
+func readyMessage(conds []metav1.Condition) string {
+	c := conditionOf(conds, "Ready")
+	if c == nil {
+		return "unknown"
+	}
+	if c.Message == "" {
+		return string(c.Status) + " " + c.Reason
+	}
+	return fmt.Sprintf("%s %s: %s", c.Status, c.Reason, c.Message)
+}
+
+func newNamespaceDeleteCommand(o *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:               "delete NAME",
+		Short:             "Delete a namespace (refused, with the blockers, while it holds workloads, disks or addresses)",
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeNamespaces(o),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := o.scope(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := sc.api.Namespaces().Delete(cmd.Context(), args[0], metav1.DeleteOptions{}); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "%s %q deleted\n", namespaceResource, args[0])
+			return nil
+		},
+	}
+}
+
+// hostNamespace is the host namespace of tenant namespace name.
+func hostNamespace(ctx context.Context, sc *tenantScope, name string) (string, error) {
+	ns, err := sc.api.Namespaces().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return "", err
+	}
+	if ns.Status.HostNamespace == "" {
+		return "", fmt.Errorf("namespace %s has no host namespace yet (phase %s); try again in a moment", name, orNone(string(ns.Status.Phase)))
+	}
+	return ns.Status.HostNamespace, nil
+}
+
+func newNamespaceUseCommand(o *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "use NAME",
+		Short: "Make a namespace's host namespace the current context's namespace",
+		Long: `Sets the namespace of the current kubeconfig context (or --context) to the
+host namespace of NAME, as kubens does: plain "kubectl get pods",
+"oc get pods" and "virtctl console" then act there. kubectl tenant
+commands keep taking NAME: they map the host namespace back.`,
+		Example:           `  kubectl tenant ns use dev && kubectl get pods`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeNamespaces(o),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := o.scope(cmd.Context())
+			if err != nil {
+				return err
+			}
+			host, err := hostNamespace(cmd.Context(), sc, args[0])
+			if err != nil {
+				return err
+			}
+			loader := o.ConfigFlags.ToRawKubeConfigLoader()
+			raw, err := loader.RawConfig()
+			if err != nil {
+				return err
+			}
+			name := raw.CurrentContext
+			if o.ConfigFlags.Context != nil && *o.ConfigFlags.Context != "" {
+				name = *o.ConfigFlags.Context
+			}
+			kctx, ok := raw.Contexts[name]
+			if !ok || kctx == nil {
+				return fmt.Errorf("the kubeconfig has no context %q to set a namespace in", name)
+			}
+			kctx.Namespace = host
+			if err := clientcmd.ModifyConfig(loader.ConfigAccess(), raw, true); err != nil {
+				return fmt.Errorf("writing the kubeconfig: %w", err)
+			}
+			fmt.Fprintf(o.Out, "Context %q now uses namespace %s (host namespace %s).\n", name, args[0], host)
+			return nil
+		},
+	}
+}
+
+func newNamespaceHostCommand(o *Options) *cobra.Command {
+	return &cobra.Command{
+		Use:               "host NAME",
+		Short:             "Print the host namespace of a namespace (for scripts)",
+		Example:           `  kubectl -n "$(kubectl tenant ns host dev)" get pods`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completeNamespaces(o),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := o.scope(cmd.Context())
+			if err != nil {
+				return err
+			}
+			host, err := hostNamespace(cmd.Context(), sc, args[0])
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(o.Out, host)
+			return nil
+		},
+	}
+}
+
+// tenantNamespace is the tenant namespace a namespaced command acts in: -n,
+// else the kubeconfig context's namespace. A host namespace of one of the
+// tenant's namespaces (set by "ns use") maps back to that namespace.
+func (o *Options) tenantNamespace(ctx context.Context, sc *tenantScope) (string, error) {
+	ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+	if err != nil {
+		return "", err
+	}
+	list, err := sc.api.Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", err
+	}
+	for _, n := range list.Items {
+		if n.Name == ns {
+			return ns, nil
+		}
+	}
+	for _, n := range list.Items {
+		if n.Status.HostNamespace == ns {
+			return n.Name, nil
+		}
+	}
+	return ns, nil
+}

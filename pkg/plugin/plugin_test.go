@@ -1,0 +1,137 @@
+package plugin
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+)
+
+func TestMemberships(t *testing.T) {
+	tenants := []tenantv1alpha1.Tenant{
+		{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: tenantv1alpha1.TenantSpec{Members: tenantv1alpha1.TenantMembers{Users: []string{"u"}, Groups: []string{"devs"}}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "a"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: tenantv1alpha1.TenantSpec{Members: tenantv1alpha1.TenantMembers{Users: []string{"other"}}}},
+	}
+	got := memberships("u", []string{"devs", "tenant.io:a", "tenant.io:zz"}, tenants)
+	want := []Membership{{Tenant: "a", Via: []string{"host group tenant.io:a"}}, {Tenant: "b", Via: []string{"member", "group devs"}}}
+	if len(got) != len(want) {
+		t.Fatalf("memberships: %+v, want %+v", got, want)
+	}
+	for i := range want {
+		if got[i].Tenant != want[i].Tenant || !slices.Equal(got[i].Via, want[i].Via) {
+			t.Errorf("membership %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestParsePorts(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		port  int32
+		proto tenantv1alpha1.Protocol
+		bad   bool
+	}{
+		{"22", 22, "TCP", false}, {"53/udp", 53, "UDP", false}, {"9/SCTP", 9, "SCTP", false},
+		{"x/tcp", 0, "", true}, {"80/icmp", 0, "", true}, {"", 0, "", true},
+	} {
+		port, proto, err := parsePort(c.in)
+		if (err != nil) != c.bad || (!c.bad && (port != c.port || proto != c.proto)) {
+			t.Errorf("parsePort(%q) = %d %s %v", c.in, port, proto, err)
+		}
+	}
+	lb, err := parseLBPort("80:http/udp")
+	if err != nil || lb.Port != 80 || lb.TargetPort != intstr.FromString("http") || lb.Protocol != "UDP" {
+		t.Errorf("parseLBPort(80:http/udp) = %+v %v", lb, err)
+	}
+	lb, err = parseLBPort("443:8443")
+	if err != nil || lb.TargetPort != intstr.FromInt32(8443) || lb.Protocol != "TCP" {
+		t.Errorf("parseLBPort(443:8443) = %+v %v", lb, err)
+	}
+	if _, err := parseLBPort("http:80"); err == nil {
+		t.Errorf("parseLBPort(http:80): no error")
+	}
+}
+
+func TestParseQuota(t *testing.T) {
+	q, err := parseQuota(map[string]string{"namespaces": "5", "FloatingIPs": "2", "requests.cpu": "4", "count/virtualmachines.kubevirt.io": "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *q.Namespaces != 5 || *q.FloatingIPs != 2 || q.Networks != nil || q.LoadBalancers != nil {
+		t.Errorf("counts: %+v", q)
+	}
+	if !q.Compute[corev1.ResourceRequestsCPU].Equal(resource.MustParse("4")) || len(q.Compute) != 2 {
+		t.Errorf("compute: %v", q.Compute)
+	}
+	for _, bad := range []map[string]string{{"networks": "many"}, {"requests.memory": "lots"}} {
+		if _, err := parseQuota(bad); err == nil {
+			t.Errorf("parseQuota(%v): no error", bad)
+		}
+	}
+}
+
+func TestBar(t *testing.T) {
+	for _, c := range []struct {
+		used, total int64
+		want        string
+	}{
+		{0, 10, "[----------]   0%"}, {1, 1000, "[#---------]   0%"}, {5, 10, "[#####-----]  50%"}, {10, 10, "[##########] 100%"}, {0, 0, "[----------]   -"},
+	} {
+		if got := bar(c.used, c.total, 10); got != c.want {
+			t.Errorf("bar(%d, %d) = %q, want %q", c.used, c.total, got, c.want)
+		}
+	}
+}
+
+func TestPrintError(t *testing.T) {
+	err := apierrors.NewInvalid(schema.GroupKind{Group: "tenant.io", Kind: "Network"}, "blue", field.ErrorList{
+		field.Invalid(field.NewPath("spec", "subnets").Index(0), "192.168.0.0/24", "must be inside the tenant's block"),
+		field.Required(field.NewPath("spec", "topology"), ""),
+	})
+	var out bytes.Buffer
+	PrintError(&out, err)
+	want := `Error from server (Invalid): Network.tenant.io "blue" is invalid: [spec.subnets[0]: Invalid value: "192.168.0.0/24": must be inside the tenant's block, spec.topology: Required value]
+  spec.subnets[0]: Invalid value: "192.168.0.0/24": must be inside the tenant's block
+  spec.topology: Required value
+`
+	if out.String() != want {
+		t.Errorf("PrintError:\n%s\nwant:\n%s", out.String(), want)
+	}
+	out.Reset()
+	PrintError(&out, errString("no kubeconfig"))
+	if out.String() != "error: no kubeconfig\n" {
+		t.Errorf("PrintError of a plain error: %q", out.String())
+	}
+}
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+func TestQuotaLinesAndAddresses(t *testing.T) {
+	five := int32(5)
+	tn := &tenantv1alpha1.Tenant{
+		Spec: tenantv1alpha1.TenantSpec{Quota: tenantv1alpha1.TenantQuota{Namespaces: &five, Compute: corev1.ResourceList{"pods": resource.MustParse("10")}}},
+		Status: tenantv1alpha1.TenantStatus{Usage: tenantv1alpha1.TenantUsage{Namespaces: 2, Compute: corev1.ResourceList{
+			"pods": resource.MustParse("3"), "requests.cpu": resource.MustParse("700m")}}},
+	}
+	got := quotaLines(tn)
+	want := []QuotaLine{{"namespaces", "2", "5"}, {"networks", "0", ""}, {"floatingips", "0", ""}, {"loadbalancers", "0", ""},
+		{"pods", "3", "10"}, {"requests.cpu", "700m", ""}}
+	if !slices.Equal(got, want) {
+		t.Errorf("quotaLines: %+v, want %+v", got, want)
+	}
+	if got := sortedAddresses([]string{"203.0.113.10", "203.0.113.9", "203.0.113.100"}); !slices.Equal(got, []string{"203.0.113.9", "203.0.113.10", "203.0.113.100"}) {
+		t.Errorf("sortedAddresses: %v", got)
+	}
+}

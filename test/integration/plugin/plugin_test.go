@@ -1,0 +1,454 @@
+package plugin
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/plugin"
+	"tenant.io/tenant-apiserver/pkg/stack"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// api is user's generated client, to compare the plugin's output with
+// what the API holds.
+func api(t *testing.T, user string) clientset.Interface {
+	t.Helper()
+	c, err := framework.Current().TenantClient(user)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestPluginDiscovered: kubectl finds the plugin on PATH, as `kubectl plugin
+// list` shows, and runs it as `kubectl tenant`.
+func TestPluginDiscovered(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	alice := newUser(t, "alice")
+	r := alice.kubectlRun(ctx, "plugin", "list")
+	mustContain(t, "kubectl plugin list", r.stdout, filepath.Join(pluginDir, "kubectl-tenant")+"\n")
+	if r.code != 0 {
+		t.Errorf("kubectl plugin list: %s", r)
+	}
+	out := alice.ok(ctx, t, "--help")
+	mustContain(t, "kubectl tenant --help", out, "kubectl tenant [command]", "whoami", "offboarding", "admin")
+}
+
+func TestWhoami(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	acme, err := api(t, stack.AdminUser).TenantV1alpha1().Tenants().Get(ctx, "acme", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// alice is listed as a member of acme and is in the host group tenant.io:acme.
+	want := []string{"host group tenant.io:acme"}
+	if slices.Contains(acme.Spec.Members.Users, "alice") {
+		want = []string{"member", "host group tenant.io:acme"}
+	}
+	var id plugin.Identity
+	newUser(t, "alice").okJSON(ctx, t, &id, "whoami")
+	if id.User != "alice" || id.Provider || len(id.Tenants) != 1 || id.Tenants[0].Tenant != "acme" || !slices.Equal(id.Tenants[0].Via, want) {
+		t.Errorf("alice's whoami: %+v, want tenant acme via %v", id, want)
+	}
+	out := newUser(t, "alice").ok(ctx, t, "whoami")
+	mustContain(t, "alice's whoami", out, "User:     alice\n", "Tenant:   acme ("+strings.Join(want, ", ")+")\n")
+
+	out = newUser(t, "carol").ok(ctx, t, "whoami")
+	mustContain(t, "carol's whoami", out, "User:     carol\n", "Tenant:   <none>\n")
+	mustNotContain(t, "carol's whoami", out, "Provider")
+
+	id = plugin.Identity{}
+	newUser(t, stack.AdminUser).okJSON(ctx, t, &id, "whoami")
+	if id.User != stack.AdminUser || !id.Provider || len(id.Tenants) != 0 {
+		t.Errorf("admin's whoami: %+v, want a provider of no tenant", id)
+	}
+}
+
+// TestInfo compares `kubectl tenant info` with what the API holds for the
+// tenant, in its structured and its human form.
+func TestInfo(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	alice := newUser(t, "alice")
+	var info plugin.Info
+	alice.okJSON(ctx, t, &info, "info")
+
+	c := api(t, "alice").TenantV1alpha1()
+	acme, err := c.Tenants().Get(ctx, "acme", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Tenant != "acme" || info.Phase != "Ready" || info.PrivateBlock != acme.Status.Network.CIDR || info.NamespacePrefix != acme.Status.NamespacePrefix {
+		t.Errorf("info: tenant %s phase %s block %s prefix %s; the API: Ready %s %s", info.Tenant, info.Phase, info.PrivateBlock, info.NamespacePrefix, acme.Status.Network.CIDR, acme.Status.NamespacePrefix)
+	}
+	var addrs []string
+	for _, p := range info.PublicIPs {
+		addrs = append(addrs, p.Address)
+	}
+	want := append([]string(nil), acme.Status.PublicIPs...)
+	slices.Sort(want)
+	slices.Sort(addrs)
+	if len(want) != 4 || !slices.Equal(addrs, want) {
+		t.Errorf("info's public IPs %v, the tenant's %v (4 expected)", addrs, want)
+	}
+	nss, err := c.Namespaces().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Namespaces) != len(nss.Items) {
+		t.Errorf("info has %d namespaces, the API %d", len(info.Namespaces), len(nss.Items))
+	}
+	for _, n := range nss.Items {
+		i := slices.IndexFunc(info.Namespaces, func(x plugin.NamespaceInfo) bool { return x.Name == n.Name })
+		if i < 0 || info.Namespaces[i].HostNamespace != n.Status.HostNamespace || n.Status.HostNamespace == "" {
+			t.Errorf("namespace %s (host %q) is not in info as it is in the API: %+v", n.Name, n.Status.HostNamespace, info.Namespaces)
+		}
+	}
+	if i := slices.IndexFunc(info.Networks, func(n plugin.NetworkInfo) bool { return n.Name == "default" }); i < 0 || info.Networks[i].Ready != "True" {
+		t.Errorf("info's networks lack a ready default: %+v", info.Networks)
+	}
+	if len(info.ProviderServices) != 1 || info.ProviderServices[0].Alias != "resolver" || info.ProviderServices[0].Name != "dns" {
+		t.Errorf("acme is offered the provider's dns as resolver; info says %+v", info.ProviderServices)
+	}
+	if len(info.Quota) < 4 {
+		t.Errorf("info's quota: %+v", info.Quota)
+	}
+
+	human := alice.ok(ctx, t, "info")
+	t.Logf("info:\n%s", human)
+	dev := slices.IndexFunc(info.Namespaces, func(x plugin.NamespaceInfo) bool { return x.Name == "dev" })
+	mustContain(t, "info", human, "Tenant:         acme\n", "Private block:  "+acme.Status.Network.CIDR+"\n", "Public IPs (4, ",
+		info.Namespaces[dev].HostNamespace, "resolver")
+	for _, line := range strings.Split(human, "\n") {
+		if len(line) > 80 {
+			t.Errorf("info line wider than 80 columns (%d): %q", len(line), line)
+		}
+	}
+
+	// bob's tenant is offered nothing, and his info shows nothing of acme's.
+	var bobs plugin.Info
+	newUser(t, "bob").okJSON(ctx, t, &bobs, "info")
+	if bobs.Tenant != "globex" || len(bobs.ProviderServices) != 0 || bobs.PrivateBlock == info.PrivateBlock {
+		t.Errorf("bob's info: %+v", bobs)
+	}
+
+	r := newUser(t, "carol").fails(ctx, t, 1, "info")
+	mustContain(t, "carol's info", r.stderr, "error: user carol is not a member of any tenant")
+	r = newUser(t, stack.AdminUser).fails(ctx, t, 1, "info")
+	mustContain(t, "admin's info", r.stderr, "name one with --tenant")
+	var asAdmin plugin.Info
+	newUser(t, stack.AdminUser).okJSON(ctx, t, &asAdmin, "info", "--tenant", "acme")
+	if asAdmin.Tenant != "acme" || asAdmin.PrivateBlock != info.PrivateBlock || len(asAdmin.Namespaces) != len(info.Namespaces) {
+		t.Errorf("the provider's info on acme: %+v", asAdmin)
+	}
+	r = newUser(t, "bob").fails(ctx, t, 1, "info", "--tenant", "acme")
+	mustContain(t, "bob's info on acme", r.stderr, "tenant acme: not found")
+}
+
+// TestNewTenantJourney is a new tenant's first hour: the provider onboards
+// it with the plugin; its member, given only a kubeconfig, finds its block
+// and addresses in `info`, creates a namespace, runs plain kubectl in it
+// after `ns use`, attaches a floating IP to a pod, sees why its tenancy
+// cannot be deleted yet, cleans up, and the provider offboards it.
+func TestNewTenantJourney(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	root, err := stack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, ida := newUser(t, stack.AdminUser), newUser(t, newcomer)
+
+	r := admin.tenant(ctx, "admin", "onboard", "initech", "--member", newcomer, "--prefix-length", "24", "--public-ips", "2",
+		"--quota", "namespaces=4,floatingips=2,pods=10", "--display-name", "Initech")
+	if r.code != 0 {
+		t.Fatalf("admin onboard: %s", r)
+	}
+	t.Cleanup(func() {
+		_ = api(t, stack.AdminUser).TenantV1alpha1().Tenants().Delete(context.Background(), "initech", metav1.DeleteOptions{})
+	})
+	tnt, err := api(t, stack.AdminUser).TenantV1alpha1().Tenants().Get(ctx, "initech", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "onboard's report", r.stdout, "Tenant:         initech (Initech)\n", "Phase:          Ready\n",
+		"Private block:  "+tnt.Status.Network.CIDR+"\n", "Public IPs (2, 2 free):", tnt.Status.PublicIPs[0], tnt.Status.PublicIPs[1])
+	t.Logf("admin onboard:\n%s%s", r.stderr, r.stdout)
+	mustContain(t, "onboard's progress", r.stderr, "tenant.tenant.io/initech created", "phase Ready")
+	if !strings.HasSuffix(tnt.Status.Network.CIDR, "/24") {
+		t.Errorf("block %s, want a /24", tnt.Status.Network.CIDR)
+	}
+
+	var id plugin.Identity
+	ida.okJSON(ctx, t, &id, "whoami")
+	if len(id.Tenants) != 1 || id.Tenants[0].Tenant != "initech" || !slices.Equal(id.Tenants[0].Via, []string{"member"}) {
+		t.Errorf("ida's whoami: %+v", id)
+	}
+	var info plugin.Info
+	ida.okJSON(ctx, t, &info, "info")
+	if info.PrivateBlock != tnt.Status.Network.CIDR || len(info.PublicIPs) != 2 || info.PublicIPs[0].UsedBy != "" {
+		t.Errorf("ida's info: block %s, public IPs %+v", info.PrivateBlock, info.PublicIPs)
+	}
+
+	out := ida.ok(ctx, t, "ns", "create", "web")
+	ns, err := api(t, newcomer).TenantV1alpha1().Namespaces().Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := ns.Status.HostNamespace
+	mustContain(t, "ns create", out, "namespace.tenant.io/web created\n", "host namespace "+host+" is ready")
+	if got := strings.TrimSpace(ida.ok(ctx, t, "ns", "host", "web")); got != host || host == "" {
+		t.Errorf("ns host web: %q, the API: %q", got, host)
+	}
+	out = ida.ok(ctx, t, "ns", "use", "web")
+	mustContain(t, "ns use", out, "now uses namespace web (host namespace "+host+")")
+
+	// Plain kubectl now works in the tenant's own words.
+	r = ida.kubectlRun(ctx, "config", "view", "--minify", "-o", "jsonpath={.contexts[0].context.namespace}")
+	if strings.TrimSpace(r.stdout) != host {
+		t.Errorf("the context's namespace is %q, want %q (%s)", r.stdout, host, r)
+	}
+	r = ida.kubectlRun(ctx, "get", "pods")
+	if r.code != 0 || !strings.Contains(r.stderr, "No resources found in "+host+" namespace.") {
+		t.Errorf("kubectl get pods after ns use: %s", r)
+	}
+	if r = ida.kubectlRun(ctx, "apply", "-f", filepath.Join(root, "artifacts", "examples", "pod.yaml")); r.code != 0 {
+		t.Fatalf("kubectl apply -f pod.yaml: %s", r)
+	}
+	if r = ida.kubectlRun(ctx, "get", "pod", "web", "-o", "name"); strings.TrimSpace(r.stdout) != "pod/web" {
+		t.Errorf("kubectl get pod web: %s", r)
+	}
+
+	// A floating IP for the pod: the plugin maps the context's host
+	// namespace back to the tenant namespace web.
+	out = ida.ok(ctx, t, "fip", "create", "web-ip")
+	mustContain(t, "fip create", out, "floatingip.tenant.io/web-ip created\n")
+	out = ida.ok(ctx, t, "fip", "attach", "web-ip", "--pod", "web", "--port", "22/tcp", "--port", "53/udp")
+	mustContain(t, "fip attach", out, "floatingip.tenant.io/web-ip attached to Pod/web\n")
+	fips := api(t, newcomer).TenantV1alpha1().FloatingIPs("web")
+	var fip *tenantv1alpha1.FloatingIP
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		fip, err = fips.Get(ctx, "web-ip", metav1.GetOptions{})
+		return err == nil && fip.Status.Phase == tenantv1alpha1.FloatingIPPhaseAssociated, nil
+	}); err != nil {
+		t.Fatalf("floating IP web-ip not Associated: %+v", fip)
+	}
+	if fip.Spec.Target == nil || *fip.Spec.Target != (tenantv1alpha1.FloatingIPTarget{Kind: "Pod", Name: "web"}) ||
+		len(fip.Spec.Ports) != 2 || fip.Spec.Ports[1] != (tenantv1alpha1.FloatingIPPort{Port: 53, Protocol: "UDP"}) {
+		t.Errorf("web-ip's spec: %+v", fip.Spec)
+	}
+	out = ida.ok(ctx, t, "fip", "list")
+	mustContain(t, "fip list", out, "web-ip", fip.Status.Address, "Pod/web", "22/TCP,53/UDP", "Associated")
+	info = plugin.Info{}
+	ida.okJSON(ctx, t, &info, "info")
+	if i := slices.IndexFunc(info.PublicIPs, func(p plugin.PublicIP) bool { return p.Address == fip.Status.Address }); i < 0 ||
+		info.PublicIPs[i] != (plugin.PublicIP{Address: fip.Status.Address, UsedBy: "FloatingIP", Namespace: "web", Name: "web-ip"}) {
+		t.Errorf("info does not show %s used by FloatingIP web/web-ip: %+v", fip.Status.Address, info.PublicIPs)
+	}
+
+	// Why the tenancy cannot be deleted yet: the refusals name each blocker.
+	r = ida.fails(ctx, t, 1, "ns", "delete", "web")
+	t.Logf("ns delete web:\n%s", r.stderr)
+	mustContain(t, "ns delete web", r.stderr, "Error from server (Conflict): ", "blocked by")
+	if lines := strings.Count(r.stderr, "\n"); lines < 3 {
+		t.Errorf("ns delete web: want the message and a line per blocker:\n%s", r.stderr)
+	}
+	mustContain(t, "ns delete web's causes", r.stderr, "web-ip", "web")
+	r = ida.fails(ctx, t, plugin.ExitBlocked, "offboarding")
+	t.Logf("offboarding:\n%s", r.stdout)
+	mustContain(t, "offboarding", r.stdout, "Tenant initech cannot be deleted yet", "floatingips", "web-ip", "pods", "Running")
+	var report tenantv1alpha1.OffboardingReport
+	r = ida.fails(ctx, t, plugin.ExitBlocked, "offboarding", "-o", "json")
+	if err := jsonUnmarshal(r.stdout, &report); err != nil || report.Ready || len(report.Blockers) < 2 {
+		t.Errorf("offboarding -o json: %v %+v", err, report)
+	}
+	r = admin.fails(ctx, t, plugin.ExitBlocked, "admin", "offboard", "initech")
+	mustContain(t, "admin offboard (blocked)", r.stdout, "cannot be deleted yet", "web-ip")
+	if _, err := api(t, stack.AdminUser).TenantV1alpha1().Tenants().Get(ctx, "initech", metav1.GetOptions{}); err != nil {
+		t.Fatalf("a blocked offboard deleted the tenant: %v", err)
+	}
+
+	// Clean up as the tenant, then the provider offboards it.
+	out = ida.ok(ctx, t, "fip", "detach", "web-ip")
+	mustContain(t, "fip detach", out, "floatingip.tenant.io/web-ip detached\n")
+	ida.ok(ctx, t, "fip", "delete", "web-ip")
+	if r = ida.kubectlRun(ctx, "delete", "pod", "web", "--wait=false"); r.code != 0 {
+		t.Fatalf("kubectl delete pod web: %s", r)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return ida.tenant(ctx, "ns", "delete", "web").code == 0, nil
+	}); err != nil {
+		t.Fatalf("ns delete web never accepted: %s", ida.tenant(ctx, "ns", "delete", "web"))
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		return ida.tenant(ctx, "offboarding").code == 0, nil
+	}); err != nil {
+		t.Fatalf("offboarding still blocked: %s", ida.tenant(ctx, "offboarding"))
+	}
+	mustContain(t, "offboarding", ida.ok(ctx, t, "offboarding"), "Tenant initech can be deleted: nothing blocks it.")
+	out = admin.ok(ctx, t, "admin", "offboard", "initech", "--wait")
+	mustContain(t, "admin offboard --wait", out, `tenant.tenant.io "initech" deleted`, "tenant initech is gone")
+	if _, err := api(t, stack.AdminUser).TenantV1alpha1().Tenants().Get(ctx, "initech", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("tenant initech after offboard --wait: %v", err)
+	}
+}
+
+// TestAdminCommands: tenants and pools as the provider sees them, and
+// refused to tenants.
+func TestAdminCommands(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	admin := newUser(t, stack.AdminUser)
+
+	// acme's public IPs in use, as alice's own view counts them.
+	c := api(t, "alice").TenantV1alpha1()
+	inUse := map[string]bool{}
+	fips, err := c.FloatingIPs("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fips.Items {
+		inUse[f.Status.Address] = true
+	}
+	lbs, err := c.LoadBalancers("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lb := range lbs.Items {
+		inUse[lb.Status.Address] = true
+	}
+	nets, err := c.Networks().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nets.Items {
+		inUse[n.Status.NATGatewayIP] = true
+	}
+	delete(inUse, "")
+
+	out := admin.ok(ctx, t, "admin", "tenants")
+	t.Logf("admin tenants:\n%s", out)
+	var acmeRow, globexRow []string
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && f[0] == "acme" {
+			acmeRow = f
+		}
+		if len(f) > 0 && f[0] == "globex" {
+			globexRow = f
+		}
+	}
+	if len(acmeRow) < 4 || acmeRow[1] != "Ready" || acmeRow[2] != "10.42.0.0/16" || acmeRow[3] != itoa(len(inUse))+"/4" {
+		t.Errorf("admin tenants: acme's row %v, want Ready 10.42.0.0/16 %d/4:\n%s", acmeRow, len(inUse), out)
+	}
+	if len(globexRow) < 4 || globexRow[2] != "10.43.0.0/16" || !strings.HasSuffix(globexRow[3], "/2") {
+		t.Errorf("admin tenants: globex's row %v:\n%s", globexRow, out)
+	}
+	mustContain(t, "admin tenants -o name", admin.ok(ctx, t, "admin", "tenants", "-o", "name"), "tenant.tenant.io/acme\n", "tenant.tenant.io/globex\n")
+
+	pools, err := api(t, stack.AdminUser).TenantV1alpha1().AddressPools().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = admin.ok(ctx, t, "admin", "pools")
+	t.Logf("admin pools:\n%s", out)
+	for _, p := range pools.Items {
+		want := strings.Join([]string{p.Name, string(p.Spec.Purpose), itoa64(p.Status.Capacity), itoa64(p.Status.Allocated), itoa64(p.Status.Free)}, " ")
+		found := false
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.Join(strings.Fields(line), " "), want+" [") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("admin pools has no row %q:\n%s", want, out)
+		}
+	}
+
+	for _, u := range []string{"alice", "carol"} {
+		r := newUser(t, u).fails(ctx, t, 1, "admin", "tenants")
+		mustContain(t, u+"'s admin tenants", r.stderr, "error: user "+u+" may not manage tenants")
+	}
+	r := newUser(t, "alice").fails(ctx, t, 1, "admin", "onboard", "evil", "--member", "alice", "--prefix-length", "24")
+	mustContain(t, "alice's admin onboard", r.stderr, "may not manage tenants")
+}
+
+// TestNetworksAndLoadBalancers: bob's networks and load balancers through
+// the plugin; bad input is the server's 422 naming the field.
+func TestNetworksAndLoadBalancers(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	bob := newUser(t, "bob")
+	c := api(t, "bob").TenantV1alpha1()
+
+	out := bob.ok(ctx, t, "net", "create", "blue", "--topology", "layer2", "--nat")
+	t.Cleanup(func() { _ = c.Networks().Delete(context.Background(), "blue", metav1.DeleteOptions{}) })
+	mustContain(t, "net create", out, "network.tenant.io/blue created\n")
+	n, err := c.Networks().Get(ctx, "blue", metav1.GetOptions{})
+	if err != nil || n.Spec.NATGateway == nil || !n.Spec.NATGateway.Enabled || n.Spec.Topology != "Layer2" {
+		t.Fatalf("network blue: %v %+v", err, n)
+	}
+	mustContain(t, "net list -o name", bob.ok(ctx, t, "net", "list", "-o", "name"), "network.tenant.io/blue\n", "network.tenant.io/default\n")
+	mustNotContain(t, "alice's net list", newUser(t, "alice").ok(ctx, t, "net", "list", "-o", "name"), "network.tenant.io/blue\n")
+
+	r := bob.fails(ctx, t, 1, "net", "create", "bad", "--subnet", "192.168.0.0/24")
+	mustContain(t, "net create outside the block", r.stderr, "Error from server (Invalid): ", "spec.subnets")
+	r = bob.fails(ctx, t, 1, "net", "create", "bad", "--topology", "ring")
+	mustContain(t, "net create --topology ring", r.stderr, `error: --topology "ring": must be layer2 or layer3`)
+	if _, err := c.Networks().Get(ctx, "bad", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused network exists: %v", err)
+	}
+
+	out = bob.ok(ctx, t, "lb", "create", "web", "-n", "dev", "--selector", "app=web", "--port", "80:8080/tcp", "--port", "443:8443")
+	t.Cleanup(func() { _ = c.LoadBalancers("dev").Delete(context.Background(), "web", metav1.DeleteOptions{}) })
+	mustContain(t, "lb create", out, "loadbalancer.tenant.io/web created\n")
+	lb, err := c.LoadBalancers("dev").Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lb.Spec.Ports) != 2 || lb.Spec.Ports[0].Name != "tcp-80" || lb.Spec.Ports[1].TargetPort.IntValue() != 8443 || lb.Spec.Selector["app"] != "web" {
+		t.Errorf("load balancer web's spec: %+v", lb.Spec)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		lb, err = c.LoadBalancers("dev").Get(ctx, "web", metav1.GetOptions{})
+		return err == nil && lb.Status.Address != "", nil
+	}); err != nil {
+		t.Fatalf("load balancer web got no address: %+v", lb.Status)
+	}
+	mustContain(t, "lb list", bob.ok(ctx, t, "lb", "list", "-n", "dev"), "web", lb.Status.Address, "80:8080/TCP,443:8443/TCP", "app=web")
+	mustContain(t, "lb list -A", bob.ok(ctx, t, "lb", "list", "-A"), "NAMESPACE", "dev")
+	mustNotContain(t, "alice's lb list -A", newUser(t, "alice").ok(ctx, t, "lb", "list", "-A", "-o", "name"), lb.Status.Address)
+
+	r = bob.fails(ctx, t, 1, "lb", "create", "noports", "-n", "dev", "--selector", "app=web")
+	mustContain(t, "lb create without ports", r.stderr, "Error from server (Invalid): ", "spec.ports")
+	r = bob.fails(ctx, t, 1, "lb", "create", "x", "-n", "nowhere", "--port", "80")
+	mustContain(t, "lb create in a namespace bob does not have", r.stderr, "Error from server (NotFound)")
+
+	bob.ok(ctx, t, "lb", "delete", "web", "-n", "dev")
+	bob.ok(ctx, t, "net", "delete", "blue")
+	if _, err := c.LoadBalancers("dev").Get(ctx, "web", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("load balancer web after lb delete: %v", err)
+	}
+}
+
+// TestCompletion: the shells' completion scripts, and kubectl's completion
+// of plugins (kubectl_complete-tenant) completing the tenant's own names.
+func TestCompletion(t *testing.T) {
+	ctx := framework.Context(t, time.Minute)
+	alice := newUser(t, "alice")
+	plug := filepath.Join(pluginDir, "kubectl-tenant")
+	mustContain(t, "completion bash", alice.runProgram(ctx, plug, "completion", "bash").stdout, "__start_kubectl-tenant")
+	mustContain(t, "completion zsh", alice.runProgram(ctx, plug, "completion", "zsh").stdout, "#compdef kubectl-tenant")
+
+	r := alice.kubectlRun(ctx, "__complete", "tenant", "ns", "use", "")
+	mustContain(t, "kubectl's completion of kubectl tenant ns use", r.stdout, "default\n", "dev\n")
+	r = alice.kubectlRun(ctx, "__complete", "tenant", "n")
+	mustContain(t, "kubectl's completion of kubectl tenant n", r.stdout, "ns\t", "net\t")
+	mustNotContain(t, "bob's completion", newUser(t, "bob").runProgram(ctx, filepath.Join(pluginDir, "kubectl_complete-tenant"), "net", "delete", "").stdout, "acme")
+}
