@@ -5,8 +5,10 @@
 # hack/tools/crds/go.mod (controller-gen, MetalLB controller),
 # hack/tools/ovnkube/go.mod (OVN-Kubernetes' ovnkube), the Open vSwitch and
 # OVN command-line tools ovnkube looks up at start (ovs-cli: Debian's
-# packages, unpacked, not installed), and the linter make test runs
-# (golangci-lint, GOLANGCI_LINT_VERSION below).
+# packages, unpacked, not installed), the linter make test runs
+# (golangci-lint, GOLANGCI_LINT_VERSION below), and kubectl one minor version
+# older than the stack (skew-kubectl, from hack/tools/skew/go.mod), which the
+# tests drive the API with as the version skew policy allows.
 #
 #   hack/build-tools.sh                 build every tool that is missing or stale
 #   hack/build-tools.sh stack           build those the local stack runs (make run)
@@ -24,11 +26,12 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TOOLS_DIR=${ROOT}/hack/tools
 CRDS_DIR=${ROOT}/hack/tools/crds
 OVNKUBE_DIR=${ROOT}/hack/tools/ovnkube
+SKEW_DIR=${ROOT}/hack/tools/skew
 BIN_DIR=${ROOT}/_output/bin
 LOG_DIR=${ROOT}/_output/log/build-tools
 
 STACK_TOOLS=(kube-apiserver kube-controller-manager etcd kubectl controller-gen metallb-controller ovnkube ovs-cli)
-ALL_TOOLS=("${STACK_TOOLS[@]}" golangci-lint)
+ALL_TOOLS=("${STACK_TOOLS[@]}" golangci-lint skew-kubectl)
 
 # The linter of make test (.golangci.yml), built with its own go.mod.
 GOLANGCI_LINT_VERSION=v2.15.0
@@ -104,6 +107,9 @@ tool_inputs() {
     golangci-lint)
       echo "github.com/golangci/golangci-lint/v2/cmd/golangci-lint@${GOLANGCI_LINT_VERSION}"
       ;;
+    skew-kubectl)
+      cat "${SKEW_DIR}/go.mod" "${SKEW_DIR}/go.sum" "${SKEW_DIR}/main.go"
+      ;;
   esac
 }
 
@@ -145,6 +151,20 @@ build_kube_servers() {
 
 build_kubectl() {
   go_build "${TOOLS_DIR}" "$1" -ldflags "${KUBE_LDFLAGS}" k8s.io/kubernetes/cmd/kubectl
+}
+
+# build_skew_kubectl builds hack/tools/skew (kubectl from the k8s.io/kubectl
+# library it pins), stamped with that library's release version as the
+# Kubernetes release build stamps kubectl.
+build_skew_kubectl() {
+  local lib version major minor flags="-s -w" pkg
+  lib=$(module_version "${SKEW_DIR}/go.mod" k8s.io/kubectl) || return 1
+  version="v1.${lib#v0.}"
+  major=1 minor=${version#v1.}; minor=${minor%%.*}
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    flags+=" -X ${pkg}.gitVersion=${version} -X ${pkg}.gitMajor=${major} -X ${pkg}.gitMinor=${minor} -X ${pkg}.gitTreeState=clean"
+  done
+  go_build "${SKEW_DIR}" "$1" -ldflags "${flags}" .
 }
 
 build_controller_gen() {
