@@ -67,6 +67,13 @@ func TestWhoami(t *testing.T) {
 	mustContain(t, "carol's whoami", out, "User:     carol\n", "Tenant:   <none>\n")
 	mustNotContain(t, "carol's whoami", out, "Provider")
 
+	// kubectl's impersonation flags reach the plugin: the provider as alice.
+	id = plugin.Identity{}
+	newUser(t, stack.AdminUser).okJSON(ctx, t, &id, "whoami", "--as", "alice", "--as-group", "tenant.io:acme")
+	if id.User != "alice" || id.Provider || len(id.Tenants) != 1 || id.Tenants[0].Tenant != "acme" {
+		t.Errorf("admin's whoami --as alice: %+v", id)
+	}
+
 	id = plugin.Identity{}
 	newUser(t, stack.AdminUser).okJSON(ctx, t, &id, "whoami")
 	if id.User != stack.AdminUser || !id.Provider || len(id.Tenants) != 0 {
@@ -123,11 +130,29 @@ func TestInfo(t *testing.T) {
 		t.Errorf("info's quota: %+v", info.Quota)
 	}
 
+	// A VRF peering the provider makes for acme's network default shows in
+	// acme's info.
+	root, err := stack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	peering := filepath.Join(root, "artifacts", "examples", "vrfpeering.yaml")
+	if r := newUser(t, stack.AdminUser).kubectlRun(ctx, "apply", "-f", peering); r.code != 0 {
+		t.Fatalf("applying %s: %s", peering, r)
+	}
+	t.Cleanup(func() { newUser(t, stack.AdminUser).kubectlRun(context.Background(), "delete", "-f", peering) })
+	var withPeering plugin.Info
+	alice.okJSON(ctx, t, &withPeering, "info")
+	if len(withPeering.VRFPeerings) != 1 || withPeering.VRFPeerings[0].Name != "acme-default" || withPeering.VRFPeerings[0].Network != "default" ||
+		!slices.Equal(withPeering.VRFPeerings[0].Neighbors, []string{"192.0.2.1 AS65000", "192.0.2.2 AS65000"}) {
+		t.Errorf("info's VRF peerings: %+v", withPeering.VRFPeerings)
+	}
+
 	human := alice.ok(ctx, t, "info")
 	t.Logf("info:\n%s", human)
 	dev := slices.IndexFunc(info.Namespaces, func(x plugin.NamespaceInfo) bool { return x.Name == "dev" })
 	mustContain(t, "info", human, "Tenant:         acme\n", "Private block:  "+acme.Status.Network.CIDR+"\n", "Public IPs (4, ",
-		info.Namespaces[dev].HostNamespace, "resolver")
+		info.Namespaces[dev].HostNamespace, "resolver", "VRF peerings:", "acme-default")
 	for _, line := range strings.Split(human, "\n") {
 		if len(line) > 80 {
 			t.Errorf("info line wider than 80 columns (%d): %q", len(line), line)
@@ -208,6 +233,9 @@ func TestNewTenantJourney(t *testing.T) {
 	if got := strings.TrimSpace(ida.ok(ctx, t, "ns", "host", "web")); got != host || host == "" {
 		t.Errorf("ns host web: %q, the API: %q", got, host)
 	}
+	out = ida.ok(ctx, t, "ns", "list")
+	mustContain(t, "ns list", out, "NAME", "HOST NAMESPACE", "web", host, "Active")
+	mustContain(t, "ns list -o name", ida.ok(ctx, t, "ns", "list", "-o", "name"), "namespace.tenant.io/default\nnamespace.tenant.io/web\n")
 	out = ida.ok(ctx, t, "ns", "use", "web")
 	mustContain(t, "ns use", out, "now uses namespace web (host namespace "+host+")")
 
