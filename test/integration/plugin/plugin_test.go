@@ -400,11 +400,21 @@ func TestAdminCommands(t *testing.T) {
 		}
 	}
 
+	// A refused onboarding is the server's 422 naming the field, and leaves
+	// no tenant behind.
+	r := admin.fails(ctx, t, 1, "admin", "onboard", "clash", "--member", "carol", "--cidr", "10.42.128.0/24")
+	mustContain(t, "admin onboard into acme's block", r.stderr, "Error from server (Invalid): ", "spec.network.cidr")
+	if _, err := api(t, stack.AdminUser).TenantV1alpha1().Tenants().Get(ctx, "clash", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("a refused onboarding left tenant clash: %v", err)
+	}
+	r = admin.fails(ctx, t, 1, "admin", "onboard", "clash", "--member", "carol", "--prefix-length", "24", "--quota", "gpus=1")
+	mustContain(t, "admin onboard with a quota the server does not know", r.stderr, "Error from server (Invalid): ", "spec.quota.compute[gpus]")
+
 	for _, u := range []string{"alice", "carol"} {
 		r := newUser(t, u).fails(ctx, t, 1, "admin", "tenants")
 		mustContain(t, u+"'s admin tenants", r.stderr, "error: user "+u+" may not manage tenants")
 	}
-	r := newUser(t, "alice").fails(ctx, t, 1, "admin", "onboard", "evil", "--member", "alice", "--prefix-length", "24")
+	r = newUser(t, "alice").fails(ctx, t, 1, "admin", "onboard", "evil", "--member", "alice", "--prefix-length", "24")
 	mustContain(t, "alice's admin onboard", r.stderr, "may not manage tenants")
 }
 
