@@ -221,44 +221,38 @@ func used(n int32, limit *int32) string {
 }
 
 func newTenantsCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "tenants",
-		Short: "Every tenant: phase, block, public IPs used/total, usage against quota",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			s, err := o.requireProvider(ctx)
-			if err != nil {
-				return err
+	return newListCommand(o, "tenants", "Every tenant: phase, block, public IPs used/total, usage against quota", false, func(ctx context.Context, _ bool) (*listing, error) {
+		s, err := o.requireProvider(ctx)
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.api.Tenants().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		inUse := o.publicIPsInUse(ctx, list.Items)
+		l := &listing{kind: "Tenant", resource: tenantResource,
+			headers: []string{"NAME", "PHASE", "BLOCK", "PUBLIC IPS", "NS", "NETS", "FIPS", "LBS", "AGE"},
+			wide:    []string{"CPU", "MEMORY", "MEMBERS"}}
+		for i := range list.Items {
+			t := &list.Items[i]
+			block := ""
+			if t.Status.Network != nil {
+				block = t.Status.Network.CIDR
 			}
-			list, err := s.api.Tenants().List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
+			ips := "?/" + strconv.Itoa(len(t.Status.PublicIPs))
+			if n, ok := inUse[t.Name]; ok {
+				ips = fmt.Sprintf("%d/%d", n, len(t.Status.PublicIPs))
 			}
-			inUse := o.publicIPsInUse(ctx, list.Items)
-			l := &listing{kind: "Tenant", resource: tenantResource,
-				headers: []string{"NAME", "PHASE", "BLOCK", "PUBLIC IPS", "NS", "NETS", "FIPS", "LBS", "AGE"},
-				wide:    []string{"CPU", "MEMORY", "MEMBERS"}}
-			for i := range list.Items {
-				t := &list.Items[i]
-				block := ""
-				if t.Status.Network != nil {
-					block = t.Status.Network.CIDR
-				}
-				ips := "?/" + strconv.Itoa(len(t.Status.PublicIPs))
-				if n, ok := inUse[t.Name]; ok {
-					ips = fmt.Sprintf("%d/%d", n, len(t.Status.PublicIPs))
-				}
-				u, q := t.Status.Usage, t.Spec.Quota
-				members := append(append([]string(nil), t.Spec.Members.Users...), prefixed("group:", t.Spec.Members.Groups)...)
-				l.add(t, t.Name,
-					[]string{t.Name, string(t.Status.Phase), block, ips, used(u.Namespaces, q.Namespaces), used(u.Networks, q.Networks),
-						used(u.FloatingIPs, q.FloatingIPs), used(u.LoadBalancers, q.LoadBalancers), age(o.Now(), t.CreationTimestamp)},
-					computeUsed(t, corev1.ResourceRequestsCPU), computeUsed(t, corev1.ResourceRequestsMemory), strings.Join(members, ","))
-			}
-			return o.printListing(l)
-		},
-	}
+			u, q := t.Status.Usage, t.Spec.Quota
+			members := append(append([]string(nil), t.Spec.Members.Users...), prefixed("group:", t.Spec.Members.Groups)...)
+			l.add(t, t.Name,
+				[]string{t.Name, string(t.Status.Phase), block, ips, used(u.Namespaces, q.Namespaces), used(u.Networks, q.Networks),
+					used(u.FloatingIPs, q.FloatingIPs), used(u.LoadBalancers, q.LoadBalancers), age(o.Now(), t.CreationTimestamp)},
+				computeUsed(t, corev1.ResourceRequestsCPU), computeUsed(t, corev1.ResourceRequestsMemory), strings.Join(members, ","))
+		}
+		return l, nil
+	})
 }
 
 func prefixed(p string, in []string) []string {
@@ -313,59 +307,34 @@ func (o *Options) countPublicIPsInUse(ctx context.Context, tenant string) (int, 
 	if err != nil {
 		return 0, err
 	}
-	addrs := map[string]bool{}
-	fips, err := sc.api.FloatingIPs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	objs, err := listAddressHolders(ctx, sc)
 	if err != nil {
 		return 0, err
 	}
-	for _, f := range fips.Items {
-		addrs[f.Status.Address] = true
-	}
-	lbs, err := sc.api.LoadBalancers(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0, err
-	}
-	for _, lb := range lbs.Items {
-		addrs[lb.Status.Address] = true
-	}
-	nets, err := sc.api.Networks().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return 0, err
-	}
-	for _, n := range nets.Items {
-		addrs[n.Status.NATGatewayIP] = true
-	}
-	delete(addrs, "")
-	return len(addrs), nil
+	return len(objs.users()), nil
 }
 
 func newPoolsCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "pools",
-		Short: "Every AddressPool: capacity, allocated, free",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			s, err := o.requireProvider(ctx)
-			if err != nil {
-				return err
-			}
-			list, err := s.api.AddressPools().List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			l := &listing{kind: "AddressPool", resource: "addresspool.tenant.io",
-				headers: []string{"NAME", "PURPOSE", "CAPACITY", "ALLOCATED", "FREE", "USE"},
-				wide:    []string{"CIDRS", "RANGES"}}
-			for i := range list.Items {
-				p := &list.Items[i]
-				l.add(p, p.Name, []string{p.Name, string(p.Spec.Purpose), strconv.FormatInt(p.Status.Capacity, 10),
-					strconv.FormatInt(p.Status.Allocated, 10), strconv.FormatInt(p.Status.Free, 10), bar(p.Status.Allocated, p.Status.Capacity, 10)},
-					strings.Join(p.Spec.CIDRs, ","), strings.Join(p.Spec.Ranges, ","))
-			}
-			return o.printListing(l)
-		},
-	}
+	return newListCommand(o, "pools", "Every AddressPool: capacity, allocated, free", false, func(ctx context.Context, _ bool) (*listing, error) {
+		s, err := o.requireProvider(ctx)
+		if err != nil {
+			return nil, err
+		}
+		list, err := s.api.AddressPools().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		l := &listing{kind: "AddressPool", resource: "addresspool.tenant.io",
+			headers: []string{"NAME", "PURPOSE", "CAPACITY", "ALLOCATED", "FREE", "USE"},
+			wide:    []string{"CIDRS", "RANGES"}}
+		for i := range list.Items {
+			p := &list.Items[i]
+			l.add(p, p.Name, []string{p.Name, string(p.Spec.Purpose), strconv.FormatInt(p.Status.Capacity, 10),
+				strconv.FormatInt(p.Status.Allocated, 10), strconv.FormatInt(p.Status.Free, 10), bar(p.Status.Allocated, p.Status.Capacity, 10)},
+				strings.Join(p.Spec.CIDRs, ","), strings.Join(p.Spec.Ranges, ","))
+		}
+		return l, nil
+	})
 }
 
 // bar draws used out of total as [###-------] 30%.

@@ -42,55 +42,29 @@ func completeFloatingIPs(o *Options) cobra.CompletionFunc {
 		if err != nil {
 			return nil, err
 		}
-		var out []string
-		for _, f := range list.Items {
-			out = append(out, f.Name)
-		}
-		return out, nil
+		return namesOf(list.Items), nil
 	})
 }
 
 func newFloatingIPListCommand(o *Options) *cobra.Command {
-	var all bool
-	cmd := &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List floating IPs",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			sc, err := o.scope(ctx)
-			if err != nil {
-				return err
-			}
-			ns := metav1.NamespaceAll
-			if !all {
-				if ns, err = o.tenantNamespace(ctx, sc); err != nil {
-					return err
-				}
-			}
-			list, err := sc.api.FloatingIPs(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			l := &listing{kind: "FloatingIP", resource: floatingIPResource,
-				headers: []string{"NAME", "ADDRESS", "TARGET", "PORTS", "PHASE", "AGE"}, wide: []string{"READY"}}
-			if all {
-				l.headers = append([]string{"NAMESPACE"}, l.headers...)
-			}
-			for i := range list.Items {
-				f := &list.Items[i]
-				cols := []string{f.Name, f.Status.Address, targetString(f.Spec.Target), fipPortsString(f.Spec.Ports), string(f.Status.Phase), age(o.Now(), f.CreationTimestamp)}
-				if all {
-					cols = append([]string{f.Namespace}, cols...)
-				}
-				l.add(f, f.Name, cols, readyColumn(f.Status.Conditions))
-			}
-			return o.printListing(l)
-		},
-	}
-	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "List the floating IPs of all your namespaces")
-	return cmd
+	return newListCommand(o, "list", "List floating IPs", true, func(ctx context.Context, all bool) (*listing, error) {
+		sc, ns, err := o.namespaced(ctx, all)
+		if err != nil {
+			return nil, err
+		}
+		list, err := sc.api.FloatingIPs(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		l := &listing{kind: "FloatingIP", resource: floatingIPResource, all: all,
+			headers: []string{"NAME", "ADDRESS", "TARGET", "PORTS", "PHASE", "AGE"}, wide: []string{"READY"}}
+		for i := range list.Items {
+			f := &list.Items[i]
+			l.add(f, f.Name, []string{f.Name, f.Status.Address, targetString(f.Spec.Target), fipPortsString(f.Spec.Ports), string(f.Status.Phase), age(o.Now(), f.CreationTimestamp)},
+				readyColumn(f.Status.Conditions))
+		}
+		return l, nil
+	})
 }
 
 // targetFlags are --pod, --vm and --port of create and attach.
@@ -187,11 +161,7 @@ func newFloatingIPCreateCommand(o *Options) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			sc, err := o.scope(ctx)
-			if err != nil {
-				return err
-			}
-			ns, err := o.tenantNamespace(ctx, sc)
+			sc, ns, err := o.namespaced(ctx, false)
 			if err != nil {
 				return err
 			}
@@ -233,12 +203,12 @@ func (o *Options) reportFloatingIP(ctx context.Context, sc *tenantScope, f *tena
 	return nil
 }
 
-// updateFloatingIP applies change to the FloatingIP name and updates it,
-// retrying on conflicts.
-func (o *Options) updateFloatingIP(ctx context.Context, sc *tenantScope, name string, change func(*tenantv1alpha1.FloatingIP)) (*tenantv1alpha1.FloatingIP, error) {
-	ns, err := o.tenantNamespace(ctx, sc)
+// retarget sets FloatingIP name's target and ports (retrying on
+// conflicts) and reports where it stands.
+func (o *Options) retarget(ctx context.Context, name string, target *tenantv1alpha1.FloatingIPTarget, ports []tenantv1alpha1.FloatingIPPort, verb string) error {
+	sc, ns, err := o.namespaced(ctx, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var updated *tenantv1alpha1.FloatingIP
 	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -246,11 +216,21 @@ func (o *Options) updateFloatingIP(ctx context.Context, sc *tenantScope, name st
 		if err != nil {
 			return err
 		}
-		change(f)
+		f.Spec.Target, f.Spec.Ports = target, ports
 		updated, err = sc.api.FloatingIPs(ns).Update(ctx, f, metav1.UpdateOptions{})
 		return err
 	})
-	return updated, err
+	if err != nil {
+		return err
+	}
+	if o.Output != "" {
+		return o.printObject(updated, "FloatingIP", floatingIPResource, updated.Name, verb)
+	}
+	if target != nil {
+		verb += " to " + targetString(target)
+	}
+	fmt.Fprintf(o.Out, "%s/%s %s\n", floatingIPResource, updated.Name, verb)
+	return o.reportFloatingIP(ctx, sc, updated)
 }
 
 func newFloatingIPAttachCommand(o *Options) *cobra.Command {
@@ -273,21 +253,7 @@ it Pending until it does.`,
 			if target == nil {
 				return fmt.Errorf("attach needs --pod or --vm")
 			}
-			sc, err := o.scope(ctx)
-			if err != nil {
-				return err
-			}
-			updated, err := o.updateFloatingIP(ctx, sc, args[0], func(f *tenantv1alpha1.FloatingIP) {
-				f.Spec.Target, f.Spec.Ports = target, ports
-			})
-			if err != nil {
-				return err
-			}
-			if o.Output != "" {
-				return o.printObject(updated, "FloatingIP", floatingIPResource, updated.Name, "attached")
-			}
-			fmt.Fprintf(o.Out, "%s/%s attached to %s\n", floatingIPResource, updated.Name, targetString(target))
-			return o.reportFloatingIP(ctx, sc, updated)
+			return o.retarget(ctx, args[0], target, ports, "attached")
 		},
 	}
 	tf.add(cmd)
@@ -301,47 +267,18 @@ func newFloatingIPDetachCommand(o *Options) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeFloatingIPs(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			sc, err := o.scope(ctx)
-			if err != nil {
-				return err
-			}
-			updated, err := o.updateFloatingIP(ctx, sc, args[0], func(f *tenantv1alpha1.FloatingIP) {
-				f.Spec.Target, f.Spec.Ports = nil, nil
-			})
-			if err != nil {
-				return err
-			}
-			if o.Output != "" {
-				return o.printObject(updated, "FloatingIP", floatingIPResource, updated.Name, "detached")
-			}
-			fmt.Fprintf(o.Out, "%s/%s detached\n", floatingIPResource, updated.Name)
-			return o.reportFloatingIP(ctx, sc, updated)
+			return o.retarget(cmd.Context(), args[0], nil, nil, "detached")
 		},
 	}
 }
 
 func newFloatingIPDeleteCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:               "delete NAME",
-		Short:             "Delete a floating IP (its address goes back to your free public IPs)",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeFloatingIPs(o),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			sc, err := o.scope(ctx)
-			if err != nil {
-				return err
-			}
+	return newDeleteCommand(o, floatingIPResource, "Delete a floating IP (its address goes back to your free public IPs)", completeFloatingIPs(o),
+		func(ctx context.Context, sc *tenantScope, name string) error {
 			ns, err := o.tenantNamespace(ctx, sc)
 			if err != nil {
 				return err
 			}
-			if err := sc.api.FloatingIPs(ns).Delete(ctx, args[0], metav1.DeleteOptions{}); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.Out, "%s %q deleted\n", floatingIPResource, args[0])
-			return nil
-		},
-	}
+			return sc.api.FloatingIPs(ns).Delete(ctx, name, metav1.DeleteOptions{})
+		})
 }

@@ -134,21 +134,13 @@ func gatherInfo(ctx context.Context, sc *tenantScope) (*Info, error) {
 		return nil, err
 	}
 	c := sc.api
-	nets, err := c.Networks().List(ctx, metav1.ListOptions{})
+	objs, err := listAddressHolders(ctx, sc)
 	if err != nil {
-		return nil, fmt.Errorf("listing networks: %w", err)
+		return nil, err
 	}
 	nss, err := c.Namespaces().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing namespaces: %w", err)
-	}
-	fips, err := c.FloatingIPs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing floating IPs: %w", err)
-	}
-	lbs, err := c.LoadBalancers(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("listing load balancers: %w", err)
 	}
 	peerings, err := c.VRFPeerings().List(ctx, metav1.ListOptions{})
 	if err != nil {
@@ -174,22 +166,7 @@ func gatherInfo(ctx context.Context, sc *tenantScope) (*Info, error) {
 		info.PrivateBlock = t.Status.Network.CIDR
 	}
 
-	users := map[string]PublicIP{}
-	for _, f := range fips.Items {
-		if f.Status.Address != "" {
-			users[f.Status.Address] = PublicIP{UsedBy: "FloatingIP", Namespace: f.Namespace, Name: f.Name}
-		}
-	}
-	for _, lb := range lbs.Items {
-		if lb.Status.Address != "" {
-			users[lb.Status.Address] = PublicIP{UsedBy: "LoadBalancer", Namespace: lb.Namespace, Name: lb.Name}
-		}
-	}
-	for _, n := range nets.Items {
-		if n.Status.NATGatewayIP != "" {
-			users[n.Status.NATGatewayIP] = PublicIP{UsedBy: "NATGateway", Name: n.Name}
-		}
-	}
+	users := objs.users()
 	info.PublicIPs = []PublicIP{}
 	for _, a := range sortedAddresses(t.Status.PublicIPs) {
 		p := users[a]
@@ -200,16 +177,10 @@ func gatherInfo(ctx context.Context, sc *tenantScope) (*Info, error) {
 	info.Quota = quotaLines(t)
 
 	info.Networks = []NetworkInfo{}
-	for _, n := range nets.Items {
-		ni := NetworkInfo{Name: n.Name, Topology: string(n.Spec.Topology), Subnets: n.Status.Subnets, Ready: readyColumn(n.Status.Conditions)}
-		if ni.Subnets == nil {
-			ni.Subnets = n.Spec.Subnets
-		}
-		if n.Spec.NATGateway != nil && n.Spec.NATGateway.Enabled {
-			ni.NATGateway = n.Status.NATGatewayIP
-			if ni.NATGateway == "" {
-				ni.NATGateway = "pending"
-			}
+	for _, n := range objs.networks {
+		ni := NetworkInfo{Name: n.Name, Topology: string(n.Spec.Topology), Subnets: subnetsOf(&n), Ready: readyColumn(n.Status.Conditions)}
+		if nat := natColumn(&n); nat != "-" {
+			ni.NATGateway = nat
 		}
 		info.Networks = append(info.Networks, ni)
 	}
@@ -400,4 +371,50 @@ func orNone(s string) string {
 		return "<none>"
 	}
 	return s
+}
+
+// addressHolders are the tenant objects that can hold public IPs.
+type addressHolders struct {
+	floatingIPs   []tenantv1alpha1.FloatingIP
+	loadBalancers []tenantv1alpha1.LoadBalancer
+	networks      []tenantv1alpha1.Network
+}
+
+// listAddressHolders lists the tenant's FloatingIPs, LoadBalancers and
+// Networks (in all its namespaces).
+func listAddressHolders(ctx context.Context, sc *tenantScope) (*addressHolders, error) {
+	fips, err := sc.api.FloatingIPs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing floating IPs: %w", err)
+	}
+	lbs, err := sc.api.LoadBalancers(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing load balancers: %w", err)
+	}
+	nets, err := sc.api.Networks().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing networks: %w", err)
+	}
+	return &addressHolders{floatingIPs: fips.Items, loadBalancers: lbs.Items, networks: nets.Items}, nil
+}
+
+// users maps each public IP in use to what uses it (Address unset).
+func (h *addressHolders) users() map[string]PublicIP {
+	users := map[string]PublicIP{}
+	for _, f := range h.floatingIPs {
+		if f.Status.Address != "" {
+			users[f.Status.Address] = PublicIP{UsedBy: "FloatingIP", Namespace: f.Namespace, Name: f.Name}
+		}
+	}
+	for _, lb := range h.loadBalancers {
+		if lb.Status.Address != "" {
+			users[lb.Status.Address] = PublicIP{UsedBy: "LoadBalancer", Namespace: lb.Namespace, Name: lb.Name}
+		}
+	}
+	for _, n := range h.networks {
+		if n.Status.NATGatewayIP != "" {
+			users[n.Status.NATGatewayIP] = PublicIP{UsedBy: "NATGateway", Name: n.Name}
+		}
+	}
+	return users
 }

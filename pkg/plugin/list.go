@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
@@ -14,18 +16,26 @@ import (
 // resource name, and the columns of the human table.
 type listing struct {
 	kind     string // FloatingIP
-	resource string // floatingips.tenant.io (without group for -o name it is "floatingip.tenant.io")
-	objects  []runtime.Object
-	names    []string
-	headers  []string
-	wide     []string
-	rows     [][]string
-	wideRows [][]string
+	resource string // for -o name: floatingip.tenant.io
+	// all (-A) adds a NAMESPACE column.
+	all        bool
+	objects    []runtime.Object
+	namespaces []string
+	names      []string
+	headers    []string
+	wide       []string
+	rows       [][]string
+	wideRows   [][]string
 }
 
 // add appends one object with its columns and its -o wide extra columns.
 func (l *listing) add(obj runtime.Object, name string, cols []string, wideCols ...string) {
 	l.objects = append(l.objects, obj)
+	ns := ""
+	if m, err := meta.Accessor(obj); err == nil {
+		ns = m.GetNamespace()
+	}
+	l.namespaces = append(l.namespaces, ns)
 	l.names = append(l.names, name)
 	l.rows = append(l.rows, cols)
 	l.wideRows = append(l.wideRows, wideCols)
@@ -52,14 +62,23 @@ func (o *Options) printListing(l *listing) error {
 		fmt.Fprintf(o.ErrOut, "No resources found.\n")
 		return nil
 	}
-	headers := l.headers
+	var headers []string
+	if l.all {
+		headers = append(headers, "NAMESPACE")
+	}
+	headers = append(headers, l.headers...)
 	if o.Output == "wide" {
-		headers = append(append([]string(nil), headers...), l.wide...)
+		headers = append(headers, l.wide...)
 	}
 	t := newTable(o.Out, headers...)
-	for i, r := range l.rows {
+	for i := range l.rows {
+		var r []string
+		if l.all {
+			r = append(r, l.namespaces[i])
+		}
+		r = append(r, l.rows[i]...)
 		if o.Output == "wide" {
-			r = append(append([]string(nil), r...), l.wideRows[i]...)
+			r = append(r, l.wideRows[i]...)
 		}
 		t.row(r...)
 	}
@@ -103,4 +122,77 @@ func completeWith(o *Options, list func(context.Context, *tenantScope) ([]string
 		}
 		return names, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// newDeleteCommand is `<kind> delete NAME` of every kind: del deletes name
+// in the caller's tenant; a refusal is the server's error, causes and all.
+func newDeleteCommand(o *Options, resource, short string, complete cobra.CompletionFunc, del func(context.Context, *tenantScope, string) error) *cobra.Command {
+	return &cobra.Command{
+		Use:               "delete NAME",
+		Short:             short,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: complete,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sc, err := o.scope(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if err := del(cmd.Context(), sc, args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Out, "%s %q deleted\n", resource, args[0])
+			return nil
+		},
+	}
+}
+
+// namespaced is the scope and tenant namespace of a namespaced command;
+// all (-A) means every namespace of the tenant.
+func (o *Options) namespaced(ctx context.Context, all bool) (*tenantScope, string, error) {
+	sc, err := o.scope(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if all {
+		return sc, metav1.NamespaceAll, nil
+	}
+	ns, err := o.tenantNamespace(ctx, sc)
+	return sc, ns, err
+}
+
+// namesOf are the names of a list's items.
+func namesOf[T any, P interface {
+	*T
+	metav1.Object
+}](items []T) []string {
+	out := make([]string, 0, len(items))
+	for i := range items {
+		out = append(out, P(&items[i]).GetName())
+	}
+	return out
+}
+
+// newListCommand is a list command: list returns what to print for -A
+// (when allFlag offers it) or not.
+func newListCommand(o *Options, use, short string, allFlag bool, list func(ctx context.Context, all bool) (*listing, error)) *cobra.Command {
+	var all bool
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			l, err := list(cmd.Context(), all)
+			if err != nil {
+				return err
+			}
+			return o.printListing(l)
+		},
+	}
+	if use == "list" {
+		cmd.Aliases = []string{"ls"}
+	}
+	if allFlag {
+		cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "List those of all your namespaces")
+	}
+	return cmd
 }

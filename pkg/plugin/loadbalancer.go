@@ -27,46 +27,24 @@ func newLoadBalancerCommand(o *Options) *cobra.Command {
 }
 
 func newLoadBalancerListCommand(o *Options) *cobra.Command {
-	var all bool
-	cmd := &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List load balancers",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			sc, err := o.scope(ctx)
-			if err != nil {
-				return err
-			}
-			ns := metav1.NamespaceAll
-			if !all {
-				if ns, err = o.tenantNamespace(ctx, sc); err != nil {
-					return err
-				}
-			}
-			list, err := sc.api.LoadBalancers(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			l := &listing{kind: "LoadBalancer", resource: loadBalancerResource,
-				headers: []string{"NAME", "ADDRESS", "PORTS", "SELECTOR", "READY", "AGE"}, wide: []string{"SOURCE RANGES"}}
-			if all {
-				l.headers = append([]string{"NAMESPACE"}, l.headers...)
-			}
-			for i := range list.Items {
-				lb := &list.Items[i]
-				cols := []string{lb.Name, lb.Status.Address, lbPortsString(lb.Spec.Ports), selectorString(lb.Spec.Selector), readyColumn(lb.Status.Conditions), age(o.Now(), lb.CreationTimestamp)}
-				if all {
-					cols = append([]string{lb.Namespace}, cols...)
-				}
-				l.add(lb, lb.Name, cols, strings.Join(lb.Spec.SourceRanges, ","))
-			}
-			return o.printListing(l)
-		},
-	}
-	cmd.Flags().BoolVarP(&all, "all-namespaces", "A", false, "List the load balancers of all your namespaces")
-	return cmd
+	return newListCommand(o, "list", "List load balancers", true, func(ctx context.Context, all bool) (*listing, error) {
+		sc, ns, err := o.namespaced(ctx, all)
+		if err != nil {
+			return nil, err
+		}
+		list, err := sc.api.LoadBalancers(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		l := &listing{kind: "LoadBalancer", resource: loadBalancerResource, all: all,
+			headers: []string{"NAME", "ADDRESS", "PORTS", "SELECTOR", "READY", "AGE"}, wide: []string{"SOURCE RANGES"}}
+		for i := range list.Items {
+			lb := &list.Items[i]
+			l.add(lb, lb.Name, []string{lb.Name, lb.Status.Address, lbPortsString(lb.Spec.Ports), selectorString(lb.Spec.Selector), readyColumn(lb.Status.Conditions), age(o.Now(), lb.CreationTimestamp)},
+				strings.Join(lb.Spec.SourceRanges, ","))
+		}
+		return l, nil
+	})
 }
 
 func lbPortsString(ports []tenantv1alpha1.LoadBalancerPort) string {
@@ -142,13 +120,11 @@ func newLoadBalancerCreateCommand(o *Options) *cobra.Command {
 					p.Name = fmt.Sprintf("%s-%d", strings.ToLower(string(p.Protocol)), p.Port)
 				}
 			}
-			sc, err := o.scope(ctx)
+			sc, ns, err := o.namespaced(ctx, false)
 			if err != nil {
 				return err
 			}
-			if lb.Namespace, err = o.tenantNamespace(ctx, sc); err != nil {
-				return err
-			}
+			lb.Namespace = ns
 			created, err := sc.api.LoadBalancers(lb.Namespace).Create(ctx, lb, metav1.CreateOptions{})
 			if err != nil {
 				return err
@@ -164,40 +140,22 @@ func newLoadBalancerCreateCommand(o *Options) *cobra.Command {
 }
 
 func newLoadBalancerDeleteCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:   "delete NAME",
-		Short: "Delete a load balancer",
-		Args:  cobra.ExactArgs(1),
-		ValidArgsFunction: completeWith(o, func(ctx context.Context, sc *tenantScope) ([]string, error) {
-			ns, err := o.tenantNamespace(ctx, sc)
-			if err != nil {
-				return nil, err
-			}
-			list, err := sc.api.LoadBalancers(ns).List(ctx, metav1.ListOptions{})
-			if err != nil {
-				return nil, err
-			}
-			var out []string
-			for _, lb := range list.Items {
-				out = append(out, lb.Name)
-			}
-			return out, nil
-		}),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			sc, err := o.scope(ctx)
-			if err != nil {
-				return err
-			}
-			ns, err := o.tenantNamespace(ctx, sc)
-			if err != nil {
-				return err
-			}
-			if err := sc.api.LoadBalancers(ns).Delete(ctx, args[0], metav1.DeleteOptions{}); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.Out, "%s %q deleted\n", loadBalancerResource, args[0])
-			return nil
-		},
-	}
+	complete := completeWith(o, func(ctx context.Context, sc *tenantScope) ([]string, error) {
+		ns, err := o.tenantNamespace(ctx, sc)
+		if err != nil {
+			return nil, err
+		}
+		list, err := sc.api.LoadBalancers(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return namesOf(list.Items), nil
+	})
+	return newDeleteCommand(o, loadBalancerResource, "Delete a load balancer", complete, func(ctx context.Context, sc *tenantScope, name string) error {
+		ns, err := o.tenantNamespace(ctx, sc)
+		if err != nil {
+			return err
+		}
+		return sc.api.LoadBalancers(ns).Delete(ctx, name, metav1.DeleteOptions{})
+	})
 }

@@ -35,39 +35,29 @@ func completeNamespaces(o *Options) cobra.CompletionFunc {
 		if err != nil {
 			return nil, err
 		}
-		var out []string
-		for _, n := range list.Items {
-			out = append(out, n.Name)
-		}
-		return out, nil
+		return namesOf(list.Items), nil
 	})
 }
 
 func newNamespaceListCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List your namespaces with their host namespaces",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			sc, err := o.scope(cmd.Context())
-			if err != nil {
-				return err
-			}
-			list, err := sc.api.Namespaces().List(cmd.Context(), metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			l := &listing{kind: "Namespace", resource: namespaceResource,
-				headers: []string{"NAME", "NETWORK", "HOST NAMESPACE", "PHASE", "AGE"}, wide: []string{"READY"}}
-			for i := range list.Items {
-				n := &list.Items[i]
-				l.add(n, n.Name, []string{n.Name, n.Spec.Network, n.Status.HostNamespace, string(n.Status.Phase), age(o.Now(), n.CreationTimestamp)},
-					readyColumn(n.Status.Conditions))
-			}
-			return o.printListing(l)
-		},
-	}
+	return newListCommand(o, "list", "List your namespaces with their host namespaces", false, func(ctx context.Context, _ bool) (*listing, error) {
+		sc, err := o.scope(ctx)
+		if err != nil {
+			return nil, err
+		}
+		list, err := sc.api.Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		l := &listing{kind: "Namespace", resource: namespaceResource,
+			headers: []string{"NAME", "NETWORK", "HOST NAMESPACE", "PHASE", "AGE"}, wide: []string{"READY"}}
+		for i := range list.Items {
+			n := &list.Items[i]
+			l.add(n, n.Name, []string{n.Name, n.Spec.Network, n.Status.HostNamespace, string(n.Status.Phase), age(o.Now(), n.CreationTimestamp)},
+				readyColumn(n.Status.Conditions))
+		}
+		return l, nil
+	})
 }
 
 func newNamespaceCreateCommand(o *Options) *cobra.Command {
@@ -143,27 +133,18 @@ func readyMessage(conds []metav1.Condition) string {
 }
 
 func newNamespaceDeleteCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:               "delete NAME",
-		Short:             "Delete a namespace (refused, with the blockers, while it holds workloads, disks or addresses)",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeNamespaces(o),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := o.scope(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := sc.api.Namespaces().Delete(cmd.Context(), args[0], metav1.DeleteOptions{}); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.Out, "%s %q deleted\n", namespaceResource, args[0])
-			return nil
-		},
-	}
+	return newDeleteCommand(o, namespaceResource, "Delete a namespace (refused, with the blockers, while it holds workloads, disks or addresses)",
+		completeNamespaces(o), func(ctx context.Context, sc *tenantScope, name string) error {
+			return sc.api.Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+		})
 }
 
 // hostNamespace is the host namespace of tenant namespace name.
-func hostNamespace(ctx context.Context, sc *tenantScope, name string) (string, error) {
+func (o *Options) hostNamespace(ctx context.Context, name string) (string, error) {
+	sc, err := o.scope(ctx)
+	if err != nil {
+		return "", err
+	}
 	ns, err := sc.api.Namespaces().Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return "", err
@@ -186,11 +167,7 @@ commands keep taking NAME: they map the host namespace back.`,
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeNamespaces(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := o.scope(cmd.Context())
-			if err != nil {
-				return err
-			}
-			host, err := hostNamespace(cmd.Context(), sc, args[0])
+			host, err := o.hostNamespace(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
@@ -225,11 +202,7 @@ func newNamespaceHostCommand(o *Options) *cobra.Command {
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeNamespaces(o),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := o.scope(cmd.Context())
-			if err != nil {
-				return err
-			}
-			host, err := hostNamespace(cmd.Context(), sc, args[0])
+			host, err := o.hostNamespace(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}

@@ -29,50 +29,49 @@ func completeNetworks(o *Options) cobra.CompletionFunc {
 		if err != nil {
 			return nil, err
 		}
-		var out []string
-		for _, n := range list.Items {
-			out = append(out, n.Name)
-		}
-		return out, nil
+		return namesOf(list.Items), nil
 	})
 }
 
 func newNetworkListCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Aliases: []string{"ls"},
-		Short:   "List your networks",
-		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			sc, err := o.scope(cmd.Context())
-			if err != nil {
-				return err
-			}
-			list, err := sc.api.Networks().List(cmd.Context(), metav1.ListOptions{})
-			if err != nil {
-				return err
-			}
-			l := &listing{kind: "Network", resource: networkResource,
-				headers: []string{"NAME", "TOPOLOGY", "SUBNETS", "NAT", "READY", "AGE"}, wide: []string{"NAMESPACES", "HOST NETWORK"}}
-			for i := range list.Items {
-				n := &list.Items[i]
-				subnets := n.Status.Subnets
-				if len(subnets) == 0 {
-					subnets = n.Spec.Subnets
-				}
-				nat := "-"
-				if n.Spec.NATGateway != nil && n.Spec.NATGateway.Enabled {
-					nat = n.Status.NATGatewayIP
-					if nat == "" {
-						nat = "pending"
-					}
-				}
-				l.add(n, n.Name, []string{n.Name, string(n.Spec.Topology), strings.Join(subnets, ","), nat, readyColumn(n.Status.Conditions), age(o.Now(), n.CreationTimestamp)},
-					strings.Join(n.Status.Namespaces, ","), n.Status.HostNetwork)
-			}
-			return o.printListing(l)
-		},
+	return newListCommand(o, "list", "List your networks", false, func(ctx context.Context, _ bool) (*listing, error) {
+		sc, err := o.scope(ctx)
+		if err != nil {
+			return nil, err
+		}
+		list, err := sc.api.Networks().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil, err
+		}
+		l := &listing{kind: "Network", resource: networkResource,
+			headers: []string{"NAME", "TOPOLOGY", "SUBNETS", "NAT", "READY", "AGE"}, wide: []string{"NAMESPACES", "HOST NETWORK"}}
+		for i := range list.Items {
+			n := &list.Items[i]
+			l.add(n, n.Name, []string{n.Name, string(n.Spec.Topology), strings.Join(subnetsOf(n), ","), natColumn(n), readyColumn(n.Status.Conditions), age(o.Now(), n.CreationTimestamp)},
+				strings.Join(n.Status.Namespaces, ","), n.Status.HostNetwork)
+		}
+		return l, nil
+	})
+}
+
+// subnetsOf are a Network's subnets: as allocated, else as asked.
+func subnetsOf(n *tenantv1alpha1.Network) []string {
+	if len(n.Status.Subnets) > 0 {
+		return n.Status.Subnets
 	}
+	return n.Spec.Subnets
+}
+
+// natColumn is a Network's NAT gateway address, "pending" until it has one,
+// "-" without a NAT gateway.
+func natColumn(n *tenantv1alpha1.Network) string {
+	if n.Spec.NATGateway == nil || !n.Spec.NATGateway.Enabled {
+		return "-"
+	}
+	if n.Status.NATGatewayIP == "" {
+		return "pending"
+	}
+	return n.Status.NATGatewayIP
 }
 
 func newNetworkCreateCommand(o *Options) *cobra.Command {
@@ -121,21 +120,7 @@ public IPs.`,
 }
 
 func newNetworkDeleteCommand(o *Options) *cobra.Command {
-	return &cobra.Command{
-		Use:               "delete NAME",
-		Short:             "Delete a network",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeNetworks(o),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sc, err := o.scope(cmd.Context())
-			if err != nil {
-				return err
-			}
-			if err := sc.api.Networks().Delete(cmd.Context(), args[0], metav1.DeleteOptions{}); err != nil {
-				return err
-			}
-			fmt.Fprintf(o.Out, "%s %q deleted\n", networkResource, args[0])
-			return nil
-		},
-	}
+	return newDeleteCommand(o, networkResource, "Delete a network", completeNetworks(o), func(ctx context.Context, sc *tenantScope, name string) error {
+		return sc.api.Networks().Delete(ctx, name, metav1.DeleteOptions{})
+	})
 }
