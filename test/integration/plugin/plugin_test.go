@@ -282,6 +282,11 @@ func TestNewTenantJourney(t *testing.T) {
 		t.Errorf("info does not show %s used by FloatingIP web/web-ip: %+v", fip.Status.Address, info.PublicIPs)
 	}
 
+	// A floating IP for a VM that does not exist says why it waits.
+	out = ida.ok(ctx, t, "fip", "create", "vm-ip", "--vm", "ghost", "--port", "22")
+	mustContain(t, "fip create --vm ghost", out, "floatingip.tenant.io/vm-ip created\n", "target VirtualMachine/ghost, phase Pending (TargetNotFound: ")
+	ida.ok(ctx, t, "fip", "delete", "vm-ip")
+
 	// Why the tenancy cannot be deleted yet: the refusals name each blocker.
 	r = ida.fails(ctx, t, 1, "ns", "delete", "web")
 	t.Logf("ns delete web:\n%s", r.stderr)
