@@ -179,9 +179,13 @@ func (o *Options) waitTenantReady(ctx context.Context, s *session, name string) 
 		return false, nil
 	})
 	if err != nil && last != nil && ctx.Err() != nil {
-		return nil, fmt.Errorf("tenant %s is not Ready after %s: phase %s, %s", name, o.Timeout, orNone(string(last.Status.Phase)), problems(last.Status.Conditions))
+		err = fmt.Errorf("tenant %s is not Ready after %s: phase %s, %s", name, o.Timeout, orNone(string(last.Status.Phase)), problems(last.Status.Conditions))
 	}
-	return last, err
+	if err != nil {
+		// The Tenant exists: say so, and how to follow or remove it.
+		return nil, fmt.Errorf("%w; the tenant exists (kubectl tenant --tenant %s info to follow it, kubectl tenant admin offboard %s to remove it)", err, name, name)
+	}
+	return last, nil
 }
 
 // tenantProgress is one line on where a Tenant's onboarding stands.
