@@ -8,10 +8,11 @@ import (
 	"sync"
 	"time"
 
+	"tenant.io/tenant-apiserver/pkg/tenantview"
+
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -45,42 +46,6 @@ func (o *Options) requireProvider(ctx context.Context) (*session, error) {
 	return s, nil
 }
 
-// countQuotas are the --quota keys that are counts of tenant objects; any
-// other key is a compute quota.
-var countQuotas = map[string]func(*tenantv1alpha1.TenantQuota) **int32{
-	"namespaces":    func(q *tenantv1alpha1.TenantQuota) **int32 { return &q.Namespaces },
-	"networks":      func(q *tenantv1alpha1.TenantQuota) **int32 { return &q.Networks },
-	"floatingips":   func(q *tenantv1alpha1.TenantQuota) **int32 { return &q.FloatingIPs },
-	"loadbalancers": func(q *tenantv1alpha1.TenantQuota) **int32 { return &q.LoadBalancers },
-}
-
-// parseQuota turns --quota k=v pairs into a TenantQuota: namespaces,
-// networks, floatingips and loadbalancers are counts, anything else a
-// compute resource (the server says which it accepts).
-func parseQuota(in map[string]string) (tenantv1alpha1.TenantQuota, error) {
-	var q tenantv1alpha1.TenantQuota
-	for k, v := range in {
-		if field, ok := countQuotas[strings.ToLower(k)]; ok {
-			n, err := strconv.ParseInt(v, 10, 32)
-			if err != nil {
-				return q, fmt.Errorf("--quota %s=%s: not a count", k, v)
-			}
-			n32 := int32(n)
-			*field(&q) = &n32
-			continue
-		}
-		amount, err := resource.ParseQuantity(v)
-		if err != nil {
-			return q, fmt.Errorf("--quota %s=%s: %v", k, v, err)
-		}
-		if q.Compute == nil {
-			q.Compute = corev1.ResourceList{}
-		}
-		q.Compute[corev1.ResourceName(k)] = amount
-	}
-	return q, nil
-}
-
 func newOnboardCommand(o *Options) *cobra.Command {
 	var (
 		members, groups []string
@@ -105,7 +70,7 @@ count/virtualmachines.kubevirt.io.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			q, err := parseQuota(quota)
+			q, err := tenantview.ParseQuota(quota)
 			if err != nil {
 				return err
 			}
@@ -135,7 +100,7 @@ count/virtualmachines.kubevirt.io.`,
 			if err != nil {
 				return err
 			}
-			info, err := gatherInfo(ctx, sc)
+			info, err := tenantview.Gather(ctx, sc.api, sc.tnt.Name)
 			if err != nil {
 				return fmt.Errorf("tenant %s is Ready, but reading what it holds failed: %w", created.Name, err)
 			}
@@ -311,11 +276,11 @@ func (o *Options) countPublicIPsInUse(ctx context.Context, tenant string) (int, 
 	if err != nil {
 		return 0, err
 	}
-	objs, err := listAddressHolders(ctx, sc)
+	objs, err := tenantview.ListAddressHolders(ctx, sc.api)
 	if err != nil {
 		return 0, err
 	}
-	return len(objs.users()), nil
+	return len(objs.Users()), nil
 }
 
 func newPoolsCommand(o *Options) *cobra.Command {

@@ -3,9 +3,9 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
+
+	"tenant.io/tenant-apiserver/pkg/tenantview"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -60,8 +60,8 @@ func newFloatingIPListCommand(o *Options) *cobra.Command {
 			headers: []string{"NAME", "ADDRESS", "TARGET", "PORTS", "PHASE", "AGE"}, wide: []string{"READY"}}
 		for i := range list.Items {
 			f := &list.Items[i]
-			l.add(f, f.Name, []string{f.Name, f.Status.Address, targetString(f.Spec.Target), fipPortsString(f.Spec.Ports), string(f.Status.Phase), age(o.Now(), f.CreationTimestamp)},
-				readyColumn(f.Status.Conditions))
+			l.add(f, f.Name, []string{f.Name, f.Status.Address, tenantview.Target(f.Spec.Target), tenantview.FIPPorts(f.Spec.Ports), string(f.Status.Phase), age(o.Now(), f.CreationTimestamp)},
+				tenantview.Ready(f.Status.Conditions))
 		}
 		return l, nil
 	})
@@ -93,7 +93,7 @@ func (f *targetFlags) target() (*tenantv1alpha1.FloatingIPTarget, []tenantv1alph
 	}
 	var ports []tenantv1alpha1.FloatingIPPort
 	for _, s := range f.ports {
-		port, proto, err := parsePort(s)
+		port, proto, err := tenantview.ParsePort(s)
 		if err != nil {
 			return nil, nil, fmt.Errorf("--port %q: %w", s, err)
 		}
@@ -106,46 +106,6 @@ func (f *targetFlags) target() (*tenantv1alpha1.FloatingIPTarget, []tenantv1alph
 }
 
 // parsePort parses PORT[/PROTOCOL].
-func parsePort(s string) (int32, tenantv1alpha1.Protocol, error) {
-	num, proto, _ := strings.Cut(s, "/")
-	p, err := strconv.ParseInt(num, 10, 32)
-	if err != nil {
-		return 0, "", fmt.Errorf("%q is not a port number", num)
-	}
-	protocol, err := parseProtocol(proto)
-	return int32(p), protocol, err
-}
-
-func parseProtocol(s string) (tenantv1alpha1.Protocol, error) {
-	switch strings.ToLower(s) {
-	case "", "tcp":
-		return tenantv1alpha1.ProtocolTCP, nil
-	case "udp":
-		return tenantv1alpha1.ProtocolUDP, nil
-	case "sctp":
-		return tenantv1alpha1.ProtocolSCTP, nil
-	}
-	return "", fmt.Errorf("protocol %q is not tcp, udp or sctp", s)
-}
-
-func targetString(t *tenantv1alpha1.FloatingIPTarget) string {
-	if t == nil {
-		return "-"
-	}
-	return string(t.Kind) + "/" + t.Name
-}
-
-func fipPortsString(ports []tenantv1alpha1.FloatingIPPort) string {
-	if len(ports) == 0 {
-		return "-"
-	}
-	out := make([]string, 0, len(ports))
-	for _, p := range ports {
-		out = append(out, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
-	}
-	return strings.Join(out, ",")
-}
-
 func newFloatingIPCreateCommand(o *Options) *cobra.Command {
 	var address string
 	var tf targetFlags
@@ -195,8 +155,8 @@ func (o *Options) reportFloatingIP(ctx context.Context, sc *tenantScope, f *tena
 		last = got
 		return got.Status.ObservedGeneration >= got.Generation && got.Status.Phase != "", nil
 	})
-	fmt.Fprintf(o.Out, "address %s, target %s, phase %s", orNone(last.Status.Address), targetString(last.Spec.Target), orNone(string(last.Status.Phase)))
-	if c := conditionOf(last.Status.Conditions, "Ready"); c != nil && c.Status != metav1.ConditionTrue && c.Message != "" {
+	fmt.Fprintf(o.Out, "address %s, target %s, phase %s", orNone(last.Status.Address), tenantview.Target(last.Spec.Target), orNone(string(last.Status.Phase)))
+	if c := tenantview.ConditionOf(last.Status.Conditions, "Ready"); c != nil && c.Status != metav1.ConditionTrue && c.Message != "" {
 		fmt.Fprintf(o.Out, " (%s: %s)", c.Reason, c.Message)
 	}
 	fmt.Fprintln(o.Out)
@@ -227,7 +187,7 @@ func (o *Options) retarget(ctx context.Context, name string, target *tenantv1alp
 		return o.printObject(updated, "FloatingIP", floatingIPResource, updated.Name, verb)
 	}
 	if target != nil {
-		verb += " to " + targetString(target)
+		verb += " to " + tenantview.Target(target)
 	}
 	fmt.Fprintf(o.Out, "%s/%s %s\n", floatingIPResource, updated.Name, verb)
 	return o.reportFloatingIP(ctx, sc, updated)

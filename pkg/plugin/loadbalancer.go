@@ -3,13 +3,12 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strconv"
 	"strings"
+
+	"tenant.io/tenant-apiserver/pkg/tenantview"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/intstr"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 )
@@ -40,56 +39,11 @@ func newLoadBalancerListCommand(o *Options) *cobra.Command {
 			headers: []string{"NAME", "ADDRESS", "PORTS", "SELECTOR", "READY", "AGE"}, wide: []string{"SOURCE RANGES"}}
 		for i := range list.Items {
 			lb := &list.Items[i]
-			l.add(lb, lb.Name, []string{lb.Name, lb.Status.Address, lbPortsString(lb.Spec.Ports), selectorString(lb.Spec.Selector), readyColumn(lb.Status.Conditions), age(o.Now(), lb.CreationTimestamp)},
+			l.add(lb, lb.Name, []string{lb.Name, lb.Status.Address, tenantview.LBPorts(lb.Spec.Ports), tenantview.Selector(lb.Spec.Selector), tenantview.Ready(lb.Status.Conditions), age(o.Now(), lb.CreationTimestamp)},
 				strings.Join(lb.Spec.SourceRanges, ","))
 		}
 		return l, nil
 	})
-}
-
-func lbPortsString(ports []tenantv1alpha1.LoadBalancerPort) string {
-	out := make([]string, 0, len(ports))
-	for _, p := range ports {
-		s := strconv.Itoa(int(p.Port))
-		if p.TargetPort.String() != "0" && p.TargetPort.String() != s {
-			s += ":" + p.TargetPort.String()
-		}
-		out = append(out, s+"/"+string(p.Protocol))
-	}
-	return strings.Join(out, ",")
-}
-
-func selectorString(sel map[string]string) string {
-	keys := make([]string, 0, len(sel))
-	for k := range sel {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	out := make([]string, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, k+"="+sel[k])
-	}
-	return strings.Join(out, ",")
-}
-
-// parseLBPort parses PORT[:TARGET][/PROTOCOL]; TARGET is a number or a
-// named port.
-func parseLBPort(s string) (tenantv1alpha1.LoadBalancerPort, error) {
-	spec, proto, _ := strings.Cut(s, "/")
-	num, target, hasTarget := strings.Cut(spec, ":")
-	p, err := strconv.ParseInt(num, 10, 32)
-	if err != nil {
-		return tenantv1alpha1.LoadBalancerPort{}, fmt.Errorf("%q is not a port number", num)
-	}
-	protocol, err := parseProtocol(proto)
-	if err != nil {
-		return tenantv1alpha1.LoadBalancerPort{}, err
-	}
-	port := tenantv1alpha1.LoadBalancerPort{Port: int32(p), Protocol: protocol}
-	if hasTarget {
-		port.TargetPort = intstr.Parse(target)
-	}
-	return port, nil
 }
 
 func newLoadBalancerCreateCommand(o *Options) *cobra.Command {
@@ -107,7 +61,7 @@ func newLoadBalancerCreateCommand(o *Options) *cobra.Command {
 			lb := &tenantv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Name: args[0]},
 				Spec: tenantv1alpha1.LoadBalancerSpec{Address: address, Selector: selector, SourceRanges: sourceRanges}}
 			for _, s := range ports {
-				p, err := parseLBPort(s)
+				p, err := tenantview.ParseLBPort(s)
 				if err != nil {
 					return fmt.Errorf("--port %q: %w", s, err)
 				}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"tenant.io/tenant-apiserver/pkg/tenantview"
+
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -54,7 +56,7 @@ func newNamespaceListCommand(o *Options) *cobra.Command {
 		for i := range list.Items {
 			n := &list.Items[i]
 			l.add(n, n.Name, []string{n.Name, n.Spec.Network, n.Status.HostNamespace, string(n.Status.Phase), age(o.Now(), n.CreationTimestamp)},
-				readyColumn(n.Status.Conditions))
+				tenantview.Ready(n.Status.Conditions))
 		}
 		return l, nil
 	})
@@ -122,7 +124,7 @@ func (o *Options) waitNamespaceActive(ctx context.Context, sc *tenantScope, name
 
 // readyMessage is the Ready condition as a sentence.
 func readyMessage(conds []metav1.Condition) string {
-	c := conditionOf(conds, "Ready")
+	c := tenantview.ConditionOf(conds, "Ready")
 	if c == nil {
 		return "unknown"
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"tenant.io/tenant-apiserver/pkg/tenantview"
+
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -47,31 +49,11 @@ func newNetworkListCommand(o *Options) *cobra.Command {
 			headers: []string{"NAME", "TOPOLOGY", "SUBNETS", "NAT", "READY", "AGE"}, wide: []string{"NAMESPACES", "HOST NETWORK"}}
 		for i := range list.Items {
 			n := &list.Items[i]
-			l.add(n, n.Name, []string{n.Name, string(n.Spec.Topology), strings.Join(subnetsOf(n), ","), natColumn(n), readyColumn(n.Status.Conditions), age(o.Now(), n.CreationTimestamp)},
+			l.add(n, n.Name, []string{n.Name, string(n.Spec.Topology), strings.Join(tenantview.Subnets(n), ","), tenantview.NAT(n), tenantview.Ready(n.Status.Conditions), age(o.Now(), n.CreationTimestamp)},
 				strings.Join(n.Status.Namespaces, ","), n.Status.HostNetwork)
 		}
 		return l, nil
 	})
-}
-
-// subnetsOf are a Network's subnets: as allocated, else as asked.
-func subnetsOf(n *tenantv1alpha1.Network) []string {
-	if len(n.Status.Subnets) > 0 {
-		return n.Status.Subnets
-	}
-	return n.Spec.Subnets
-}
-
-// natColumn is a Network's NAT gateway address, "pending" until it has one,
-// "-" without a NAT gateway.
-func natColumn(n *tenantv1alpha1.Network) string {
-	if n.Spec.NATGateway == nil || !n.Spec.NATGateway.Enabled {
-		return "-"
-	}
-	if n.Status.NATGatewayIP == "" {
-		return "pending"
-	}
-	return n.Status.NATGatewayIP
 }
 
 func newNetworkCreateCommand(o *Options) *cobra.Command {

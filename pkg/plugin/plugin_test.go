@@ -2,37 +2,18 @@ package plugin
 
 import (
 	"bytes"
-	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/tenantview"
 )
-
-func TestMemberships(t *testing.T) {
-	tenants := []tenantv1alpha1.Tenant{
-		{ObjectMeta: metav1.ObjectMeta{Name: "b"}, Spec: tenantv1alpha1.TenantSpec{Members: tenantv1alpha1.TenantMembers{Users: []string{"u"}, Groups: []string{"devs"}}}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "a"}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: tenantv1alpha1.TenantSpec{Members: tenantv1alpha1.TenantMembers{Users: []string{"other"}}}},
-	}
-	got := memberships("u", []string{"devs", "tenant.io:a", "tenant.io:zz"}, tenants)
-	want := []Membership{{Tenant: "a", Via: []string{"host group tenant.io:a"}}, {Tenant: "b", Via: []string{"member", "group devs"}}}
-	if len(got) != len(want) {
-		t.Fatalf("memberships: %+v, want %+v", got, want)
-	}
-	for i := range want {
-		if got[i].Tenant != want[i].Tenant || !slices.Equal(got[i].Via, want[i].Via) {
-			t.Errorf("membership %d: %+v, want %+v", i, got[i], want[i])
-		}
-	}
-}
 
 func TestParsePorts(t *testing.T) {
 	for _, c := range []struct {
@@ -44,26 +25,26 @@ func TestParsePorts(t *testing.T) {
 		{"22", 22, "TCP", false}, {"53/udp", 53, "UDP", false}, {"9/SCTP", 9, "SCTP", false},
 		{"x/tcp", 0, "", true}, {"80/icmp", 0, "", true}, {"", 0, "", true},
 	} {
-		port, proto, err := parsePort(c.in)
+		port, proto, err := tenantview.ParsePort(c.in)
 		if (err != nil) != c.bad || (!c.bad && (port != c.port || proto != c.proto)) {
-			t.Errorf("parsePort(%q) = %d %s %v", c.in, port, proto, err)
+			t.Errorf("tenantview.ParsePort(%q) = %d %s %v", c.in, port, proto, err)
 		}
 	}
-	lb, err := parseLBPort("80:http/udp")
+	lb, err := tenantview.ParseLBPort("80:http/udp")
 	if err != nil || lb.Port != 80 || lb.TargetPort != intstr.FromString("http") || lb.Protocol != "UDP" {
-		t.Errorf("parseLBPort(80:http/udp) = %+v %v", lb, err)
+		t.Errorf("tenantview.ParseLBPort(80:http/udp) = %+v %v", lb, err)
 	}
-	lb, err = parseLBPort("443:8443")
+	lb, err = tenantview.ParseLBPort("443:8443")
 	if err != nil || lb.TargetPort != intstr.FromInt32(8443) || lb.Protocol != "TCP" {
-		t.Errorf("parseLBPort(443:8443) = %+v %v", lb, err)
+		t.Errorf("tenantview.ParseLBPort(443:8443) = %+v %v", lb, err)
 	}
-	if _, err := parseLBPort("http:80"); err == nil {
-		t.Errorf("parseLBPort(http:80): no error")
+	if _, err := tenantview.ParseLBPort("http:80"); err == nil {
+		t.Errorf("tenantview.ParseLBPort(http:80): no error")
 	}
 }
 
 func TestParseQuota(t *testing.T) {
-	q, err := parseQuota(map[string]string{"namespaces": "5", "FloatingIPs": "2", "requests.cpu": "4", "count/virtualmachines.kubevirt.io": "3"})
+	q, err := tenantview.ParseQuota(map[string]string{"namespaces": "5", "FloatingIPs": "2", "requests.cpu": "4", "count/virtualmachines.kubevirt.io": "3"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +55,8 @@ func TestParseQuota(t *testing.T) {
 		t.Errorf("compute: %v", q.Compute)
 	}
 	for _, bad := range []map[string]string{{"networks": "many"}, {"requests.memory": "lots"}} {
-		if _, err := parseQuota(bad); err == nil {
-			t.Errorf("parseQuota(%v): no error", bad)
+		if _, err := tenantview.ParseQuota(bad); err == nil {
+			t.Errorf("tenantview.ParseQuota(%v): no error", bad)
 		}
 	}
 }
@@ -117,21 +98,3 @@ func TestPrintError(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
-
-func TestQuotaLinesAndAddresses(t *testing.T) {
-	five := int32(5)
-	tn := &tenantv1alpha1.Tenant{
-		Spec: tenantv1alpha1.TenantSpec{Quota: tenantv1alpha1.TenantQuota{Namespaces: &five, Compute: corev1.ResourceList{"pods": resource.MustParse("10")}}},
-		Status: tenantv1alpha1.TenantStatus{Usage: tenantv1alpha1.TenantUsage{Namespaces: 2, Compute: corev1.ResourceList{
-			"pods": resource.MustParse("3"), "requests.cpu": resource.MustParse("700m")}}},
-	}
-	got := quotaLines(tn)
-	want := []QuotaLine{{"namespaces", "2", "5"}, {"networks", "0", ""}, {"floatingips", "0", ""}, {"loadbalancers", "0", ""},
-		{"pods", "3", "10"}, {"requests.cpu", "700m", ""}}
-	if !slices.Equal(got, want) {
-		t.Errorf("quotaLines: %+v, want %+v", got, want)
-	}
-	if got := sortedAddresses([]string{"203.0.113.10", "203.0.113.9", "203.0.113.100"}); !slices.Equal(got, []string{"203.0.113.9", "203.0.113.10", "203.0.113.100"}) {
-		t.Errorf("sortedAddresses: %v", got)
-	}
-}

@@ -90,28 +90,3 @@ func age(now time.Time, t metav1.Time) string {
 	}
 	return duration.HumanDuration(now.Sub(t.Time))
 }
-
-// conditionOf returns the condition of type typ, or nil.
-func conditionOf(conds []metav1.Condition, typ string) *metav1.Condition {
-	for i := range conds {
-		if conds[i].Type == typ {
-			return &conds[i]
-		}
-	}
-	return nil
-}
-
-// readyColumn is a Ready condition as a column: True, or False/Unknown with
-// its reason.
-func readyColumn(conds []metav1.Condition) string {
-	c := conditionOf(conds, "Ready")
-	switch {
-	case c == nil:
-		return "Unknown"
-	case c.Status == metav1.ConditionTrue:
-		return "True"
-	case c.Reason != "":
-		return string(c.Status) + " (" + c.Reason + ")"
-	}
-	return string(c.Status)
-}

@@ -3,9 +3,9 @@ package plugin
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sort"
 	"strings"
+
+	"tenant.io/tenant-apiserver/pkg/tenantview"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
@@ -16,18 +16,6 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 )
 
-// hostGroupPrefix makes the host group whose members belong to a tenant:
-// tenant.io:<tenant>.
-const hostGroupPrefix = "tenant.io:"
-
-// Membership is one tenant the caller belongs to and through what.
-type Membership struct {
-	Tenant string `json:"tenant"`
-	// Via says how: "member" (spec.members.users), "group <g>"
-	// (spec.members.groups) or "host group tenant.io:<tenant>".
-	Via []string `json:"via"`
-}
-
 // Identity is who the caller is, as the host authenticated it.
 type Identity struct {
 	User   string   `json:"user"`
@@ -36,7 +24,7 @@ type Identity struct {
 	// admin.
 	Provider bool `json:"provider"`
 	// Tenants are the tenants the caller belongs to.
-	Tenants []Membership `json:"tenants"`
+	Tenants []tenantview.Membership `json:"tenants"`
 }
 
 // session is the caller and the clients a command uses.
@@ -87,35 +75,9 @@ func (o *Options) getSession(ctx context.Context) (*session, error) {
 	if list != nil {
 		s.tenants = list.Items
 	}
-	s.identity.Tenants = memberships(s.identity.User, s.identity.Groups, s.tenants)
+	s.identity.Tenants = tenantview.Memberships(s.identity.User, s.identity.Groups, s.tenants)
 	o.session = s
 	return s, nil
-}
-
-// memberships says which of tenants user (in groups) belongs to, and
-// through what, as the server decides it.
-func memberships(user string, groups []string, tenants []tenantv1alpha1.Tenant) []Membership {
-	var out []Membership
-	for i := range tenants {
-		t := &tenants[i]
-		var via []string
-		if slices.Contains(t.Spec.Members.Users, user) {
-			via = append(via, "member")
-		}
-		for _, g := range t.Spec.Members.Groups {
-			if slices.Contains(groups, g) {
-				via = append(via, "group "+g)
-			}
-		}
-		if slices.Contains(groups, hostGroupPrefix+t.Name) {
-			via = append(via, "host group "+hostGroupPrefix+t.Name)
-		}
-		if len(via) > 0 {
-			out = append(out, Membership{Tenant: t.Name, Via: via})
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Tenant < out[j].Tenant })
-	return out
 }
 
 // tenantScope is a tenant and the clients that act inside it.
@@ -172,7 +134,7 @@ func (o *Options) scopeOf(ctx context.Context, name string) (*tenantScope, error
 		return nil, err
 	}
 	cfg := rest.CopyConfig(s.cfg)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: s.identity.User, Groups: []string{hostGroupPrefix + name}}
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: s.identity.User, Groups: []string{tenantview.HostGroupPrefix + name}}
 	c, err := newClients(cfg)
 	if err != nil {
 		return nil, err
@@ -189,7 +151,7 @@ func (s *session) tenantNamed(name string) *tenantv1alpha1.Tenant {
 	return nil
 }
 
-func tenantNames(ms []Membership) []string {
+func tenantNames(ms []tenantview.Membership) []string {
 	out := make([]string, 0, len(ms))
 	for _, m := range ms {
 		out = append(out, m.Tenant)
