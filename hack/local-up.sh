@@ -19,6 +19,8 @@ build() {
 build localup ./hack/localup
 # The kubectl plugin, for the README's walkthrough (PATH=_output/bin:$PATH).
 build kubectl-tenant ./cmd/kubectl-tenant
+# The web console (the stack runs it; this shows its build time).
+build tenant-console ./cmd/tenant-console
 cp cmd/kubectl-tenant/kubectl_complete-tenant _output/bin/
 # exec: signals reach localup itself, which stops its processes.
 exec _output/bin/localup "$@"

@@ -1,5 +1,5 @@
 // Command localup runs the whole stack (etcd, kube-apiserver, MetalLB
-// controller, tenant-apiserver) on loopback in the foreground, for
+// controller, tenant-apiserver, the web console) on loopback in the foreground, for
 // `make run` / hack/local-up.sh. SIGINT or SIGTERM stops it all.
 package main
 
@@ -17,7 +17,8 @@ import (
 func main() {
 	skipMetalLB := flag.Bool("skip-metallb", false, "do not run the MetalLB controller")
 	skipOVNKube := flag.Bool("skip-ovnkube", false, "do not run OVN-Kubernetes' cluster-manager (nor create the simulated Nodes)")
-	skipBuild := flag.Bool("skip-build", false, "run _output/bin/tenant-apiserver as it is instead of building ./cmd/tenant-apiserver")
+	skipBuild := flag.Bool("skip-build", false, "run _output/bin/tenant-apiserver and tenant-console as they are instead of building them")
+	noConsole := flag.Bool("no-console", false, "do not run the web console")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -37,6 +38,7 @@ func main() {
 	opts.SkipMetalLB = *skipMetalLB
 	opts.SkipOVNKube = *skipOVNKube
 	opts.SkipBuild = *skipBuild
+	opts.Console = !*noConsole
 	if err := stack.RunLocal(ctx, os.Stdout, opts, stack.Demo); err != nil {
 		fmt.Fprintln(os.Stderr, "local stack:", err)
 		os.Exit(1)

@@ -40,6 +40,9 @@ type pki struct {
 	ServiceAccountKey, ServiceAccountPub string
 	// tenant-apiserver serving CA and certificate.
 	TenantCA, TenantCert, TenantKey string
+	// The console's serving certificate (127.0.0.1, localhost), issued by
+	// the kube-apiserver serving CA.
+	ConsoleCert, ConsoleKey string
 
 	serverCAPEM, tenantCAPEM []byte
 }
@@ -80,6 +83,16 @@ func generatePKI(dir string) (*pki, error) {
 		ips:        []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
 		usage:      []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}, p.ControllerManagerCert, p.ControllerManagerKey); err != nil {
+		return nil, err
+	}
+
+	p.ConsoleCert, p.ConsoleKey = path("tenant-console.crt"), path("tenant-console.key")
+	if err := serverCA.issue(leafSpec{
+		commonName: "tenant-console",
+		dnsNames:   []string{"localhost"},
+		ips:        []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		usage:      []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}, p.ConsoleCert, p.ConsoleKey); err != nil {
 		return nil, err
 	}
 

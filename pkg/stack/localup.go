@@ -20,6 +20,7 @@ func LocalOptions(repoRoot string) Options {
 		KeepWorkDir:   true,
 		KubeconfigDir: filepath.Join(repoRoot, "_output", "kubeconfigs"),
 		Log:           os.Stderr,
+		Console:       true,
 	}
 }
 
@@ -57,6 +58,11 @@ func RunLocal(ctx context.Context, out io.Writer, opts Options, hook func(contex
 	fmt.Fprintf(out, "  tenant users:    --kubeconfig %s (acme), %s (globex), %s (no tenant)\n",
 		relToCwd(s.KubeconfigPath("alice")), relToCwd(s.KubeconfigPath("bob")), relToCwd(s.KubeconfigPath("carol")))
 	fmt.Fprintf(out, "  or:              export KUBECONFIG=%s; kubectl get apiservice %s\n", s.KubeconfigPath(AdminUser), TenantAPIServiceName)
+	if url := s.ConsoleURL(); url != "" {
+		fmt.Fprintf(out, "  web console:     %s (certificate signed by %s)\n", url, relToCwd(s.ConsoleCAFile()))
+		fmt.Fprintf(out, "    sign in with the token of alice, bob or admin, e.g.: %s --kubeconfig %s config view --raw -o jsonpath='{.users[0].user.token}'\n",
+			kubectl, relToCwd(s.KubeconfigPath("alice")))
+	}
 	if err := printTenants(ctx, s, out); err != nil {
 		return fmt.Errorf("listing the tenants: %w", err)
 	}

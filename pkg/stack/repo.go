@@ -51,28 +51,29 @@ func modulePathOf(goMod string) string {
 	return ""
 }
 
-// buildTenantAPIServer builds ./cmd/tenant-apiserver into binDir. Several test
-// packages may start stacks at once, so builds are serialized by a file lock;
-// go's build cache keeps an unchanged build to a few seconds.
-func buildTenantAPIServer(ctx context.Context, repoRoot, binDir string) (string, error) {
+// buildBinary builds package pkg (e.g. ./cmd/tenant-apiserver) into
+// binDir/name. Several test packages may start stacks at once, so builds
+// are serialized by a file lock; go's build cache keeps an unchanged build
+// to a few seconds.
+func buildBinary(ctx context.Context, repoRoot, binDir, name, pkg string) (string, error) {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return "", err
 	}
-	lock, err := os.OpenFile(filepath.Join(binDir, ".tenant-apiserver.build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	lock, err := os.OpenFile(filepath.Join(binDir, "."+name+".build.lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return "", err
 	}
 	defer func() { _ = lock.Close() }()
 	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
-		return "", fmt.Errorf("locking the tenant-apiserver build: %w", err)
+		return "", fmt.Errorf("locking the %s build: %w", name, err)
 	}
 	defer syscall.Flock(int(lock.Fd()), syscall.LOCK_UN) //nolint:errcheck // closing unlocks too
 
-	out := filepath.Join(binDir, "tenant-apiserver")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/tenant-apiserver")
+	out := filepath.Join(binDir, name)
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	cmd.Dir = repoRoot
 	if output, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/tenant-apiserver: %w\n%s", err, output)
+		return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, output)
 	}
 	return out, nil
 }

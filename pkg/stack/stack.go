@@ -58,8 +58,12 @@ type Options struct {
 	SkipControllerManager bool
 	// SkipTenantAPIServer runs only the host side.
 	SkipTenantAPIServer bool
-	// SkipBuild uses <BinDir>/tenant-apiserver as it is instead of running go build.
+	// SkipBuild uses <BinDir>/tenant-apiserver (and tenant-console) as they
+	// are instead of running go build.
 	SkipBuild bool
+	// Console runs the web console (cmd/tenant-console) too, over HTTPS
+	// on a loopback port, in front of the host kube-apiserver.
+	Console bool
 	// HostCRDDir holds the host CRDs to install; default <RepoRoot>/artifacts/host-crds.
 	HostCRDDir string
 	// HostAddonDir holds what the host's add-ons install besides their
@@ -101,7 +105,9 @@ type Stack struct {
 	ovnkubePort            int
 	tenantPort             int
 
-	etcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer *process
+	consolePort            int
+
+	etcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console *process
 	// replicas are the tenant-apiserver replicas tests started, guarded by mu.
 	replicas []*Replica
 
@@ -251,11 +257,29 @@ func (s *Stack) start(ctx context.Context) error {
 		} else {
 			go func() {
 				t := time.Now()
-				path, err := buildTenantAPIServer(ctx, s.opts.RepoRoot, s.opts.BinDir)
+				path, err := buildBinary(ctx, s.opts.RepoRoot, s.opts.BinDir, "tenant-apiserver", "./cmd/tenant-apiserver")
 				if err == nil {
 					s.logf("built %s in %s", path, time.Since(t).Round(100*time.Millisecond))
 				}
 				build <- buildResult{path, err}
+			}()
+		}
+	}
+
+	var consoleBuild chan buildResult
+	if s.opts.Console && !s.opts.SkipTenantAPIServer {
+		consoleBuild = make(chan buildResult, 1)
+		if s.opts.SkipBuild {
+			path := s.bin("tenant-console")
+			consoleBuild <- buildResult{path, requireBinary(path)}
+		} else {
+			go func() {
+				t := time.Now()
+				path, err := buildBinary(ctx, s.opts.RepoRoot, s.opts.BinDir, "tenant-console", "./cmd/tenant-console")
+				if err == nil {
+					s.logf("built %s in %s", path, time.Since(t).Round(100*time.Millisecond))
+				}
+				consoleBuild <- buildResult{path, err}
 			}()
 		}
 	}
@@ -328,7 +352,22 @@ func (s *Stack) start(ctx context.Context) error {
 	if err := s.retryOnPortClash(ctx, s.startTenantAPIServer); err != nil {
 		return err
 	}
-	return s.registerTenantAPIServer(ctx)
+	if err := s.registerTenantAPIServer(ctx); err != nil {
+		return err
+	}
+	if !s.opts.Console {
+		return nil
+	}
+	select {
+	case res = <-consoleBuild:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if res.err != nil {
+		return res.err
+	}
+	s.console = &process{name: "tenant-console", path: res.path, logPath: s.path("logs", "tenant-console.log")}
+	return s.retryOnPortClash(ctx, s.startConsole)
 }
 
 // retryOnPortClash runs a component's start again, on new ports, when the
@@ -361,7 +400,7 @@ func (s *Stack) Stop() error {
 	for _, r := range s.replicas {
 		procs = append(procs, r.proc)
 	}
-	for _, p := range append(procs, s.tenantAPIServer, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.etcd) {
+	for _, p := range append(procs, s.console, s.tenantAPIServer, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.etcd) {
 		if p == nil {
 			continue
 		}
