@@ -169,4 +169,3 @@ type tableData struct {
 	// Live is the URL of the table's event stream.
 	Live string
 }
-

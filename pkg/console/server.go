@@ -75,8 +75,8 @@ var templateFuncs = template.FuncMap{
 		}
 		return e.Fields[field]
 	},
-	"value": func(f formValues, name string) string { return f.Get(name) },
-	"checked": func(f formValues, name string) bool { return f.Get(name) != "" },
+	"value":    func(f formValues, name string) string { return f.Get(name) },
+	"checked":  func(f formValues, name string) bool { return f.Get(name) != "" },
 	"selected": func(f formValues, name, v string) bool { return f.Get(name) == v },
 }
 

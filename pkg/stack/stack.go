@@ -105,7 +105,7 @@ type Stack struct {
 	ovnkubePort            int
 	tenantPort             int
 
-	consolePort            int
+	consolePort int
 
 	etcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console *process
 	// replicas are the tenant-apiserver replicas tests started, guarded by mu.
