@@ -81,7 +81,7 @@ func newAPIError(err error, fields map[string]string) *apiError {
 		}
 		if !placed {
 			line := c.Message
-			if c.Field != "" {
+			if c.Field != "" && !strings.Contains(c.Message, c.Field) {
 				line = c.Field + ": " + c.Message
 			}
 			e.Causes = append(e.Causes, line)
