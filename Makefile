@@ -54,7 +54,7 @@ unit:
 integration: tools test-deps
 	$(GO) test $(INTEGRATION_FLAGS) ./test/integration/...
 
-## test-deps: what tests need from Debian (the Kubernetes Python client).
+## test-deps: what tests need from Debian (the Kubernetes Python client, headless Chromium).
 test-deps:
 	bash hack/install-test-deps.sh
 
@@ -71,6 +71,7 @@ bench: tools
 	$(GO) test $(BENCH_FLAGS) -bench '^BenchmarkLoadBalancerSync$$' ./test/integration/bench/...
 	$(GO) test $(BENCH_FLAGS) -bench '^BenchmarkVRFPeeringSync$$' ./test/integration/bench/...
 	$(GO) test $(BENCH_FLAGS) -bench '^BenchmarkProviderServiceOffer$$' ./test/integration/bench/...
+	$(GO) test $(BENCH_FLAGS) -benchtime 5x -bench '^BenchmarkConsoleFirstRender$$' ./test/integration/console/
 
 codegen:
 	bash hack/update-codegen.sh

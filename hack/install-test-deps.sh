@@ -1,12 +1,24 @@
 #!/usr/bin/env bash
 # Installs what the tests need beyond Go and the tools hack/build-tools.sh
-# builds: the official Kubernetes Python client, from Debian's archive
+# builds, from Debian's archive: the official Kubernetes Python client
 # (python3-kubernetes, for Debian's /usr/bin/python3), which TestPythonClient
-# drives the API with. Does nothing when it is already there.
+# drives the API with, and the headless Chromium the console's browser tests
+# run (chromium-headless-shell, with a font to render text). Installs only
+# what is missing.
 set -euo pipefail
 
-if /usr/bin/python3 -c 'import kubernetes' 2>/dev/null; then
+missing=()
+if ! /usr/bin/python3 -c 'import kubernetes' 2>/dev/null; then
+  missing+=(python3-kubernetes)
+else
   echo "python3-kubernetes: installed"
+fi
+if ! command -v chromium-headless-shell >/dev/null 2>&1; then
+  missing+=(chromium-headless-shell fonts-dejavu-core)
+else
+  echo "chromium-headless-shell: installed ($(chromium-headless-shell --version 2>/dev/null || true))"
+fi
+if [[ ${#missing[@]} == 0 ]]; then
   exit 0
 fi
 SUDO=""
@@ -14,7 +26,7 @@ if [[ "$(id -u)" != 0 ]]; then
   SUDO=sudo
 fi
 start=$(date +%s)
-echo "installing python3-kubernetes (Debian) ..."
+echo "installing ${missing[*]} (Debian) ..."
 ${SUDO} apt-get update -qq
-DEBIAN_FRONTEND=noninteractive ${SUDO} apt-get install -y -qq --no-install-recommends python3-kubernetes >/dev/null
-echo "installed python3-kubernetes in $(( $(date +%s) - start ))s"
+DEBIAN_FRONTEND=noninteractive ${SUDO} apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "installed ${missing[*]} in $(( $(date +%s) - start ))s"

@@ -195,6 +195,19 @@ func sameOrigin(r *http.Request) bool {
 	return true
 }
 
+// maxFormBytes bounds a form's body.
+const maxFormBytes = 64 << 10
+
+// parseForm reads a form's body, refusing one too large or malformed.
+func parseForm(w http.ResponseWriter, r *http.Request) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "Bad request: "+err.Error(), http.StatusBadRequest)
+		return false
+	}
+	return true
+}
+
 // signedIn resolves the caller, or sends the browser to sign in. Every
 // unsafe request must carry the caller's CSRF token and come from this
 // origin.
@@ -207,7 +220,10 @@ func (s *Server) signedIn(h http.HandlerFunc) http.HandlerFunc {
 		}
 		c := &caller{CSRF: s.csrfToken(csrfBase), sessionID: sessionID}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			if !sameOrigin(r) || !hmac.Equal([]byte(r.PostFormValue(csrfField)), []byte(c.CSRF)) {
+			if !parseForm(w, r) {
+				return
+			}
+			if !sameOrigin(r) || !hmac.Equal([]byte(r.PostForm.Get(csrfField)), []byte(c.CSRF)) {
 				http.Error(w, "Forbidden: the form's CSRF token is missing or wrong. Reload the page and try again.", http.StatusForbidden)
 				return
 			}
@@ -321,12 +337,15 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
+	if !parseForm(w, r) {
+		return
+	}
 	nonce, err := r.Cookie(signInCookie)
-	if err != nil || !sameOrigin(r) || !hmac.Equal([]byte(r.PostFormValue(csrfField)), []byte(s.csrfToken("signin:"+nonce.Value))) {
+	if err != nil || !sameOrigin(r) || !hmac.Equal([]byte(r.PostForm.Get(csrfField)), []byte(s.csrfToken("signin:"+nonce.Value))) {
 		http.Error(w, "Forbidden: the sign-in form's CSRF token is missing or wrong. Reload the page and try again.", http.StatusForbidden)
 		return
 	}
-	token := strings.TrimSpace(r.PostFormValue("token"))
+	token := strings.TrimSpace(r.PostForm.Get("token"))
 	if token == "" {
 		s.renderSignIn(w, r, http.StatusUnprocessableEntity, "Enter a token.")
 		return

@@ -18,14 +18,14 @@ import (
 // window is one user's browser: a browser context of its own (its own
 // cookies), and the tab the test drives.
 type window struct {
-	t    *testing.T
+	t    testing.TB
 	user string
 	ctx  context.Context
 	base string
 }
 
 // openWindow opens a new browser context and signs user in.
-func openWindow(t *testing.T, user string) *window {
+func openWindow(t testing.TB, user string) *window {
 	t.Helper()
 	ctx, cancel := chromedp.NewContext(browserCtx, chromedp.WithNewBrowserContext())
 	t.Cleanup(cancel)
