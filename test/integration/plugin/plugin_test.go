@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"tenant.io/tenant-apiserver/pkg/tenantview"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -86,7 +88,7 @@ func TestWhoami(t *testing.T) {
 func TestInfo(t *testing.T) {
 	ctx := framework.Context(t, time.Minute)
 	alice := newUser(t, "alice")
-	var info plugin.Info
+	var info tenantview.Info
 	alice.okJSON(ctx, t, &info, "info")
 
 	c := api(t, "alice").TenantV1alpha1()
@@ -115,12 +117,12 @@ func TestInfo(t *testing.T) {
 		t.Errorf("info has %d namespaces, the API %d", len(info.Namespaces), len(nss.Items))
 	}
 	for _, n := range nss.Items {
-		i := slices.IndexFunc(info.Namespaces, func(x plugin.NamespaceInfo) bool { return x.Name == n.Name })
+		i := slices.IndexFunc(info.Namespaces, func(x tenantview.NamespaceInfo) bool { return x.Name == n.Name })
 		if i < 0 || info.Namespaces[i].HostNamespace != n.Status.HostNamespace || n.Status.HostNamespace == "" {
 			t.Errorf("namespace %s (host %q) is not in info as it is in the API: %+v", n.Name, n.Status.HostNamespace, info.Namespaces)
 		}
 	}
-	if i := slices.IndexFunc(info.Networks, func(n plugin.NetworkInfo) bool { return n.Name == "default" }); i < 0 || info.Networks[i].Ready != "True" {
+	if i := slices.IndexFunc(info.Networks, func(n tenantview.NetworkInfo) bool { return n.Name == "default" }); i < 0 || info.Networks[i].Ready != "True" {
 		t.Errorf("info's networks lack a ready default: %+v", info.Networks)
 	}
 	if len(info.ProviderServices) != 1 || info.ProviderServices[0].Alias != "resolver" || info.ProviderServices[0].Name != "dns" {
@@ -141,7 +143,7 @@ func TestInfo(t *testing.T) {
 		t.Fatalf("applying %s: %s", peering, r)
 	}
 	t.Cleanup(func() { newUser(t, stack.AdminUser).kubectlRun(context.Background(), "delete", "-f", peering) })
-	var withPeering plugin.Info
+	var withPeering tenantview.Info
 	alice.okJSON(ctx, t, &withPeering, "info")
 	if len(withPeering.VRFPeerings) != 1 || withPeering.VRFPeerings[0].Name != "acme-default" || withPeering.VRFPeerings[0].Network != "default" ||
 		!slices.Equal(withPeering.VRFPeerings[0].Neighbors, []string{"192.0.2.1 AS65000", "192.0.2.2 AS65000"}) {
@@ -150,7 +152,7 @@ func TestInfo(t *testing.T) {
 
 	human := alice.ok(ctx, t, "info")
 	t.Logf("info:\n%s", human)
-	dev := slices.IndexFunc(info.Namespaces, func(x plugin.NamespaceInfo) bool { return x.Name == "dev" })
+	dev := slices.IndexFunc(info.Namespaces, func(x tenantview.NamespaceInfo) bool { return x.Name == "dev" })
 	mustContain(t, "info", human, "Tenant:         acme\n", "Private block:  "+acme.Status.Network.CIDR+"\n", "Public IPs (4, ",
 		info.Namespaces[dev].HostNamespace, "resolver", "VRF peerings:", "acme-default")
 	for _, line := range strings.Split(human, "\n") {
@@ -160,7 +162,7 @@ func TestInfo(t *testing.T) {
 	}
 
 	// bob's tenant is offered nothing, and his info shows nothing of acme's.
-	var bobs plugin.Info
+	var bobs tenantview.Info
 	newUser(t, "bob").okJSON(ctx, t, &bobs, "info")
 	if bobs.Tenant != "globex" || len(bobs.ProviderServices) != 0 || bobs.PrivateBlock == info.PrivateBlock {
 		t.Errorf("bob's info: %+v", bobs)
@@ -170,7 +172,7 @@ func TestInfo(t *testing.T) {
 	mustContain(t, "carol's info", r.stderr, "error: user carol is not a member of any tenant")
 	r = newUser(t, stack.AdminUser).fails(ctx, t, 1, "info")
 	mustContain(t, "admin's info", r.stderr, "name one with --tenant")
-	var asAdmin plugin.Info
+	var asAdmin tenantview.Info
 	newUser(t, stack.AdminUser).okJSON(ctx, t, &asAdmin, "info", "--tenant", "acme")
 	if asAdmin.Tenant != "acme" || asAdmin.PrivateBlock != info.PrivateBlock || len(asAdmin.Namespaces) != len(info.Namespaces) {
 		t.Errorf("the provider's info on acme: %+v", asAdmin)
@@ -217,7 +219,7 @@ func TestNewTenantJourney(t *testing.T) {
 	if len(id.Tenants) != 1 || id.Tenants[0].Tenant != "initech" || !slices.Equal(id.Tenants[0].Via, []string{"member"}) {
 		t.Errorf("ida's whoami: %+v", id)
 	}
-	var info plugin.Info
+	var info tenantview.Info
 	ida.okJSON(ctx, t, &info, "info")
 	if info.PrivateBlock != tnt.Status.Network.CIDR || len(info.PublicIPs) != 2 || info.PublicIPs[0].UsedBy != "" {
 		t.Errorf("ida's info: block %s, public IPs %+v", info.PrivateBlock, info.PublicIPs)
@@ -275,10 +277,10 @@ func TestNewTenantJourney(t *testing.T) {
 	}
 	out = ida.ok(ctx, t, "fip", "list")
 	mustContain(t, "fip list", out, "web-ip", fip.Status.Address, "Pod/web", "22/TCP,53/UDP", "Associated")
-	info = plugin.Info{}
+	info = tenantview.Info{}
 	ida.okJSON(ctx, t, &info, "info")
-	if i := slices.IndexFunc(info.PublicIPs, func(p plugin.PublicIP) bool { return p.Address == fip.Status.Address }); i < 0 ||
-		info.PublicIPs[i] != (plugin.PublicIP{Address: fip.Status.Address, UsedBy: "FloatingIP", Namespace: "web", Name: "web-ip"}) {
+	if i := slices.IndexFunc(info.PublicIPs, func(p tenantview.PublicIP) bool { return p.Address == fip.Status.Address }); i < 0 ||
+		info.PublicIPs[i] != (tenantview.PublicIP{Address: fip.Status.Address, UsedBy: "FloatingIP", Namespace: "web", Name: "web-ip"}) {
 		t.Errorf("info does not show %s used by FloatingIP web/web-ip: %+v", fip.Status.Address, info.PublicIPs)
 	}
 
