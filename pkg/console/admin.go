@@ -1,7 +1,6 @@
 package console
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -10,7 +9,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	tenantclient "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned/typed/tenant/v1alpha1"
@@ -25,12 +23,6 @@ var (
 		Resource: "tenants", Title: "Tenants", Singular: "Tenant", Provider: true,
 		Headers: []string{"Name", "Phase", "Block", "Public IPs", "Namespaces", "Networks", "Floating IPs", "Load balancers", "Members"},
 		Empty:   "No tenants.",
-		list: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (runtime.Object, error) {
-			return api.Tenants().List(ctx, opts)
-		},
-		watch: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (watch.Interface, error) {
-			return api.Tenants().Watch(ctx, opts)
-		},
 		rows: func(obj runtime.Object) []row {
 			t := obj.(*tenantv1alpha1.Tenant)
 			block := ""
@@ -50,12 +42,6 @@ var (
 		Resource: "addresspools", Title: "Address pools", Singular: "AddressPool", Provider: true, HasMeter: true,
 		Headers: []string{"Name", "Purpose", "Ranges", "Capacity", "Allocated", "Free"},
 		Empty:   "No address pools.",
-		list: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (runtime.Object, error) {
-			return api.AddressPools().List(ctx, opts)
-		},
-		watch: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (watch.Interface, error) {
-			return api.AddressPools().Watch(ctx, opts)
-		},
 		rows: func(obj runtime.Object) []row {
 			p := obj.(*tenantv1alpha1.AddressPool)
 			st := p.Status
@@ -73,7 +59,6 @@ var (
 		Resource: "tenant", Title: "Progress", Singular: "Tenant", Provider: true,
 		Headers: []string{"Condition", "Status", "Reason", "Message"},
 		Empty:   "The tenant does not exist.",
-		list:    tenantsKind.list, watch: tenantsKind.watch,
 		rows: func(obj runtime.Object) []row {
 			t := obj.(*tenantv1alpha1.Tenant)
 			rows := []row{{Key: "0", Name: "Phase", Cells: []string{"Phase", string(t.Status.Phase), "", ""}}}
@@ -84,6 +69,17 @@ var (
 		},
 	}
 )
+
+func init() {
+	tenants := func(api tenantclient.TenantV1alpha1Interface) reader[*tenantv1alpha1.TenantList] {
+		return api.Tenants()
+	}
+	readsFrom(tenantsKind, tenants)
+	readsFrom(tenantProgressKind, tenants)
+	readsFrom(poolsKind, func(api tenantclient.TenantV1alpha1Interface) reader[*tenantv1alpha1.AddressPoolList] {
+		return api.AddressPools()
+	})
+}
 
 func prefixedAll(p string, in []string) []string {
 	out := make([]string, 0, len(in))
@@ -122,17 +118,12 @@ func (s *Server) renderAdminTenants(w http.ResponseWriter, r *http.Request, stat
 		s.renderError(w, r, c, err)
 		return
 	}
-	list, err := c.api.Tenants().List(ctx, metav1.ListOptions{})
+	tenants, err := table(ctx, c, tenantsKind, metav1.ListOptions{}, "/live/tenants")
 	if err != nil {
 		s.renderError(w, r, c, err)
 		return
 	}
-	items, _, err := itemsOf(list)
-	if err != nil {
-		s.renderError(w, r, c, err)
-		return
-	}
-	d := &adminTenantsData{Table: &tableData{Kind: tenantsKind, Rows: sortedRows(tenantsKind, items), CSRF: c.CSRF, Live: "/live/tenants"}, Pools: pools.Items}
+	d := &adminTenantsData{Table: tenants, Pools: pools.Items}
 	s.render(w, r, status, "admin-tenants", &page{Title: "Tenants", Nav: "admin-tenants", Error: apiErr, Form: formValues(form), Data: d})
 }
 
@@ -220,16 +211,11 @@ func (s *Server) adminTenant(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) adminPools(w http.ResponseWriter, r *http.Request) {
 	c := callerFrom(r)
-	list, err := c.api.AddressPools().List(r.Context(), metav1.ListOptions{})
+	pools, err := table(r.Context(), c, poolsKind, metav1.ListOptions{}, "/live/addresspools")
 	if err != nil {
 		s.renderError(w, r, c, err)
 		return
 	}
-	items, _, err := itemsOf(list)
-	if err != nil {
-		s.renderError(w, r, c, err)
-		return
-	}
-	d := &listData{Kind: poolsKind, Table: &tableData{Kind: poolsKind, Rows: sortedRows(poolsKind, items), CSRF: c.CSRF, Live: "/live/addresspools"}}
+	d := &listData{Kind: poolsKind, Table: pools}
 	s.render(w, r, http.StatusOK, "list", &page{Title: "Address pools", Nav: "admin-pools", Data: d})
 }

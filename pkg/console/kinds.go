@@ -114,19 +114,7 @@ var networks = &kind{
 	Resource: "networks", Title: "Networks", Singular: "Network",
 	Headers: []string{"Name", "Topology", "Subnets", "NAT gateway", "Ready", "Age"},
 	Empty:   "No networks.",
-	list: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (runtime.Object, error) {
-		return api.Networks().List(ctx, opts)
-	},
-	watch: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (watch.Interface, error) {
-		return api.Networks().Watch(ctx, opts)
-	},
-	get: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, _, name string) (runtime.Object, error) {
-		return api.Networks().Get(ctx, name, metav1.GetOptions{})
-	},
-	delete: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, _, name string) error {
-		return api.Networks().Delete(ctx, name, metav1.DeleteOptions{})
-	},
-	fields: map[string]string{"metadata.name": "name", "spec.topology": "topology", "spec.subnets": "subnets", "spec.natGateway": "nat"},
+	fields:  map[string]string{"metadata.name": "name", "spec.topology": "topology", "spec.subnets": "subnets", "spec.natGateway": "nat"},
 	create: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, f url.Values) (string, error) {
 		n := &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: f.Get("name")},
 			Spec: tenantv1alpha1.NetworkSpec{Topology: tenantv1alpha1.NetworkTopology(f.Get("topology")), Subnets: splitList(f.Get("subnets"))}}
@@ -145,19 +133,7 @@ var namespaces = &kind{
 	Resource: "namespaces", Title: "Namespaces", Singular: "Namespace",
 	Headers: []string{"Name", "Host namespace", "Network", "Phase", "Ready", "Age"},
 	Empty:   "No namespaces.",
-	list: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (runtime.Object, error) {
-		return api.Namespaces().List(ctx, opts)
-	},
-	watch: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (watch.Interface, error) {
-		return api.Namespaces().Watch(ctx, opts)
-	},
-	get: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, _, name string) (runtime.Object, error) {
-		return api.Namespaces().Get(ctx, name, metav1.GetOptions{})
-	},
-	delete: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, _, name string) error {
-		return api.Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
-	},
-	fields: map[string]string{"metadata.name": "name", "spec.network": "network"},
+	fields:  map[string]string{"metadata.name": "name", "spec.network": "network"},
 	create: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, f url.Values) (string, error) {
 		n := &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: f.Get("name")}, Spec: tenantv1alpha1.NamespaceSpec{Network: f.Get("network")}}
 		created, err := api.Namespaces().Create(ctx, n, metav1.CreateOptions{})
@@ -172,19 +148,7 @@ var floatingIPs = &kind{
 	Resource: "floatingips", Title: "Floating IPs", Singular: "FloatingIP", Namespaced: true, NameColumn: 1,
 	Headers: []string{"Namespace", "Name", "Address", "Target", "Ports", "Phase", "Ready", "Age"},
 	Empty:   "No floating IPs.",
-	list: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (runtime.Object, error) {
-		return api.FloatingIPs(metav1.NamespaceAll).List(ctx, opts)
-	},
-	watch: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (watch.Interface, error) {
-		return api.FloatingIPs(metav1.NamespaceAll).Watch(ctx, opts)
-	},
-	get: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, ns, name string) (runtime.Object, error) {
-		return api.FloatingIPs(ns).Get(ctx, name, metav1.GetOptions{})
-	},
-	delete: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, ns, name string) error {
-		return api.FloatingIPs(ns).Delete(ctx, name, metav1.DeleteOptions{})
-	},
-	fields: map[string]string{"metadata.name": "name", "metadata.namespace": "namespace", "spec.address": "address", "spec.target": "target", "spec.ports": "ports"},
+	fields:  map[string]string{"metadata.name": "name", "metadata.namespace": "namespace", "spec.address": "address", "spec.target": "target", "spec.ports": "ports"},
 	create: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, f url.Values) (string, error) {
 		fip := &tenantv1alpha1.FloatingIP{ObjectMeta: metav1.ObjectMeta{Namespace: f.Get("namespace"), Name: f.Get("name")},
 			Spec: tenantv1alpha1.FloatingIPSpec{Address: f.Get("address")}}
@@ -229,19 +193,7 @@ var loadBalancers = &kind{
 	Resource: "loadbalancers", Title: "Load balancers", Singular: "LoadBalancer", Namespaced: true, NameColumn: 1,
 	Headers: []string{"Namespace", "Name", "Address", "Ports", "Selector", "Ready", "Age"},
 	Empty:   "No load balancers.",
-	list: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (runtime.Object, error) {
-		return api.LoadBalancers(metav1.NamespaceAll).List(ctx, opts)
-	},
-	watch: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (watch.Interface, error) {
-		return api.LoadBalancers(metav1.NamespaceAll).Watch(ctx, opts)
-	},
-	get: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, ns, name string) (runtime.Object, error) {
-		return api.LoadBalancers(ns).Get(ctx, name, metav1.GetOptions{})
-	},
-	delete: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, ns, name string) error {
-		return api.LoadBalancers(ns).Delete(ctx, name, metav1.DeleteOptions{})
-	},
-	fields: map[string]string{"metadata.name": "name", "metadata.namespace": "namespace", "spec.address": "address", "spec.selector": "selector", "spec.ports": "ports", "spec.sourceRanges": "sourceRanges"},
+	fields:  map[string]string{"metadata.name": "name", "metadata.namespace": "namespace", "spec.address": "address", "spec.selector": "selector", "spec.ports": "ports", "spec.sourceRanges": "sourceRanges"},
 	create: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, f url.Values) (string, error) {
 		lb := &tenantv1alpha1.LoadBalancer{ObjectMeta: metav1.ObjectMeta{Namespace: f.Get("namespace"), Name: f.Get("name")},
 			Spec: tenantv1alpha1.LoadBalancerSpec{Address: f.Get("address"), SourceRanges: splitList(f.Get("sourceRanges"))}}
@@ -282,7 +234,55 @@ var loadBalancers = &kind{
 // tenantKinds are the kinds of the tenant pages, in navigation order.
 var tenantKinds = []*kind{namespaces, networks, floatingIPs, loadBalancers}
 
+// reader is the part of a generated typed client that lists and watches.
+type reader[L runtime.Object] interface {
+	List(ctx context.Context, opts metav1.ListOptions) (L, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+}
+
+// readWriter is the part of a generated typed client the tenant pages use.
+type readWriter[T, L runtime.Object] interface {
+	reader[L]
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+}
+
+// readsFrom sets k's list and watch to client's (all namespaces).
+func readsFrom[L runtime.Object](k *kind, client func(api tenantclient.TenantV1alpha1Interface) reader[L]) {
+	k.list = func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (runtime.Object, error) {
+		return client(api).List(ctx, opts)
+	}
+	k.watch = func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (watch.Interface, error) {
+		return client(api).Watch(ctx, opts)
+	}
+}
+
+// readsAndWritesFrom sets k's list, watch, get and delete to the typed
+// client of a namespace ("" to list all the tenant's namespaces; ignored
+// by kinds that have none).
+func readsAndWritesFrom[T, L runtime.Object](k *kind, client func(api tenantclient.TenantV1alpha1Interface, namespace string) readWriter[T, L]) {
+	readsFrom(k, func(api tenantclient.TenantV1alpha1Interface) reader[L] { return client(api, metav1.NamespaceAll) })
+	k.get = func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, namespace, name string) (runtime.Object, error) {
+		return client(api, namespace).Get(ctx, name, metav1.GetOptions{})
+	}
+	k.delete = func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, namespace, name string) error {
+		return client(api, namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	}
+}
+
 func init() {
+	readsAndWritesFrom(networks, func(api tenantclient.TenantV1alpha1Interface, _ string) readWriter[*tenantv1alpha1.Network, *tenantv1alpha1.NetworkList] {
+		return api.Networks()
+	})
+	readsAndWritesFrom(namespaces, func(api tenantclient.TenantV1alpha1Interface, _ string) readWriter[*tenantv1alpha1.Namespace, *tenantv1alpha1.NamespaceList] {
+		return api.Namespaces()
+	})
+	readsAndWritesFrom(floatingIPs, func(api tenantclient.TenantV1alpha1Interface, ns string) readWriter[*tenantv1alpha1.FloatingIP, *tenantv1alpha1.FloatingIPList] {
+		return api.FloatingIPs(ns)
+	})
+	readsAndWritesFrom(loadBalancers, func(api tenantclient.TenantV1alpha1Interface, ns string) readWriter[*tenantv1alpha1.LoadBalancer, *tenantv1alpha1.LoadBalancerList] {
+		return api.LoadBalancers(ns)
+	})
 	networks.rows = func(obj runtime.Object) []row {
 		n := obj.(*tenantv1alpha1.Network)
 		return []row{networks.baseRow(n, n.Name, string(n.Spec.Topology), strings.Join(tenantview.Subnets(n), ", "), tenantview.NAT(n), tenantview.Ready(n.Status.Conditions), age(n))}
@@ -306,6 +306,20 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// table lists k with the caller's credentials and renders it as a table
+// kept live from live.
+func table(ctx context.Context, c *caller, k *kind, opts metav1.ListOptions, live string) (*tableData, error) {
+	list, err := k.list(ctx, c.api, opts)
+	if err != nil {
+		return nil, err
+	}
+	items, _, err := itemsOf(list)
+	if err != nil {
+		return nil, err
+	}
+	return &tableData{Kind: k, Rows: sortedRows(k, items), CSRF: c.CSRF, Live: live}, nil
 }
 
 // itemsOf returns a list's items and resourceVersion.

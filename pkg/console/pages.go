@@ -156,17 +156,12 @@ func (s *Server) listPage(k *kind) http.HandlerFunc {
 func (s *Server) renderList(w http.ResponseWriter, r *http.Request, k *kind, status int, apiErr *apiError, form url.Values, notice string) {
 	c := callerFrom(r)
 	ctx := r.Context()
-	list, err := k.list(ctx, c.api, metav1.ListOptions{})
+	objects, err := table(ctx, c, k, metav1.ListOptions{}, "/live/"+k.Resource)
 	if err != nil {
 		s.renderError(w, r, c, err)
 		return
 	}
-	items, _, err := itemsOf(list)
-	if err != nil {
-		s.renderError(w, r, c, err)
-		return
-	}
-	d := &listData{Kind: k, Table: &tableData{Kind: k, Rows: sortedRows(k, items), CSRF: c.CSRF, Live: "/live/" + k.Resource}}
+	d := &listData{Kind: k, Table: objects}
 	if k.Namespaced {
 		if d.Namespaces, err = s.namespaceNames(ctx, c); err != nil {
 			s.renderError(w, r, c, err)

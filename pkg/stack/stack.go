@@ -242,45 +242,40 @@ func resetWorkDir(dir string) error {
 	return os.WriteFile(filepath.Join(dir, workDirMarker), []byte("work dir of a tenant-apiserver test stack; wiped on the next start\n"), 0o644)
 }
 
-func (s *Stack) start(ctx context.Context) error {
-	// The tenant-apiserver build overlaps with the host's start.
-	type buildResult struct {
-		path string
-		err  error
-	}
-	var build chan buildResult
-	if !s.opts.SkipTenantAPIServer {
-		build = make(chan buildResult, 1)
-		if s.opts.SkipBuild {
-			path := s.bin("tenant-apiserver")
-			build <- buildResult{path, requireBinary(path)}
-		} else {
-			go func() {
-				t := time.Now()
-				path, err := buildBinary(ctx, s.opts.RepoRoot, s.opts.BinDir, "tenant-apiserver", "./cmd/tenant-apiserver")
-				if err == nil {
-					s.logf("built %s in %s", path, time.Since(t).Round(100*time.Millisecond))
-				}
-				build <- buildResult{path, err}
-			}()
-		}
-	}
+// buildResult is a binary built, or why not.
+type buildResult struct {
+	path string
+	err  error
+}
 
-	var consoleBuild chan buildResult
-	if s.opts.Console && !s.opts.SkipTenantAPIServer {
-		consoleBuild = make(chan buildResult, 1)
-		if s.opts.SkipBuild {
-			path := s.bin("tenant-console")
-			consoleBuild <- buildResult{path, requireBinary(path)}
-		} else {
-			go func() {
-				t := time.Now()
-				path, err := buildBinary(ctx, s.opts.RepoRoot, s.opts.BinDir, "tenant-console", "./cmd/tenant-console")
-				if err == nil {
-					s.logf("built %s in %s", path, time.Since(t).Round(100*time.Millisecond))
-				}
-				consoleBuild <- buildResult{path, err}
-			}()
+// buildAsync builds ./cmd/<name> into BinDir in the background (with
+// SkipBuild: checks that BinDir has it) and delivers the result.
+func (s *Stack) buildAsync(ctx context.Context, name string) chan buildResult {
+	done := make(chan buildResult, 1)
+	if s.opts.SkipBuild {
+		path := s.bin(name)
+		done <- buildResult{path, requireBinary(path)}
+		return done
+	}
+	go func() {
+		t := time.Now()
+		path, err := buildBinary(ctx, s.opts.RepoRoot, s.opts.BinDir, name, "./cmd/"+name)
+		if err == nil {
+			s.logf("built %s in %s", path, time.Since(t).Round(100*time.Millisecond))
+		}
+		done <- buildResult{path, err}
+	}()
+	return done
+}
+
+func (s *Stack) start(ctx context.Context) error {
+	// The tenant-apiserver's (and console's) build overlaps with the
+	// host's start.
+	var build, consoleBuild chan buildResult
+	if !s.opts.SkipTenantAPIServer {
+		build = s.buildAsync(ctx, "tenant-apiserver")
+		if s.opts.Console {
+			consoleBuild = s.buildAsync(ctx, "tenant-console")
 		}
 	}
 

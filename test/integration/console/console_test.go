@@ -152,6 +152,32 @@ func TestTenantJourney(t *testing.T) {
 	}
 	alice.screenshot("networks-invalid")
 
+	// 403 for quota: acme may have 4 Networks.
+	acme, err := api.Tenants().Get(ctx, "acme", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit := int(*acme.Spec.Quota.Networks)
+	var extra []string
+	for i := int(acme.Status.Usage.Networks); i < limit; i++ {
+		name := fmt.Sprintf("quota-net-%d", i)
+		extra = append(extra, name)
+		alice.fill("create-form", map[string]string{"name": name, "subnets": "", "nat": ""})
+		if code := alice.errorCode(); code != 0 {
+			t.Fatalf("creating %s within the quota: %s", name, alice.text("#api-error"))
+		}
+	}
+	alice.fill("create-form", map[string]string{"name": "one-too-many"})
+	if code, msg := alice.errorCode(), alice.text("#api-error"); code != 403 || !strings.Contains(msg, "exceeded quota: networks") {
+		t.Errorf("a Network beyond the quota: %d %q, want the API's 403", code, msg)
+	}
+	alice.screenshot("networks-quota")
+	for _, name := range extra {
+		if err := api.Networks().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+	}
+
 	// A LoadBalancer: MetalLB's address appears without a reload.
 	alice.open("/loadbalancers")
 	alice.fill("create-form", map[string]string{"namespace": "dev", "name": "shop-lb", "selector": "app=shop", "ports": "80:8080/tcp, 443:8443/tcp"})
@@ -398,5 +424,49 @@ func TestProviderOnboarding(t *testing.T) {
 
 	if err := api.Tenants().Delete(ctx, "initech", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAccessible: every page has a language, one heading of level 1, a
+// labelled navigation, and a label for each form control; tables name
+// their columns.
+func TestAccessible(t *testing.T) {
+	for user, pages := range map[string][]string{
+		"alice": {"/overview", "/namespaces", "/networks", "/floatingips", "/loadbalancers", "/offboarding", "/networks/default"},
+		"admin": {"/admin/tenants", "/admin/tenants/acme", "/admin/pools"},
+	} {
+		w := openWindow(t, user)
+		for _, page := range pages {
+			w.open(page)
+			var problems []string
+			w.eval(`(function(){
+var p = [];
+if (!document.documentElement.lang) p.push("no lang");
+if (document.querySelectorAll("h1").length !== 1) p.push("not one h1");
+if (!document.querySelector("nav[aria-label]")) p.push("no labelled nav");
+document.querySelectorAll("input:not([type=hidden]), select, textarea").forEach(function(e){
+  if (!e.labels || e.labels.length === 0) p.push("unlabelled " + e.tagName + " " + (e.name || e.id));
+});
+document.querySelectorAll("table").forEach(function(t){
+  if (t.querySelectorAll("thead th[scope=col]").length === 0) p.push("table without column headers: " + t.id);
+});
+document.querySelectorAll("button").forEach(function(b){
+  if (!b.textContent.trim() && !b.getAttribute("aria-label")) p.push("button without a name");
+});
+return p;
+})()`, &problems)
+			if len(problems) > 0 {
+				t.Errorf("%s's %s: %v", user, page, problems)
+			}
+		}
+	}
+	w := openWindow(t, "alice")
+	w.open("/networks")
+	// The create form opens and submits from the keyboard alone.
+	w.run(chromedp.Focus("details.create summary", chromedp.ByQuery), chromedp.KeyEvent(kb.Enter))
+	var open bool
+	w.eval(`document.querySelector("details.create").open`, &open)
+	if !open {
+		t.Errorf("Enter on the create form's summary does not open it")
 	}
 }
