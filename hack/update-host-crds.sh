@@ -23,6 +23,12 @@
 #     OVN-Kubernetes renders every user-defined network into one in each
 #     namespace it selects; tenants must not write them (the guard policies).
 #
+#   - cert-manager Certificate and Issuer, in the subdirectory cert-manager/
+#     (which stacks do not install): copied from the cert-manager module
+#     pinned in hack/tools/certmanager/go.mod (its deploy/crds, controller-gen
+#     output); the kubernetes overlay of artifacts/deploy is checked against
+#     them with a server-side dry run.
+#
 # One file per CRD, named <group>_<plural>.yaml, each starting with a comment
 # that names its source.
 #
@@ -154,8 +160,23 @@ crq=quota/v1/zz_generated.crd-manifests/0000_03_config-operator_01_clusterresour
 cp "${openshift_dir}/${crq}" "${WORK_DIR}/openshift/quota.openshift.io_clusterresourcequotas.yaml"
 emit "${WORK_DIR}/openshift/quota.openshift.io_clusterresourcequotas.yaml" "${openshift_ref} ${crq}"
 
-mkdir -p "${OUT_DIR}"
-rm -f "${OUT_DIR}"/*.yaml
+# cert-manager has a module of its own (hack/tools/certmanager); its CRDs
+# go to a subdirectory that no stack installs.
+CERTMANAGER_DIR=${ROOT}/hack/tools/certmanager
+CERTMANAGER_MODULE=github.com/cert-manager/cert-manager
+CERTMANAGER_CRDS=(cert-manager.io_certificates cert-manager.io_issuers)
+(cd "${CERTMANAGER_DIR}" && go mod download "${CERTMANAGER_MODULE}")
+certmanager_dir=$(cd "${CERTMANAGER_DIR}" && go list -m -f '{{.Dir}}' "${CERTMANAGER_MODULE}")
+certmanager_ref=$(cd "${CERTMANAGER_DIR}" && go list -m -f '{{.Path}}@{{.Version}}' "${CERTMANAGER_MODULE}")
+mkdir -p "${WORK_DIR}/out/cert-manager"
+for crd in "${CERTMANAGER_CRDS[@]}"; do
+  emit "${certmanager_dir}/deploy/crds/${crd}.yaml" "${certmanager_ref} deploy/crds/${crd}.yaml"
+  mv "${WORK_DIR}/out/${crd}.yaml" "${WORK_DIR}/out/cert-manager/"
+done
+
+mkdir -p "${OUT_DIR}/cert-manager"
+rm -f "${OUT_DIR}"/*.yaml "${OUT_DIR}"/cert-manager/*.yaml
 cp "${WORK_DIR}"/out/*.yaml "${OUT_DIR}/"
-chmod 0644 "${OUT_DIR}"/*.yaml
+cp "${WORK_DIR}"/out/cert-manager/*.yaml "${OUT_DIR}/cert-manager/"
+chmod 0644 "${OUT_DIR}"/*.yaml "${OUT_DIR}"/cert-manager/*.yaml
 echo "wrote $(find "${WORK_DIR}/out" -name '*.yaml' | wc -l) CRDs to ${OUT_DIR#"${ROOT}/"}"

@@ -50,8 +50,8 @@ func (m *manifest) String() string {
 	return fmt.Sprintf("%s %s/%s (%s)", m.meta.Kind, m.meta.Metadata.Namespace, m.meta.Metadata.Name, m.source)
 }
 
-// yamlFiles lists the *.yaml and *.yml files of dir, sorted; a missing
-// directory has none.
+// yamlFiles lists the *.yaml and *.yml files of dir but kustomization.yaml,
+// sorted; a missing directory has none.
 func yamlFiles(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) {
@@ -62,7 +62,8 @@ func yamlFiles(dir string) ([]string, error) {
 	}
 	var files []string
 	for _, e := range entries {
-		if e.Type().IsRegular() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+		// kustomization.yaml lists the files for kustomize; it is not an object.
+		if e.Type().IsRegular() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) && e.Name() != "kustomization.yaml" {
 			files = append(files, filepath.Join(dir, e.Name()))
 		}
 	}

@@ -70,7 +70,7 @@ type Options struct {
 	// CRDs and no process here would (KubeVirt's aggregated roles);
 	// default <RepoRoot>/artifacts/host-addons.
 	HostAddonDir string
-	// DeployDir holds the deploy manifests; default <RepoRoot>/artifacts/deploy.
+	// DeployDir holds the deploy manifests; default <RepoRoot>/artifacts/deploy/base.
 	DeployDir string
 	// KubeAPIServerArgs, ControllerManagerArgs and TenantAPIServerArgs are
 	// appended to the flags the framework passes (a later flag wins).
@@ -161,7 +161,7 @@ func (s *Stack) complete(opts Options) error {
 		opts.HostAddonDir = filepath.Join(opts.RepoRoot, "artifacts", "host-addons")
 	}
 	if opts.DeployDir == "" {
-		opts.DeployDir = filepath.Join(opts.RepoRoot, "artifacts", "deploy")
+		opts.DeployDir = filepath.Join(opts.RepoRoot, "artifacts", "deploy", "base")
 	}
 	if opts.StartTimeout == 0 {
 		opts.StartTimeout = 3 * time.Minute

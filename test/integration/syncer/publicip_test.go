@@ -575,7 +575,7 @@ func removeGuardPolicies(ctx context.Context, t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(root, "artifacts", "deploy", "80-guard-policies.yaml")
+	path := filepath.Join(root, "artifacts", "deploy", "base", "80-guard-policies.yaml")
 	if _, err := os.Stat(path); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
-// Messages of the guard policies (artifacts/deploy/80-guard-policies.yaml),
+// Messages of the guard policies (artifacts/deploy/base/80-guard-policies.yaml),
 // as the tests expect to read them in a refusal.
 const (
 	msgLoadBalancer   = "Services of type LoadBalancer in tenant namespaces are made by tenant-apiserver"

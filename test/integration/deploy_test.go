@@ -1,0 +1,198 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"tenant.io/tenant-apiserver/pkg/stack"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// rendered is an overlay of artifacts/deploy as kustomize renders it.
+type rendered struct {
+	path    string
+	objects []*unstructured.Unstructured
+}
+
+// find returns the rendered object of kind and name, or nil.
+func (r *rendered) find(kind, name string) *unstructured.Unstructured {
+	for _, o := range r.objects {
+		if o.GetKind() == kind && o.GetName() == name {
+			return o
+		}
+	}
+	return nil
+}
+
+// renderOverlay runs the stack's `kubectl kustomize` on an overlay; with a
+// namespace, on a kustomization of the test's that moves the overlay's
+// objects to that namespace.
+func renderOverlay(t *testing.T, overlay, namespace string) *rendered {
+	t.Helper()
+	ctx := framework.Context(t, time.Minute)
+	root, err := stack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "artifacts", "deploy", "overlays", overlay)
+	if namespace != "" {
+		moved := t.TempDir()
+		rel, err := filepath.Rel(moved, dir) // kustomize takes no absolute bases
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: " + namespace + "\nresources:\n- " + rel + "\n"
+		if err := os.WriteFile(filepath.Join(moved, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dir = moved
+	}
+	out, _, err := framework.Current().Kubectl(ctx, stack.AdminUser, "kustomize", dir)
+	if err != nil {
+		t.Fatalf("rendering the %s overlay: %v", overlay, err)
+	}
+	r := &rendered{path: filepath.Join(t.TempDir(), overlay+".yaml")}
+	if err := os.WriteFile(r.path, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader([]byte(out)), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("the %s overlay's output: %v", overlay, err)
+		}
+		if len(u.Object) > 0 {
+			r.objects = append(r.objects, u)
+		}
+	}
+	return r
+}
+
+// dryRun applies a rendered overlay to the host (server-side apply, as
+// `kubectl apply -k` would take over the objects the stack made) with
+// --dry-run=server: the host validates and admits every object (schemas,
+// CRDs, admission) and stores nothing. It returns kubectl's lines.
+func dryRun(t *testing.T, r *rendered) ([]string, error) {
+	t.Helper()
+	ctx := framework.Context(t, time.Minute)
+	out, stderr, err := framework.Current().Kubectl(ctx, stack.AdminUser, "apply", "--server-side", "--force-conflicts", "--field-manager=tenant-deploy-check",
+		"--dry-run=server", "-f", r.path)
+	if err != nil {
+		err = fmt.Errorf("%w\n%s", err, stderr)
+	}
+	return strings.Split(strings.TrimSpace(out), "\n"), err
+}
+
+// TestDeployOverlays: both kustomize overlays of artifacts/deploy render
+// with the stack's kubectl and hold what each platform needs to make the
+// serving certificate and inject its CA; the host accepts every object in
+// a server-side dry run. The dry runs move the namespaced objects to a
+// namespace of their own, because the stack runs tenant-apiserver's
+// Service and APIService its own way in tenant-system. The kubernetes
+// overlay's cert-manager objects are refused until cert-manager's CRDs
+// (artifacts/host-crds/cert-manager, at the pinned version) are installed:
+// the dry run checks them.
+func TestDeployOverlays(t *testing.T) {
+	ctx := framework.Context(t, 3*time.Minute)
+	s := framework.Current()
+	const checkNS = "tenant-deploy-check"
+	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "create", "namespace", checkNS); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_, _, _ = s.Kubectl(context.Background(), stack.AdminUser, "delete", "namespace", checkNS, "--wait=false")
+	}()
+
+	servingSecret := func(r *rendered) string {
+		d := r.find("Deployment", "tenant-apiserver")
+		if d == nil {
+			t.Fatalf("%s: no Deployment tenant-apiserver", r.path)
+		}
+		vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
+		for _, v := range vols {
+			if name, _, _ := unstructured.NestedString(v.(map[string]any), "secret", "secretName"); name != "" {
+				return name
+			}
+		}
+		t.Fatalf("%s: the Deployment mounts no Secret", r.path)
+		return ""
+	}
+
+	openshift := renderOverlay(t, "openshift", "")
+	secret := servingSecret(openshift)
+	if got := openshift.find("Service", "tenant-apiserver").GetAnnotations()["service.beta.openshift.io/serving-cert-secret-name"]; got != secret {
+		t.Errorf("openshift: the service CA would write the serving certificate to %q, the Deployment mounts %q", got, secret)
+	}
+	if got := openshift.find("APIService", "v1alpha1.tenant.io").GetAnnotations()["service.beta.openshift.io/inject-cabundle"]; got != "true" {
+		t.Errorf("openshift: the APIService's CA is not injected (inject-cabundle %q)", got)
+	}
+	lines, err := dryRun(t, renderOverlay(t, "openshift", checkNS))
+	if err != nil {
+		t.Fatalf("openshift overlay, server dry run: %v", err)
+	}
+	if len(lines) != len(openshift.objects) {
+		t.Errorf("openshift overlay: %d objects, kubectl reported %d:\n%s", len(openshift.objects), len(lines), strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		if !strings.HasSuffix(l, "(server dry run)") {
+			t.Errorf("openshift overlay: %q", l)
+		}
+	}
+
+	kube := renderOverlay(t, "kubernetes", "")
+	cert := kube.find("Certificate", "tenant-apiserver-serving")
+	if cert == nil {
+		t.Fatal("kubernetes: no Certificate tenant-apiserver-serving")
+	}
+	if got, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName"); got != servingSecret(kube) {
+		t.Errorf("kubernetes: cert-manager would write the serving certificate to %q, the Deployment mounts %q", got, servingSecret(kube))
+	}
+	names, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
+	if !strings.Contains(strings.Join(names, " "), "tenant-apiserver.tenant-system.svc") {
+		t.Errorf("kubernetes: the serving certificate's names %v lack the Service's", names)
+	}
+	if got := kube.find("APIService", "v1alpha1.tenant.io").GetAnnotations()["cert-manager.io/inject-ca-from"]; got != "tenant-system/tenant-apiserver-serving" {
+		t.Errorf("kubernetes: the APIService's CA comes from %q, want the serving Certificate", got)
+	}
+
+	kubeMoved := renderOverlay(t, "kubernetes", checkNS)
+	if _, err := dryRun(t, kubeMoved); err == nil || !strings.Contains(err.Error(), "Certificate") {
+		t.Errorf("kubernetes overlay without cert-manager's CRDs: %v, want its Certificates refused", err)
+	}
+	root, err := stack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "apply", "--server-side", "-f", filepath.Join(root, "artifacts", "host-crds", "cert-manager")); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "wait", "--for=condition=Established", "--timeout=60s",
+		"crd/certificates.cert-manager.io", "crd/issuers.cert-manager.io"); err != nil {
+		t.Fatal(err)
+	}
+	lines, err = dryRun(t, kubeMoved)
+	if err != nil {
+		t.Fatalf("kubernetes overlay, server dry run: %v", err)
+	}
+	if len(lines) != len(kube.objects) {
+		t.Errorf("kubernetes overlay: %d objects, kubectl reported %d:\n%s", len(kube.objects), len(lines), strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		if !strings.HasSuffix(l, "(server dry run)") {
+			t.Errorf("kubernetes overlay: %q", l)
+		}
+	}
+}
