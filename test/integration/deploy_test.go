@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
 	"tenant.io/tenant-apiserver/pkg/stack"
@@ -152,6 +153,8 @@ func TestDeployOverlays(t *testing.T) {
 		}
 	}
 
+	checkRestricted(t, openshift.find("Deployment", "tenant-apiserver"), checkNS)
+
 	kube := renderOverlay(t, "kubernetes", "")
 	cert := kube.find("Certificate", "tenant-apiserver-serving")
 	if cert == nil {
@@ -194,5 +197,49 @@ func TestDeployOverlays(t *testing.T) {
 		if !strings.HasSuffix(l, "(server dry run)") {
 			t.Errorf("kubernetes overlay: %q", l)
 		}
+	}
+}
+
+// checkRestricted has the host admit, in a dry run, a pod made from the
+// Deployment's template into namespace ns once ns enforces the restricted
+// Pod Security Standard, and refuse the same pod without its pod-level
+// securityContext (so the check can fail).
+func checkRestricted(t *testing.T, deployment *unstructured.Unstructured, ns string) {
+	t.Helper()
+	ctx := framework.Context(t, time.Minute)
+	s := framework.Current()
+	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted", "--overwrite"); err != nil {
+		t.Fatal(err)
+	}
+	// The pod runs as the namespace's default ServiceAccount: the
+	// Deployment's own is not created by a dry run.
+	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "wait", "-n", ns, "--for=create", "serviceaccount/default", "--timeout=30s"); err != nil {
+		t.Fatal(err)
+	}
+	spec, _, err := unstructured.NestedMap(deployment.Object, "spec", "template", "spec")
+	if err != nil || spec == nil {
+		t.Fatalf("the Deployment's pod template: %v", err)
+	}
+	delete(spec, "serviceAccountName")
+	pod := func(name string, spec map[string]any) string {
+		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
+			"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec}}
+		b, err := u.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), name+".json")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if _, stderr, err := s.Kubectl(ctx, stack.AdminUser, "create", "--dry-run=server", "-f", pod("restricted", spec)); err != nil {
+		t.Errorf("the Deployment's pod in a namespace enforcing restricted: %v\n%s", err, stderr)
+	}
+	loose := runtime.DeepCopyJSON(spec)
+	delete(loose, "securityContext")
+	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "create", "--dry-run=server", "-f", pod("loose", loose)); err == nil || !strings.Contains(err.Error(), "PodSecurity") {
+		t.Errorf("the pod without its securityContext: %v, want a PodSecurity refusal", err)
 	}
 }
