@@ -97,6 +97,24 @@ func dryRun(t *testing.T, r *rendered) ([]string, error) {
 	return strings.Split(strings.TrimSpace(out), "\n"), err
 }
 
+// requireAccepted fails the test unless the host accepts every object of
+// the rendered overlay in a server-side dry run.
+func requireAccepted(t *testing.T, overlay string, r *rendered) {
+	t.Helper()
+	lines, err := dryRun(t, r)
+	if err != nil {
+		t.Fatalf("%s overlay, server dry run: %v", overlay, err)
+	}
+	if len(lines) != len(r.objects) {
+		t.Errorf("%s overlay: %d objects, kubectl reported %d:\n%s", overlay, len(r.objects), len(lines), strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		if !strings.HasSuffix(l, "(server dry run)") {
+			t.Errorf("%s overlay: %q", overlay, l)
+		}
+	}
+}
+
 // TestDeployOverlays: both kustomize overlays of artifacts/deploy render
 // with the stack's kubectl and hold what each platform needs to make the
 // serving certificate and inject its CA; the host accepts every object in
@@ -140,18 +158,7 @@ func TestDeployOverlays(t *testing.T) {
 	if got := openshift.find("APIService", "v1alpha1.tenant.io").GetAnnotations()["service.beta.openshift.io/inject-cabundle"]; got != "true" {
 		t.Errorf("openshift: the APIService's CA is not injected (inject-cabundle %q)", got)
 	}
-	lines, err := dryRun(t, renderOverlay(t, "openshift", checkNS))
-	if err != nil {
-		t.Fatalf("openshift overlay, server dry run: %v", err)
-	}
-	if len(lines) != len(openshift.objects) {
-		t.Errorf("openshift overlay: %d objects, kubectl reported %d:\n%s", len(openshift.objects), len(lines), strings.Join(lines, "\n"))
-	}
-	for _, l := range lines {
-		if !strings.HasSuffix(l, "(server dry run)") {
-			t.Errorf("openshift overlay: %q", l)
-		}
-	}
+	requireAccepted(t, "openshift", renderOverlay(t, "openshift", checkNS))
 
 	checkRestricted(t, openshift.find("Deployment", "tenant-apiserver"), checkNS)
 
@@ -186,18 +193,7 @@ func TestDeployOverlays(t *testing.T) {
 		"crd/certificates.cert-manager.io", "crd/issuers.cert-manager.io"); err != nil {
 		t.Fatal(err)
 	}
-	lines, err = dryRun(t, kubeMoved)
-	if err != nil {
-		t.Fatalf("kubernetes overlay, server dry run: %v", err)
-	}
-	if len(lines) != len(kube.objects) {
-		t.Errorf("kubernetes overlay: %d objects, kubectl reported %d:\n%s", len(kube.objects), len(lines), strings.Join(lines, "\n"))
-	}
-	for _, l := range lines {
-		if !strings.HasSuffix(l, "(server dry run)") {
-			t.Errorf("kubernetes overlay: %q", l)
-		}
-	}
+	requireAccepted(t, "kubernetes", kubeMoved)
 }
 
 // checkRestricted has the host admit, in a dry run, a pod made from the
