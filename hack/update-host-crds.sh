@@ -28,6 +28,11 @@
 #     pinned in hack/tools/certmanager/go.mod (its deploy/crds, controller-gen
 #     output); the kubernetes overlay of artifacts/deploy is checked against
 #     them with a server-side dry run.
+#   - prometheus-operator ServiceMonitor, in the subdirectory monitoring/
+#     (which stacks do not install either): generated with controller-gen
+#     from the monitoring API module pinned in hack/tools/monitoring/go.mod
+#     (the module ships no CRD manifests); the overlays' ServiceMonitor is
+#     checked against it with a server-side dry run.
 #
 # One file per CRD, named <group>_<plural>.yaml, each starting with a comment
 # that names its source.
@@ -174,9 +179,31 @@ for crd in "${CERTMANAGER_CRDS[@]}"; do
   mv "${WORK_DIR}/out/${crd}.yaml" "${WORK_DIR}/out/cert-manager/"
 done
 
-mkdir -p "${OUT_DIR}/cert-manager"
-rm -f "${OUT_DIR}"/*.yaml "${OUT_DIR}"/cert-manager/*.yaml
+# The monitoring API has a module of its own (hack/tools/monitoring);
+# controller-gen runs there, so it loads the types at that module's pins.
+# The package has every prometheus-operator kind: only ServiceMonitor is kept.
+MONITORING_DIR=${ROOT}/hack/tools/monitoring
+MONITORING_MODULE=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
+MONITORING_CRDS=(monitoring.coreos.com_servicemonitors)
+(cd "${MONITORING_DIR}" && go mod download "${MONITORING_MODULE}")
+monitoring_ref=$(cd "${MONITORING_DIR}" && go list -m -f '{{.Path}}@{{.Version}}' "${MONITORING_MODULE}")
+mkdir -p "${WORK_DIR}/monitoring" "${WORK_DIR}/out/monitoring"
+(cd "${MONITORING_DIR}" && "${CONTROLLER_GEN}" crd:crdVersions=v1 "paths=${MONITORING_MODULE}/v1" "output:crd:dir=${WORK_DIR}/monitoring")
+for crd in "${MONITORING_CRDS[@]}"; do
+  emit "${WORK_DIR}/monitoring/${crd}.yaml" "${monitoring_ref} v1 with controller-gen $(module_ref sigs.k8s.io/controller-tools | cut -d@ -f2)"
+  mv "${WORK_DIR}/out/${crd}.yaml" "${WORK_DIR}/out/monitoring/"
+done
+
+SUBDIRS=(cert-manager monitoring)
+for sub in "${SUBDIRS[@]}"; do
+  mkdir -p "${OUT_DIR}/${sub}"
+  rm -f "${OUT_DIR}/${sub}"/*.yaml
+done
+rm -f "${OUT_DIR}"/*.yaml
 cp "${WORK_DIR}"/out/*.yaml "${OUT_DIR}/"
-cp "${WORK_DIR}"/out/cert-manager/*.yaml "${OUT_DIR}/cert-manager/"
-chmod 0644 "${OUT_DIR}"/*.yaml "${OUT_DIR}"/cert-manager/*.yaml
+chmod 0644 "${OUT_DIR}"/*.yaml
+for sub in "${SUBDIRS[@]}"; do
+  cp "${WORK_DIR}/out/${sub}"/*.yaml "${OUT_DIR}/${sub}/"
+  chmod 0644 "${OUT_DIR}/${sub}"/*.yaml
+done
 echo "wrote $(find "${WORK_DIR}/out" -name '*.yaml' | wc -l) CRDs to ${OUT_DIR#"${ROOT}/"}"
