@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,37 @@ func dryRun(t *testing.T, r *rendered) ([]string, error) {
 	return strings.Split(strings.TrimSpace(out), "\n"), err
 }
 
+// requireRefused fails the test unless the host refuses the rendered
+// overlay in a server-side dry run, naming kind.
+func requireRefused(t *testing.T, overlay string, r *rendered, kind string) {
+	t.Helper()
+	if _, err := dryRun(t, r); err == nil || !strings.Contains(err.Error(), kind) {
+		t.Errorf("%s overlay without the CRD of its %s: %v, want it refused", overlay, kind, err)
+	}
+}
+
+// installHostCRDs installs the CRDs of artifacts/host-crds/<dir> on the
+// host and waits until crds are established.
+func installHostCRDs(t *testing.T, dir string, crds ...string) {
+	t.Helper()
+	ctx := framework.Context(t, time.Minute)
+	s := framework.Current()
+	root, err := stack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "apply", "--server-side", "-f", filepath.Join(root, "artifacts", "host-crds", dir)); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"wait", "--for=condition=Established", "--timeout=60s"}
+	for _, crd := range crds {
+		args = append(args, "crd/"+crd)
+	}
+	if _, _, err := s.Kubectl(ctx, stack.AdminUser, args...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // requireAccepted fails the test unless the host accepts every object of
 // the rendered overlay in a server-side dry run.
 func requireAccepted(t *testing.T, overlay string, r *rendered) {
@@ -115,17 +147,22 @@ func requireAccepted(t *testing.T, overlay string, r *rendered) {
 	}
 }
 
-// TestDeployOverlays: both kustomize overlays of artifacts/deploy render
+// TestDeployOverlays: the kustomize overlays of artifacts/deploy render
 // with the stack's kubectl and hold what each platform needs to make the
-// serving certificate and inject its CA; the host accepts every object in
-// a server-side dry run. The dry runs move the namespaced objects to a
-// namespace of their own, because the stack runs tenant-apiserver's
-// Service and APIService its own way in tenant-system. The kubernetes
-// overlay's cert-manager objects are refused until cert-manager's CRDs
-// (artifacts/host-crds/cert-manager, at the pinned version) are installed:
-// the dry run checks them.
+// serving certificate and inject its CA, to reach etcd with client TLS,
+// and to have Prometheus scrape tenant-apiserver; the host accepts every
+// object in a server-side dry run. The dry runs move the namespaced
+// objects to a namespace of their own, because the stack runs
+// tenant-apiserver's Service and APIService its own way in tenant-system.
+// Objects of CRDs the stack does not install are refused until their CRDs
+// are: the ServiceMonitor of every overlay (prometheus-operator's, in
+// artifacts/host-crds/monitoring) and the cert-manager objects of the
+// kubernetes overlays (artifacts/host-crds/cert-manager), both at the
+// versions pinned in hack/tools. The *-with-etcd overlays add the etcd
+// component, whose StatefulSet's pod the host admits under the restricted
+// Pod Security Standard.
 func TestDeployOverlays(t *testing.T) {
-	ctx := framework.Context(t, 3*time.Minute)
+	ctx := framework.Context(t, 4*time.Minute)
 	s := framework.Current()
 	const checkNS = "tenant-deploy-check"
 	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "create", "namespace", checkNS); err != nil {
@@ -135,30 +172,27 @@ func TestDeployOverlays(t *testing.T) {
 		_, _, _ = s.Kubectl(context.Background(), stack.AdminUser, "delete", "namespace", checkNS, "--wait=false")
 	}()
 
-	servingSecret := func(r *rendered) string {
-		d := r.find("Deployment", "tenant-apiserver")
-		if d == nil {
-			t.Fatalf("%s: no Deployment tenant-apiserver", r.path)
-		}
-		vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
-		for _, v := range vols {
-			if name, _, _ := unstructured.NestedString(v.(map[string]any), "secret", "secretName"); name != "" {
-				return name
-			}
-		}
-		t.Fatalf("%s: the Deployment mounts no Secret", r.path)
-		return ""
-	}
-
 	openshift := renderOverlay(t, "openshift", "")
-	secret := servingSecret(openshift)
+	secret := openshift.mountedSecret(t, "serving-cert")
 	if got := openshift.find("Service", "tenant-apiserver").GetAnnotations()["service.beta.openshift.io/serving-cert-secret-name"]; got != secret {
 		t.Errorf("openshift: the service CA would write the serving certificate to %q, the Deployment mounts %q", got, secret)
 	}
 	if got := openshift.find("APIService", "v1alpha1.tenant.io").GetAnnotations()["service.beta.openshift.io/inject-cabundle"]; got != "true" {
 		t.Errorf("openshift: the APIService's CA is not injected (inject-cabundle %q)", got)
 	}
-	requireAccepted(t, "openshift", renderOverlay(t, "openshift", checkNS))
+	checkEtcdClient(t, openshift)
+	checkMonitoring(t, openshift, "openshift-monitoring")
+	if got := openshift.find("Namespace", "tenant-system").GetLabels()["openshift.io/cluster-monitoring"]; got != "true" {
+		t.Errorf("openshift: the platform Prometheus does not scrape tenant-system (label openshift.io/cluster-monitoring %q)", got)
+	}
+	if got := openshift.serviceMonitorTLS(t)["caFile"]; got != "/etc/prometheus/configmaps/serving-certs-ca-bundle/service-ca.crt" {
+		t.Errorf("openshift: the ServiceMonitor verifies with caFile %v, want the service CA bundle of the platform Prometheus", got)
+	}
+
+	openshiftMoved := renderOverlay(t, "openshift", checkNS)
+	requireRefused(t, "openshift", openshiftMoved, "ServiceMonitor")
+	installHostCRDs(t, "monitoring", "servicemonitors.monitoring.coreos.com")
+	requireAccepted(t, "openshift", openshiftMoved)
 
 	checkRestricted(t, openshift.find("Deployment", "tenant-apiserver"), checkNS)
 
@@ -167,40 +201,57 @@ func TestDeployOverlays(t *testing.T) {
 	if cert == nil {
 		t.Fatal("kubernetes: no Certificate tenant-apiserver-serving")
 	}
-	if got, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName"); got != servingSecret(kube) {
-		t.Errorf("kubernetes: cert-manager would write the serving certificate to %q, the Deployment mounts %q", got, servingSecret(kube))
+	serving := kube.mountedSecret(t, "serving-cert")
+	if got, _, _ := unstructured.NestedString(cert.Object, "spec", "secretName"); got != serving {
+		t.Errorf("kubernetes: cert-manager would write the serving certificate to %q, the Deployment mounts %q", got, serving)
 	}
 	names, _, _ := unstructured.NestedStringSlice(cert.Object, "spec", "dnsNames")
-	if !strings.Contains(strings.Join(names, " "), "tenant-apiserver.tenant-system.svc") {
+	if !slices.Contains(names, "tenant-apiserver.tenant-system.svc") {
 		t.Errorf("kubernetes: the serving certificate's names %v lack the Service's", names)
 	}
 	if got := kube.find("APIService", "v1alpha1.tenant.io").GetAnnotations()["cert-manager.io/inject-ca-from"]; got != "tenant-system/tenant-apiserver-serving" {
 		t.Errorf("kubernetes: the APIService's CA comes from %q, want the serving Certificate", got)
 	}
+	checkEtcdClient(t, kube)
+	checkMonitoring(t, kube, "monitoring")
+	ca, _, _ := unstructured.NestedStringMap(kube.serviceMonitorTLS(t), "ca", "secret")
+	if ca["name"] != serving || ca["key"] != "ca.crt" {
+		t.Errorf("kubernetes: the ServiceMonitor verifies with %v, want ca.crt of the serving certificate's Secret %s", ca, serving)
+	}
 
 	kubeMoved := renderOverlay(t, "kubernetes", checkNS)
-	if _, err := dryRun(t, kubeMoved); err == nil || !strings.Contains(err.Error(), "Certificate") {
-		t.Errorf("kubernetes overlay without cert-manager's CRDs: %v, want its Certificates refused", err)
-	}
-	root, err := stack.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "apply", "--server-side", "-f", filepath.Join(root, "artifacts", "host-crds", "cert-manager")); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/certificates.cert-manager.io", "crd/issuers.cert-manager.io"); err != nil {
-		t.Fatal(err)
-	}
+	requireRefused(t, "kubernetes", kubeMoved, "Certificate")
+	installHostCRDs(t, "cert-manager", "certificates.cert-manager.io", "issuers.cert-manager.io")
 	requireAccepted(t, "kubernetes", kubeMoved)
+
+	for _, overlay := range []string{"kubernetes-with-etcd", "openshift-with-etcd"} {
+		r := renderOverlay(t, overlay, "")
+		checkEtcdClient(t, r)
+		checkEtcdComponent(t, r)
+		requireAccepted(t, overlay, renderOverlay(t, overlay, checkNS))
+		sts := r.find("StatefulSet", "etcd")
+		runAs, _, _ := unstructured.NestedFieldNoCopy(sts.Object, "spec", "template", "spec", "securityContext", "runAsUser")
+		switch overlay {
+		case "kubernetes-with-etcd":
+			// etcd's image runs as root: the pod must name a user for
+			// the kubelet to start it with runAsNonRoot.
+			if runAs == nil {
+				t.Errorf("%s: the etcd pod names no user, and etcd's image runs as root", overlay)
+			}
+			checkRestricted(t, sts, checkNS)
+		case "openshift-with-etcd":
+			if runAs != nil {
+				t.Errorf("%s: the etcd pod runs as %v: restricted-v2 refuses users outside the namespace's range", overlay, runAs)
+			}
+		}
+	}
 }
 
 // checkRestricted has the host admit, in a dry run, a pod made from the
-// Deployment's template into namespace ns once ns enforces the restricted
-// Pod Security Standard, and refuse the same pod without its pod-level
-// securityContext (so the check can fail).
-func checkRestricted(t *testing.T, deployment *unstructured.Unstructured, ns string) {
+// pod template of a workload (Deployment, StatefulSet) into namespace ns
+// once ns enforces the restricted Pod Security Standard, and refuse the
+// same pod without its pod-level securityContext (so the check can fail).
+func checkRestricted(t *testing.T, workload *unstructured.Unstructured, ns string) {
 	t.Helper()
 	ctx := framework.Context(t, time.Minute)
 	s := framework.Current()
@@ -208,15 +259,24 @@ func checkRestricted(t *testing.T, deployment *unstructured.Unstructured, ns str
 		t.Fatal(err)
 	}
 	// The pod runs as the namespace's default ServiceAccount: the
-	// Deployment's own is not created by a dry run.
+	// workload's own is not created by a dry run.
 	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "wait", "-n", ns, "--for=create", "serviceaccount/default", "--timeout=30s"); err != nil {
 		t.Fatal(err)
 	}
-	spec, _, err := unstructured.NestedMap(deployment.Object, "spec", "template", "spec")
+	spec, _, err := unstructured.NestedMap(workload.Object, "spec", "template", "spec")
 	if err != nil || spec == nil {
-		t.Fatalf("the Deployment's pod template: %v", err)
+		t.Fatalf("the pod template of %s %s: %v", workload.GetKind(), workload.GetName(), err)
 	}
 	delete(spec, "serviceAccountName")
+	// A StatefulSet's pods get a volume for each of its claim templates,
+	// named as the StatefulSet controller names the first pod's claims.
+	claims, _, _ := unstructured.NestedSlice(workload.Object, "spec", "volumeClaimTemplates")
+	for _, c := range claims {
+		name, _, _ := unstructured.NestedString(c.(map[string]any), "metadata", "name")
+		vols, _, _ := unstructured.NestedSlice(spec, "volumes")
+		spec["volumes"] = append(vols, map[string]any{"name": name,
+			"persistentVolumeClaim": map[string]any{"claimName": name + "-" + workload.GetName() + "-0"}})
+	}
 	pod := func(name string, spec map[string]any) string {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Pod",
 			"metadata": map[string]any{"name": name, "namespace": ns}, "spec": spec}}
@@ -231,11 +291,11 @@ func checkRestricted(t *testing.T, deployment *unstructured.Unstructured, ns str
 		return path
 	}
 	if _, stderr, err := s.Kubectl(ctx, stack.AdminUser, "create", "--dry-run=server", "-f", pod("restricted", spec)); err != nil {
-		t.Errorf("the Deployment's pod in a namespace enforcing restricted: %v\n%s", err, stderr)
+		t.Errorf("the pod of %s %s in a namespace enforcing restricted: %v\n%s", workload.GetKind(), workload.GetName(), err, stderr)
 	}
 	loose := runtime.DeepCopyJSON(spec)
 	delete(loose, "securityContext")
 	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "create", "--dry-run=server", "-f", pod("loose", loose)); err == nil || !strings.Contains(err.Error(), "PodSecurity") {
-		t.Errorf("the pod without its securityContext: %v, want a PodSecurity refusal", err)
+		t.Errorf("the pod of %s %s without its securityContext: %v, want a PodSecurity refusal", workload.GetKind(), workload.GetName(), err)
 	}
 }
