@@ -7,7 +7,7 @@ INTEGRATION_FLAGS ?= -count=1 -p 1 -timeout 30m
 BENCH_FLAGS ?= -run '^$$' -benchtime 1x -count 1 -timeout 60m
 
 .PHONY: all run test tools build verify verify-codegen verify-host-crds verify-gofmt vet lint \
-	unit integration bench codegen host-crds plugin test-deps clean
+	unit integration bench codegen host-crds plugin image test-deps clean
 
 all: build
 
@@ -29,6 +29,14 @@ build:
 plugin:
 	bash hack/build-plugin.sh
 
+IMAGE ?= tenant-apiserver:dev
+## image: the container image of the Containerfile, as $(IMAGE); with neither podman
+## nor docker, hack/image writes the same image to _output/image/tenant-apiserver.tar.
+image:
+	@if command -v podman >/dev/null; then podman build -f Containerfile -t $(IMAGE) .; \
+	elif command -v docker >/dev/null; then docker build -f Containerfile -t $(IMAGE) .; \
+	else $(GO) run ./hack/image -tag $(IMAGE); fi
+
 verify: verify-gofmt verify-codegen verify-host-crds
 
 verify-codegen:
@@ -49,7 +57,7 @@ lint: tools
 	_output/bin/golangci-lint run --allow-parallel-runners ./...
 
 unit:
-	$(GO) test -count=1 ./pkg/... ./cmd/...
+	$(GO) test -count=1 ./pkg/... ./cmd/... ./hack/image/
 
 integration: tools test-deps
 	$(GO) test $(INTEGRATION_FLAGS) ./test/integration/...

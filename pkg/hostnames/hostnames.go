@@ -43,6 +43,14 @@ const (
 	// made for: with the owner UID it tells an orphan of a deleted tenant
 	// (or of a former tenant of the same name) from a live object.
 	TenantUIDAnnotation = "tenant.io/tenant-uid"
+	// ChangedByAnnotation holds, on a tenant.io object, the user whose
+	// write last changed its spec (or created it), and on a host object,
+	// the same of the tenant object it realises: a host audit entry of
+	// the syncer's write leads to the tenant's user. Set by the server.
+	ChangedByAnnotation = "tenant.io/changed-by"
+	// ChangedAtAnnotation holds, on a tenant.io object, when its spec was
+	// last changed (RFC 3339 with nanoseconds, UTC). Set by the server.
+	ChangedAtAnnotation = "tenant.io/changed-at"
 
 	// NamespaceLabel names, on a host namespace and what is inside it, the
 	// tenant Namespace it realises.

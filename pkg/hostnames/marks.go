@@ -16,7 +16,15 @@ type Marks struct {
 	KindLabel string
 	Name      string
 	OwnerUID  types.UID
+	// ChangedBy is the user who last changed the tenant object (its
+	// ChangedByAnnotation); recorded on the host object when set, never
+	// part of what makes a host object the syncer's.
+	ChangedBy string
 }
+
+// ChangedBy returns the user recorded on tenant object obj as the last to
+// change it: the value of Marks.ChangedBy.
+func ChangedBy(obj metav1.Object) string { return obj.GetAnnotations()[ChangedByAnnotation] }
 
 // Labels are the marks' labels.
 func (m Marks) Labels() map[string]string {
@@ -29,7 +37,11 @@ func (m Marks) Labels() map[string]string {
 
 // Annotations are the marks' annotations.
 func (m Marks) Annotations() map[string]string {
-	return map[string]string{OwnerUIDAnnotation: string(m.OwnerUID), TenantUIDAnnotation: string(m.TenantUID)}
+	a := map[string]string{OwnerUIDAnnotation: string(m.OwnerUID), TenantUIDAnnotation: string(m.TenantUID)}
+	if m.ChangedBy != "" {
+		a[ChangedByAnnotation] = m.ChangedBy
+	}
+	return a
 }
 
 // UIDLabels are the owner and tenant UIDs as labels (under the keys of

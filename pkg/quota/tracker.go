@@ -19,6 +19,8 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -62,9 +64,24 @@ func fields(t *tenant.Tenant, resource string) (used *int32, limit *int32, err e
 	return nil, nil, fmt.Errorf("no quota for %q", resource)
 }
 
-// exceeded is the 403 of a full quota.
-func exceeded(resource string, used, limit int32) error {
-	return fmt.Errorf("exceeded quota: %s, requested 1, used %d, limited %d", resource, used, limit)
+// refuse is the 403 of a full quota, counted in tenant_quota_refusals_total.
+func refuse(resource string, used, limit int32) error {
+	refusals.WithLabelValues(lower(resource)).Inc()
+	return apierrors.NewForbidden(tenant.Resource(lower(resource)), "",
+		fmt.Errorf("exceeded quota: %s, requested 1, used %d, limited %d", resource, used, limit))
+}
+
+// refusals counts the creates a full quota refused, by resource (never by
+// tenant: the series stay as many as the kinds with a quota).
+var refusals = metrics.NewCounterVec(&metrics.CounterOpts{
+	Subsystem:      "tenant_quota",
+	Name:           "refusals_total",
+	Help:           "Creates of tenant objects refused because the tenant's quota of the resource was full (403), dry runs included, by resource.",
+	StabilityLevel: metrics.ALPHA,
+}, []string{"resource"})
+
+func init() {
+	legacyregistry.MustRegister(refusals)
 }
 
 // Reserve implements base.QuotaTracker. A Tenant being deleted takes no
@@ -88,7 +105,7 @@ func (q *Tracker) Reserve(ctx context.Context, tenantName, resource string, dryR
 			return apierrors.NewInternalError(err)
 		}
 		if limit != nil && *used+1 > *limit {
-			return apierrors.NewForbidden(gr, "", exceeded(resource, *used, *limit))
+			return refuse(resource, *used, *limit)
 		}
 		return nil
 	}
@@ -131,7 +148,7 @@ func (q *Tracker) add(ctx context.Context, tenantName, resource string, delta in
 			return nil, apierrors.NewInternalError(err)
 		}
 		if delta > 0 && limit != nil && *used+delta > *limit {
-			return nil, apierrors.NewForbidden(tenant.Resource(lower(resource)), "", exceeded(resource, *used, *limit))
+			return nil, refuse(resource, *used, *limit)
 		}
 		*used += delta
 		if *used < 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -293,10 +294,22 @@ func (s *Stack) tenantAPIServerArgs(port int, extra ...string) []string {
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--etcd-servers=" + s.EtcdURL(),
 		"--etcd-prefix=/tenant.io",
+		// The audit policy the deployment ships; each process its own log.
+		"--audit-policy-file=" + filepath.Join(s.opts.DeployDir, "audit", "policy.yaml"),
+		"--audit-log-path=" + s.AuditLogPath(port),
 	}
 	args = append(args, s.opts.TenantAPIServerArgs...)
 	return append(args, extra...)
 }
+
+// AuditLogPath is the audit log (JSON lines) of the tenant-apiserver
+// process of the stack, or of a replica, serving on port.
+func (s *Stack) AuditLogPath(port int) string {
+	return s.path("logs", fmt.Sprintf("tenant-apiserver-audit-%d.log", port))
+}
+
+// TenantAPIServerAuditLogPath is the audit log of the stack's tenant-apiserver.
+func (s *Stack) TenantAPIServerAuditLogPath() string { return s.AuditLogPath(s.tenantPort) }
 
 // TenantAPIServerArgs returns the flags the stack's tenant-apiserver was
 // started with, or nil when it runs none.

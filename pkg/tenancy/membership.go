@@ -101,14 +101,23 @@ func (m *Membership) Set(t *v1alpha1.Tenant) {
 	for _, g := range mem.groups {
 		addIndex(m.byGroup, g, t.Name)
 	}
+	m.recordSizeLocked()
 	m.mu.Unlock()
 	m.notify()
+}
+
+// recordSizeLocked sets tenant_membership_index_entries.
+func (m *Membership) recordSizeLocked() {
+	membershipEntries.WithLabelValues("tenant").Set(float64(len(m.tenants)))
+	membershipEntries.WithLabelValues("user").Set(float64(len(m.byUser)))
+	membershipEntries.WithLabelValues("group").Set(float64(len(m.byGroup)))
 }
 
 // Delete forgets tenant name.
 func (m *Membership) Delete(name string) {
 	m.mu.Lock()
 	m.removeLocked(name)
+	m.recordSizeLocked()
 	m.mu.Unlock()
 	m.notify()
 }

@@ -27,10 +27,11 @@ func NewWatchRegistry(resolver Resolver) *WatchRegistry {
 
 type trackedWatch struct {
 	watch.Interface
-	user   user.Info
-	tenant string
-	reg    *WatchRegistry
-	once   sync.Once
+	user     user.Info
+	tenant   string
+	resource string
+	reg      *WatchRegistry
+	once     sync.Once
 }
 
 // Stop implements watch.Interface.
@@ -39,6 +40,7 @@ func (w *trackedWatch) Stop() {
 		w.reg.mu.Lock()
 		delete(w.reg.watches, w)
 		w.reg.mu.Unlock()
+		openWatches.WithLabelValues(w.resource).Dec()
 		w.Interface.Stop()
 	})
 }
@@ -51,9 +53,13 @@ func (r *WatchRegistry) Track(ctx context.Context, w watch.Interface) watch.Inte
 	}
 	t, _ := TenantFrom(ctx)
 	tw := &trackedWatch{Interface: w, user: u, tenant: t, reg: r}
+	if info, ok := genericapirequest.RequestInfoFrom(ctx); ok {
+		tw.resource = info.Resource
+	}
 	r.mu.Lock()
 	r.watches[tw] = struct{}{}
 	r.mu.Unlock()
+	openWatches.WithLabelValues(tw.resource).Inc()
 	return tw
 }
 

@@ -362,3 +362,45 @@ func etcdPin(t *testing.T) string {
 	t.Fatalf("hack/tools/go.mod requires no go.etcd.io/etcd/server/v3")
 	return ""
 }
+
+// checkAudit: tenant-apiserver writes its audit log with the policy of
+// artifacts/deploy/base/audit/policy.yaml — the file the test stack runs
+// with — read from a ConfigMap the overlay carries.
+func checkAudit(t *testing.T, r *rendered) {
+	t.Helper()
+	d := r.mustFind(t, "Deployment", "tenant-apiserver")
+	_, flags, mounts := container(t, d)
+	if flags["audit-log-path"] == "" {
+		t.Errorf("%s: tenant-apiserver writes no audit log (--audit-log-path)", r.path)
+	}
+	policy := flags["audit-policy-file"]
+	dir, key := filepath.Split(policy)
+	volume, ok := mounts[filepath.Clean(dir)]
+	if policy == "" || !ok {
+		t.Errorf("%s: --audit-policy-file=%q is not on a mounted volume", r.path, policy)
+		return
+	}
+	vols, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "volumes")
+	configMap := ""
+	for _, v := range vols {
+		if v := v.(map[string]any); v["name"] == volume {
+			configMap, _, _ = unstructured.NestedString(v, "configMap", "name")
+		}
+	}
+	cm := r.find("ConfigMap", configMap)
+	if cm == nil {
+		t.Errorf("%s: the audit policy's volume %q names ConfigMap %q, which the overlay does not make", r.path, volume, configMap)
+		return
+	}
+	root, err := stack.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(filepath.Join(root, "artifacts", "deploy", "base", "audit", "policy.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(cm.Object, "data", key); got != string(want) {
+		t.Errorf("%s: ConfigMap %s holds %q an audit policy other than artifacts/deploy/base/audit/policy.yaml", r.path, configMap, key)
+	}
+}

@@ -181,6 +181,7 @@ func TestDeployOverlays(t *testing.T) {
 		t.Errorf("openshift: the APIService's CA is not injected (inject-cabundle %q)", got)
 	}
 	checkEtcdClient(t, openshift)
+	checkAudit(t, openshift)
 	checkMonitoring(t, openshift, "openshift-monitoring")
 	if got := openshift.find("Namespace", "tenant-system").GetLabels()["openshift.io/cluster-monitoring"]; got != "true" {
 		t.Errorf("openshift: the platform Prometheus does not scrape tenant-system (label openshift.io/cluster-monitoring %q)", got)
@@ -213,6 +214,7 @@ func TestDeployOverlays(t *testing.T) {
 		t.Errorf("kubernetes: the APIService's CA comes from %q, want the serving Certificate", got)
 	}
 	checkEtcdClient(t, kube)
+	checkAudit(t, kube)
 	checkMonitoring(t, kube, "monitoring")
 	ca, _, _ := unstructured.NestedStringMap(kube.serviceMonitorTLS(t), "ca", "secret")
 	if ca["name"] != serving || ca["key"] != "ca.crt" {
@@ -227,6 +229,7 @@ func TestDeployOverlays(t *testing.T) {
 	for _, overlay := range []string{"kubernetes-with-etcd", "openshift-with-etcd"} {
 		r := renderOverlay(t, overlay, "")
 		checkEtcdClient(t, r)
+		checkAudit(t, r)
 		checkEtcdComponent(t, r)
 		requireAccepted(t, overlay, renderOverlay(t, overlay, checkNS))
 		sts := r.find("StatefulSet", "etcd")

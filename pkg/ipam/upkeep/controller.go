@@ -40,6 +40,9 @@ type Controller struct {
 	Period time.Duration
 	// SweepMinAge is how old an unrecorded allocation must be to be reclaimed.
 	SweepMinAge time.Duration
+
+	// pools are the pools whose fill the metrics report.
+	pools map[string]bool
 }
 
 // Keep is the sweeper's rule in space: what its recorders say.
@@ -105,13 +108,17 @@ func (c *Controller) updatePoolStatus(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	fill := map[string]*[3]int64{}
+	defer func() { c.pools = recordPools(c.pools, fill) }()
 	for i := range list.(*tenant.AddressPoolList).Items {
 		p := &list.(*tenant.AddressPoolList).Items[i]
+		fill[p.Name] = nil
 		st, err := addresspool.Status(ctx, c.Allocator, p)
 		if err != nil {
 			klog.FromContext(ctx).Error(err, "Computing pool status", "pool", p.Name)
 			continue
 		}
+		fill[p.Name] = &[3]int64{st.Capacity, st.Allocated, st.Free}
 		if apiequality.Semantic.DeepEqual(st, p.Status) {
 			continue
 		}

@@ -130,11 +130,14 @@ func (w *Worker) next(ctx context.Context) bool {
 	var requeue *RequeueError
 	switch {
 	case err == nil:
+		reconciles.WithLabelValues(w.Name, resultSuccess).Inc()
 		w.Queue.Forget(key)
 	case errors.As(err, &requeue):
+		reconciles.WithLabelValues(w.Name, resultRequeue).Inc()
 		w.Queue.Forget(key)
 		w.Queue.AddAfter(key, requeue.After)
 	default:
+		reconciles.WithLabelValues(w.Name, resultError).Inc()
 		klog.FromContext(ctx).V(2).Info("Reconcile failed, retrying", "key", key.String(), "err", err)
 		w.Queue.AddRateLimited(key)
 	}

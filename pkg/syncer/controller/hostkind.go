@@ -72,6 +72,9 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 		have = obj.(T)
 	} else {
 		created, err := k.Create(ctx, want)
+		if !apierrors.IsAlreadyExists(err) {
+			k.countWriteError(err)
+		}
 		switch {
 		case err == nil:
 			klog.FromContext(ctx).V(2).Info("Created host object", "kind", k.Kind, "object", key)
@@ -115,6 +118,7 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 		repaired := k.Repair(have, want)
 		marks.Apply(repaired)
 		updated, err := k.Update(ctx, repaired)
+		k.countWriteError(err)
 		if err != nil {
 			return none, err
 		}
@@ -152,7 +156,18 @@ func (k HostKind[T]) remove(ctx context.Context, have T) error {
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone, or replaced by another object: not ours to delete
 	}
+	k.countWriteError(err)
 	return err
+}
+
+// countWriteError counts a failed write of an object of the kind in
+// tenant_syncer_host_write_errors_total, under the host's name of the kind.
+func (k HostKind[T]) countWriteError(err error) {
+	kind := k.Kind
+	if kind == hostNamespaceKind {
+		kind = "Namespace"
+	}
+	CountHostWriteError(kind, err)
 }
 
 // Cached returns the host object namespace/name from the informer.

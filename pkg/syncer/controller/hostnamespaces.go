@@ -7,6 +7,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
+// hostNamespaceKind names host namespaces in messages, apart from tenant
+// Namespaces.
+const hostNamespaceKind = "host namespace"
+
 // HostNamespaceKind is the host kind of the host namespaces the syncer makes
 // (tenant Namespaces). Only the labels the syncer wants are its own: they
 // are repaired, and labels that others add (OpenShift's, a provider's)
@@ -14,7 +18,7 @@ import (
 func (s *Sources) HostNamespaceKind() HostKind[*corev1.Namespace] {
 	client := s.Host.CoreV1().Namespaces()
 	return HostKind[*corev1.Namespace]{
-		Kind:     "host namespace",
+		Kind:     hostNamespaceKind,
 		Informer: s.HostNamespaces,
 		Create: func(ctx context.Context, obj *corev1.Namespace) (*corev1.Namespace, error) {
 			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})

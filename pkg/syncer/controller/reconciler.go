@@ -2,12 +2,16 @@ package controller
 
 import (
 	"context"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -53,6 +57,10 @@ type Reconciler[O any, X any] struct {
 	Remove func(ctx context.Context, t *tenant.Tenant, key queue.Key) error
 	// SetStatus writes out into o's status.
 	SetStatus func(ctx context.Context, t *tenant.Tenant, key queue.Key, o O, out Outcome[X]) error
+	// Conditions returns o's status conditions: a sync that makes its
+	// HostSynced condition true for a new generation is counted in
+	// tenant_syncer_write_to_host_seconds.
+	Conditions func(o O) []metav1.Condition
 }
 
 func (r *Reconciler[O, X]) hostDown() error {
@@ -98,6 +106,9 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 	if serr := r.SetStatus(ctx, t, key, o, out); serr != nil {
 		return serr
 	}
+	if out.Synced {
+		r.observeSynced(o)
+	}
 	switch {
 	case err != nil:
 		return err
@@ -109,4 +120,21 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 		return Requeue(out.RequeueAfter, "%s", out.Message)
 	}
 	return nil
+}
+
+// observeSynced counts in tenant_syncer_write_to_host_seconds the time
+// since o's spec was written, unless o (as cached, before this sync's
+// status write) already said that this generation was synced.
+func (r *Reconciler[O, X]) observeSynced(o O) {
+	m, err := meta.Accessor(o)
+	if err != nil || r.Conditions == nil {
+		return
+	}
+	if c := meta.FindStatusCondition(r.Conditions(o), tenant.ConditionHostSynced); c != nil &&
+		c.Status == metav1.ConditionTrue && c.ObservedGeneration == m.GetGeneration() {
+		return
+	}
+	// The kind's name in the API: "network" → "Network", "floatingIP" → "FloatingIP".
+	kind := strings.ToUpper(r.Kind[:1]) + r.Kind[1:]
+	ObserveWriteToHost(kind, m.GetAnnotations()[hostnames.ChangedAtAnnotation], time.Now())
 }

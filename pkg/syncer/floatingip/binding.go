@@ -136,7 +136,7 @@ func patchLabel(ctx context.Context, c *Controller, hostNS, name, was, key, valu
 			return err
 		}
 		_, err = pods.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: controller.FieldManager})
-		return err
+		return countPatchError(err)
 	}
 	path := "/metadata/labels/" + strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
 	patch, err := json.Marshal([]map[string]interface{}{{"op": "test", "path": path, "value": was}, {"op": "remove", "path": path}})
@@ -144,5 +144,14 @@ func patchLabel(ctx context.Context, c *Controller, hostNS, name, was, key, valu
 		return err
 	}
 	_, err = pods.Patch(ctx, name, types.JSONPatchType, patch, metav1.PatchOptions{FieldManager: controller.FieldManager})
+	return countPatchError(err)
+}
+
+// countPatchError counts a failed label patch of a pod as a host write
+// error, unless the pod is gone or no longer as the patch expected.
+func countPatchError(err error) error {
+	if !apierrors.IsNotFound(err) && !apierrors.IsInvalid(err) && !apierrors.IsConflict(err) {
+		controller.CountHostWriteError("Pod", err)
+	}
 	return err
 }

@@ -31,6 +31,7 @@ func New(src *controller.Sources) (*Controller, error) {
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.FloatingIP, details]{
 		Kind: "floatingIP", Tenants: src.Tenants, Objects: src.FloatingIPs, Health: src.Health,
 		Sync: c.sync, Remove: c.removeGone, SetStatus: c.setStatus,
+		Conditions: func(o *tenant.FloatingIP) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)
 	c.keys = &controller.Keys[*tenant.FloatingIP]{Worker: c.Worker, Objects: src.FloatingIPs, OwnerLabel: FloatingIPLabel, Namespaced: true,
 		Key: func(o *tenant.FloatingIP) queue.Key { return controller.CachedKey(o.Labels, o.Namespace, o.Name) }}

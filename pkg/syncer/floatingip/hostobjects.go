@@ -34,7 +34,7 @@ const namespaceNameLabel = "kubernetes.io/metadata.name"
 
 // Marks are the marks of the host objects of FloatingIP fip of Tenant t.
 func Marks(t *tenant.Tenant, fip *tenant.FloatingIP) hostnames.Marks {
-	return hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: FloatingIPLabel, Name: fip.Name, OwnerUID: fip.UID}
+	return hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: FloatingIPLabel, Name: fip.Name, OwnerUID: fip.UID, ChangedBy: hostnames.ChangedBy(fip)}
 }
 
 // TargetSelector selects the pod of fip's target in its host namespace,

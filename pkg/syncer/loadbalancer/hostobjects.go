@@ -20,7 +20,7 @@ const LoadBalancerLabel = hostnames.KindLabelPrefix + "loadbalancer"
 // Marks are the marks of the host objects of LoadBalancer lb (in tenant
 // Namespace ns) of Tenant t.
 func Marks(t *tenant.Tenant, lb *tenant.LoadBalancer) hostnames.Marks {
-	return hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: LoadBalancerLabel, Name: lb.Name, OwnerUID: lb.UID}
+	return hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: LoadBalancerLabel, Name: lb.Name, OwnerUID: lb.UID, ChangedBy: hostnames.ChangedBy(lb)}
 }
 
 // Service is the host Service of LoadBalancer lb of Tenant t, in hostNS

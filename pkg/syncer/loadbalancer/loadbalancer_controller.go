@@ -2,6 +2,7 @@ package loadbalancer
 
 import (
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
@@ -25,6 +26,7 @@ func New(src *controller.Sources) (*Controller, error) {
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.LoadBalancer, details]{
 		Kind: "loadBalancer", Tenants: src.Tenants, Objects: src.LoadBalancers, Health: src.Health,
 		Sync: c.sync, Remove: c.removeService, SetStatus: c.setStatus,
+		Conditions: func(o *tenant.LoadBalancer) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)
 	c.keys = &controller.Keys[*tenant.LoadBalancer]{Worker: c.Worker, Objects: src.LoadBalancers, OwnerLabel: LoadBalancerLabel, Namespaced: true,
 		Key: func(o *tenant.LoadBalancer) queue.Key { return controller.CachedKey(o.Labels, o.Namespace, o.Name) }}

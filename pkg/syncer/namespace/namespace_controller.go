@@ -9,6 +9,8 @@ package namespace
 import (
 	"reflect"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/client-go/tools/cache"
@@ -35,6 +37,7 @@ func New(src *controller.Sources) (*Controller, error) {
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Namespace, details]{
 		Kind: "namespace", Tenants: src.Tenants, Objects: src.Namespaces, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostNamespace, SetStatus: c.setStatus,
+		Conditions: func(o *tenant.Namespace) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)
 	// Tenant Namespaces: their cached copies carry the tenant in metadata.namespace.
 	c.keys = &controller.Keys[*tenant.Namespace]{Worker: c.Worker, Objects: src.Namespaces, OwnerLabel: hostnames.NamespaceLabel,

@@ -26,7 +26,7 @@ type outcome = controller.Outcome[details]
 // sync makes the host namespace and its RoleBinding match ns.
 func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, ns *tenant.Namespace, _ queue.Key) (outcome, error) {
 	hostName := hostnames.Namespace(t.Name, t.UID, ns.Name)
-	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: hostnames.NamespaceLabel, Name: ns.Name, OwnerUID: ns.UID}
+	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: hostnames.NamespaceLabel, Name: ns.Name, OwnerUID: ns.UID, ChangedBy: hostnames.ChangedBy(ns)}
 	out, err := c.syncNamespace(ctx, marks, t, ns, hostName)
 	if err != nil || !out.Synced {
 		return out, err

@@ -43,7 +43,7 @@ func NamespaceSelector(t, cudn string) metav1.LabelSelector {
 
 // Marks are the marks of the host objects of Network n of Tenant t.
 func Marks(t *tenant.Tenant, n *tenant.Network) hostnames.Marks {
-	return hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: hostnames.NetworkLabel, Name: n.Name, OwnerUID: n.UID}
+	return hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: hostnames.NetworkLabel, Name: n.Name, OwnerUID: n.UID, ChangedBy: hostnames.ChangedBy(n)}
 }
 
 // ClusterUserDefinedNetwork is the host network of Network n of Tenant t:

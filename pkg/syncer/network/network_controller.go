@@ -1,6 +1,7 @@
 package network
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -25,6 +26,7 @@ func New(src *controller.Sources) (*Controller, error) {
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Network, details]{
 		Kind: "network", Tenants: src.Tenants, Objects: src.Networks, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
+		Conditions: func(o *tenant.Network) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)
 	// The cached copy's namespace is its tenant.
 	c.keys = &controller.Keys[*tenant.Network]{Worker: c.Worker, Objects: src.Networks, OwnerLabel: hostnames.NetworkLabel,

@@ -43,9 +43,10 @@ func ConnectSpec(t, pn string, subnet netip.Prefix, networkPrefix int, podNetwor
 }
 
 // ConnectMarks are the marks of the ClusterNetworkConnect of tenant t
-// (UID uid) with provider network pn: the Tenant owns it.
-func ConnectMarks(t string, uid types.UID, pn string) hostnames.Marks {
-	return hostnames.Marks{Tenant: t, TenantUID: uid, KindLabel: hostnames.ConnectLabel, Name: pn, OwnerUID: uid}
+// (UID uid) with provider network pn: the Tenant owns it. changedBy is the
+// user who last changed the Tenant.
+func ConnectMarks(t string, uid types.UID, pn, changedBy string) hostnames.Marks {
+	return hostnames.Marks{Tenant: t, TenantUID: uid, KindLabel: hostnames.ConnectLabel, Name: pn, OwnerUID: uid, ChangedBy: changedBy}
 }
 
 // NewConnect returns the ClusterNetworkConnect object of spec.
@@ -59,9 +60,9 @@ func NewConnect(uid types.UID, pn string, spec cncv1.ClusterNetworkConnectSpec, 
 }
 
 // AliasMarks are the marks of the alias Service of ProviderService ps (UID
-// psUID) in a host namespace of tenant t.
-func AliasMarks(t string, uid types.UID, ps string, psUID types.UID) hostnames.Marks {
-	return hostnames.Marks{Tenant: t, TenantUID: uid, KindLabel: hostnames.ProviderServiceLabel, Name: ps, OwnerUID: psUID}
+// psUID, last changed by changedBy) in a host namespace of tenant t.
+func AliasMarks(t string, uid types.UID, ps string, psUID types.UID, changedBy string) hostnames.Marks {
+	return hostnames.Marks{Tenant: t, TenantUID: uid, KindLabel: hostnames.ProviderServiceLabel, Name: ps, OwnerUID: psUID, ChangedBy: changedBy}
 }
 
 // Alias is the alias Service named alias in host namespace hostNS for the

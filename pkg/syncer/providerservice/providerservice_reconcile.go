@@ -186,6 +186,7 @@ func (c *Controller) resolve(ctx context.Context, ps *tenant.ProviderService) (*
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{hostnames.ConnectGroupLabel: group}}})
 		if _, err := c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks().Patch(ctx, pn.Name, types.MergePatchType, patch,
 			metav1.PatchOptions{FieldManager: controller.FieldManager}); err != nil {
+			controller.CountHostWriteError("ClusterUserDefinedNetwork", err)
 			return nil, "", "", err
 		}
 	}
@@ -353,7 +354,7 @@ func (c *Controller) connect(ctx context.Context, tn *tenant.Tenant, pn string, 
 		return connection{reason: ReasonNoConnectSubnet, message: "no connect subnet for provider network " + pn + ": " + err.Error()}, nil
 	}
 	spec := ConnectSpec(tn.Name, pn, block, networkPrefix, podNetwork)
-	marks := ConnectMarks(tn.Name, tn.UID, pn)
+	marks := ConnectMarks(tn.Name, tn.UID, pn, hostnames.ChangedBy(tn))
 	want, err := NewConnect(tn.UID, pn, spec, marks)
 	if err != nil {
 		return connection{}, err
@@ -485,8 +486,8 @@ func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, m
 				taken[ns.virtual] = append(taken[ns.virtual], fmt.Sprintf("%s (ProviderService %s: the alias of %s)", o.alias, o.ps.Name, other))
 				continue
 			}
-			want := Alias(ns.name, o.alias, o.service, c.ClusterDomain, AliasMarks(t, tn.UID, o.ps.Name, o.ps.UID))
-			ensured, err := services.Ensure(ctx, want, AliasMarks(t, tn.UID, o.ps.Name, o.ps.UID))
+			want := Alias(ns.name, o.alias, o.service, c.ClusterDomain, AliasMarks(t, tn.UID, o.ps.Name, o.ps.UID, hostnames.ChangedBy(o.ps)))
+			ensured, err := services.Ensure(ctx, want, AliasMarks(t, tn.UID, o.ps.Name, o.ps.UID, hostnames.ChangedBy(o.ps)))
 			if err != nil {
 				return nil, err
 			}

@@ -23,7 +23,7 @@ func ClusterResourceQuotaName(t string) string { return "tenant.io-" + t }
 // burst across namespaces exceeds it (docs/quota.md). It replaces the
 // per-namespace ResourceQuotas on an OpenShift host; the LimitRanges stay.
 func ClusterResourceQuota(t *tenant.Tenant) *unstructured.Unstructured {
-	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, OwnerUID: t.UID}
+	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, OwnerUID: t.UID, ChangedBy: hostnames.ChangedBy(t)}
 	hard := map[string]interface{}{}
 	for r, q := range t.Spec.Quota.Compute {
 		hard[string(r)] = q.String()

@@ -45,7 +45,7 @@ func (c *Controller) syncMetalLB(ctx context.Context, t *tenant.Tenant, hostName
 			l2 = &metallbv1beta1.L2AdvertisementSpec{IPAddressPools: []string{name}}
 		}
 	}
-	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, OwnerUID: t.UID}
+	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, OwnerUID: t.UID, ChangedBy: hostnames.ChangedBy(t)}
 	var problems []string
 	for _, o := range []metallbObject{
 		{controller.IPAddressPools, "IPAddressPool", pool},

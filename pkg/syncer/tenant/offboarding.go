@@ -11,6 +11,7 @@ import (
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/client-go/tools/cache"
@@ -98,6 +99,13 @@ func (c *Controller) deleteTenantObjects(ctx context.Context, t *tenant.Tenant) 
 	return nil
 }
 
+// metalLBKinds are the kinds of controller.MetalLBResources.
+var metalLBKinds = map[schema.GroupVersionResource]string{
+	controller.IPAddressPools:    "IPAddressPool",
+	controller.L2Advertisements:  "L2Advertisement",
+	controller.BGPAdvertisements: "BGPAdvertisement",
+}
+
 // deleteHostObjects deletes every host object made for the Tenant (by its
 // UID) and returns those still there.
 func (c *Controller) deleteHostObjects(ctx context.Context, t *tenant.Tenant) ([]string, error) {
@@ -124,7 +132,7 @@ func (c *Controller) deleteHostObjects(ctx context.Context, t *tenant.Tenant) ([
 	)
 	for _, gvr := range controller.MetalLBResources {
 		client := c.src.HostDynamic.Resource(gvr)
-		kinds = append(kinds, hostKind{gvr.Resource, c.src.HostMetalLB[gvr], func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
+		kinds = append(kinds, hostKind{metalLBKinds[gvr], c.src.HostMetalLB[gvr], func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
 			return client.Namespace(ns).Delete(ctx, name, opts)
 		}})
 	}
@@ -146,6 +154,7 @@ func (c *Controller) deleteHostObjects(ctx context.Context, t *tenant.Tenant) ([
 			uid := m.GetUID()
 			err := k.delete(ctx, m.GetNamespace(), m.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				controller.CountHostWriteError(k.kind, err)
 				return nil, fmt.Errorf("deleting %s: %w", ref, err)
 			}
 		}

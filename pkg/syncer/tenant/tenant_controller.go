@@ -42,9 +42,9 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	// The MetalLB objects are the Tenant's own (no kind label).
 	src.Orphans.Register("", controller.Owners{Store: src.Storage.Tenants.Store, Informer: src.Tenants},
-		src.MetalLBKind(controller.IPAddressPools, "IPAddressPool", nil).Objects(),
-		src.MetalLBKind(controller.L2Advertisements, "L2Advertisement", nil).Objects(),
-		src.MetalLBKind(controller.BGPAdvertisements, "BGPAdvertisement", nil).Objects())
+		src.MetalLBKind(controller.IPAddressPools, metalLBKinds[controller.IPAddressPools], nil).Objects(),
+		src.MetalLBKind(controller.L2Advertisements, metalLBKinds[controller.L2Advertisements], nil).Objects(),
+		src.MetalLBKind(controller.BGPAdvertisements, metalLBKinds[controller.BGPAdvertisements], nil).Objects())
 	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueTenant,
 		UpdateFunc: func(old, obj interface{}) {

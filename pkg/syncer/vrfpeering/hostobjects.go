@@ -26,7 +26,7 @@ func HostName(name string) string { return hostnames.VRFPeering(name) }
 
 // Marks are the marks of the host objects of VRFPeering p of Tenant t.
 func Marks(t *tenant.Tenant, p *tenant.VRFPeering) hostnames.Marks {
-	return hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: hostnames.VRFPeeringLabel, Name: p.Name, OwnerUID: p.UID}
+	return hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, KindLabel: hostnames.VRFPeeringLabel, Name: p.Name, OwnerUID: p.UID, ChangedBy: hostnames.ChangedBy(p)}
 }
 
 // Advertised are the prefixes p announces: spec.advertise, or the

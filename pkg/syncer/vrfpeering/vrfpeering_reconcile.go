@@ -62,7 +62,7 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	switch {
 	case orphaned.Reason != "":
 		// Nothing of it may stay on the host, or be made for the new one.
-		marks := hostnames.Marks{Tenant: p.Spec.Tenant, TenantUID: p.Status.TenantUID, KindLabel: hostnames.VRFPeeringLabel, Name: p.Name, OwnerUID: p.UID}
+		marks := hostnames.Marks{Tenant: p.Spec.Tenant, TenantUID: p.Status.TenantUID, KindLabel: hostnames.VRFPeeringLabel, Name: p.Name, OwnerUID: p.UID, ChangedBy: hostnames.ChangedBy(p)}
 		if err := c.remove(ctx, marks); err != nil {
 			return err
 		}

@@ -59,6 +59,7 @@ const (
 	mtbUser            = "mel" // TestMultiTenancyBenchmark: the tenant member performing the checks
 	mtbOverGrantedUser = "moe" // TestMultiTenancyBenchmark: its over-granted co-member
 	mtbVictimUser      = "max" // TestMultiTenancyBenchmark: the other tenant's member
+	operateUser        = "mia" // TestMetricsAndAudit
 )
 
 func TestMain(m *testing.M) {
@@ -75,7 +76,7 @@ func TestMain(m *testing.M) {
 			{Name: networkUser}, {Name: refusedUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser}, {Name: egressUser},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
-			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser},
+			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser},
 		},
 		Setup: stack.DemoPools,
 	}))

@@ -2,17 +2,20 @@ package base
 
 import (
 	"context"
+	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 	"k8s.io/apiserver/pkg/storage/names"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -96,6 +99,7 @@ func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Ob
 		s.Kind.InitialStatus(o)
 	}
 	o.SetGeneration(1)
+	recordChange(ctx, o)
 	if s.Kind.TenantOwned {
 		if t, ok := tenancy.TenantFrom(ctx); ok && t != "" {
 			labels := o.GetLabels()
@@ -155,7 +159,49 @@ func (s Strategy[T, S, St]) PrepareForUpdate(ctx context.Context, obj, old runti
 	}
 	if !apiequality.Semantic.DeepEqual(*s.Kind.Spec(n), *s.Kind.Spec(o)) {
 		n.SetGeneration(o.GetGeneration() + 1)
+		recordChange(ctx, n)
+	} else {
+		keepChange(n, o)
 	}
+}
+
+// changeAnnotations are the annotations in which the server records who
+// last changed an object's spec, and when. Only the server sets them: what
+// a request writes there is replaced.
+var changeAnnotations = []string{hostnames.ChangedByAnnotation, hostnames.ChangedAtAnnotation}
+
+// recordChange records on o that the caller of ctx changed its spec now.
+func recordChange(ctx context.Context, o metav1.Object) {
+	a := o.GetAnnotations()
+	if a == nil {
+		a = map[string]string{}
+	}
+	for _, k := range changeAnnotations {
+		delete(a, k)
+	}
+	if u, ok := genericapirequest.UserFrom(ctx); ok && u.GetName() != "" {
+		a[hostnames.ChangedByAnnotation] = u.GetName()
+	}
+	a[hostnames.ChangedAtAnnotation] = time.Now().UTC().Format(time.RFC3339Nano)
+	o.SetAnnotations(a)
+}
+
+// keepChange keeps on n what old recorded of its last change: a write that
+// leaves the spec alone changes neither.
+func keepChange(n, old metav1.Object) {
+	a := n.GetAnnotations()
+	for _, k := range changeAnnotations {
+		v, ok := old.GetAnnotations()[k]
+		switch {
+		case ok && a == nil:
+			a = map[string]string{k: v}
+		case ok:
+			a[k] = v
+		default:
+			delete(a, k)
+		}
+	}
+	n.SetAnnotations(a)
 }
 
 // Validate implements rest.RESTCreateStrategy.

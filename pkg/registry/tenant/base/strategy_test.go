@@ -2,6 +2,7 @@ package base_test
 
 import (
 	"context"
+	"maps"
 	"reflect"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
 
@@ -467,5 +469,53 @@ func TestGetResetFields(t *testing.T) {
 				t.Errorf("reset fields = %v, want %v", set, tc.want)
 			}
 		})
+	}
+}
+
+func TestChangeAnnotations(t *testing.T) {
+	asUser := func(name string) context.Context {
+		return genericapirequest.WithUser(tenantCtx("acme"), &user.DefaultInfo{Name: name})
+	}
+	forged := map[string]string{hostnames.ChangedByAnnotation: "mallory", hostnames.ChangedAtAnnotation: "2000-01-01T00:00:00Z", "note": "kept"}
+
+	// Create: the caller and now, whatever the request said.
+	before := time.Now().UTC()
+	created := validNetwork(nil)
+	created.Annotations = maps.Clone(forged)
+	networkStrategy.PrepareForCreate(asUser("alice"), created)
+	if got := created.Annotations[hostnames.ChangedByAnnotation]; got != "alice" {
+		t.Errorf("changed-by after create: %q, want alice", got)
+	}
+	at, err := time.Parse(time.RFC3339Nano, created.Annotations[hostnames.ChangedAtAnnotation])
+	if err != nil || at.Before(before) || at.After(time.Now().UTC()) {
+		t.Errorf("changed-at after create: %q (%v), want a time of the create", created.Annotations[hostnames.ChangedAtAnnotation], err)
+	}
+	if created.Annotations["note"] != "kept" {
+		t.Errorf("other annotations after create: %v", created.Annotations)
+	}
+
+	// An update that leaves the spec alone keeps the stored record, even
+	// when the request drops or forges it.
+	for _, annotations := range []map[string]string{nil, maps.Clone(forged)} {
+		same := created.DeepCopy()
+		same.Annotations = annotations
+		networkStrategy.PrepareForUpdate(asUser("bob"), same, created)
+		for _, k := range []string{hostnames.ChangedByAnnotation, hostnames.ChangedAtAnnotation} {
+			if same.Annotations[k] != created.Annotations[k] {
+				t.Errorf("%s after an update without spec change (request %v): %q, want %q", k, annotations, same.Annotations[k], created.Annotations[k])
+			}
+		}
+	}
+
+	// An update of the spec records its caller.
+	changed := created.DeepCopy()
+	changed.Annotations = maps.Clone(forged)
+	changed.Spec.Subnets = []string{"10.0.1.0/24"}
+	networkStrategy.PrepareForUpdate(asUser("bob"), changed, created)
+	if got := changed.Annotations[hostnames.ChangedByAnnotation]; got != "bob" {
+		t.Errorf("changed-by after a spec update: %q, want bob", got)
+	}
+	if got, err := time.Parse(time.RFC3339Nano, changed.Annotations[hostnames.ChangedAtAnnotation]); err != nil || got.Before(at) {
+		t.Errorf("changed-at after a spec update: %q (%v), want a time after %s", changed.Annotations[hostnames.ChangedAtAnnotation], err, at)
 	}
 }
