@@ -11,8 +11,28 @@ import (
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/tools/cache"
 )
+
+// The watch cache of a partitioned store must start from a list. With
+// client-go's WatchListClient, a reflector fills a new cache from a stream
+// of events that it first collects in a store keyed by namespace and
+// name: objects of two tenants with the same name collide there, and all
+// but one are missing from the cache of a server started on existing data
+// (lists and watches then leave them out, while a GET from etcd finds
+// them). A list goes through the watch cache's own key function, which
+// keys by tenant.
+func init() {
+	clientfeatures.ReplaceFeatureGates(withoutWatchList{clientfeatures.FeatureGates()})
+}
+
+// withoutWatchList is client-go's feature gates with WatchListClient off.
+type withoutWatchList struct{ clientfeatures.Gates }
+
+func (g withoutWatchList) Enabled(key clientfeatures.Feature) bool {
+	return key != clientfeatures.WatchListClient && g.Gates.Enabled(key)
+}
 
 // Partition makes store keep its objects in one key range per tenant. Call
 // it before store.CompleteWithOptions(options). namespaced says whether the

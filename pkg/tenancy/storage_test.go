@@ -1,12 +1,17 @@
 package tenancy_test
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/registry/generic"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 	"k8s.io/apiserver/pkg/storage"
@@ -18,6 +23,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
+	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -124,5 +130,60 @@ func TestPartitionBeforeStorage(t *testing.T) {
 	tenancy.Partition(store, &generic.StoreOptions{RESTOptions: &recordingGetter{resourcePrefix: "x"}}, false)
 	if key, err := store.KeyFunc(requestContext(ptr("acme"), ""), "default"); err == nil {
 		t.Errorf("KeyFunc() before the storage exists = %q, want an error", key)
+	}
+}
+
+// TestWatchCacheStartsWithEveryTenant starts a watch cache on an etcd that
+// already holds objects of the same name in several tenants, as a
+// restarted server does: each tenant lists its own, none is lost to
+// another's of the same name.
+func TestWatchCacheStartsWithEveryTenant(t *testing.T) {
+	url := registrytest.StartEtcd(t)
+	tenants := []string{"acme", "globex", "initech"}
+	names := []string{"default", "web"}
+
+	first, err := network.NewStorage(apiserver.Scheme, registrytest.RESTOptionsGetter(url, false), base.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range tenants {
+		ctx := requestContext(ptr(tn), "")
+		for _, name := range names {
+			key, err := first.Store.KeyFunc(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			obj := &tenant.Network{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{tenancy.TenantLabel: tn}}}
+			if err := first.Store.Storage.Create(ctx, key, obj, &tenant.Network{}, 0, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	// A new storage, through the watch cache: it starts from what etcd holds.
+	cached, err := network.NewStorage(apiserver.Scheme, registrytest.RESTOptionsGetter(url, true), base.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cached.Store.DestroyFunc)
+	for _, tn := range tenants {
+		ctx := requestContext(ptr(tn), "")
+		var got []string
+		err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+			// resourceVersion "0": what the watch cache holds.
+			list, err := cached.Store.List(ctx, &metainternalversion.ListOptions{ResourceVersion: "0"})
+			if err != nil {
+				return false, nil // the cache is not ready yet
+			}
+			got = nil
+			for _, n := range list.(*tenant.NetworkList).Items {
+				got = append(got, n.Labels[tenancy.TenantLabel]+"/"+n.Name)
+			}
+			return len(got) >= len(names), nil
+		})
+		want := []string{tn + "/default", tn + "/web"}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("tenant %s lists %v from the watch cache, want %v", tn, got, want)
+		}
 	}
 }
