@@ -98,11 +98,15 @@ func (cfg *Config) Complete() CompletedConfig {
 
 // New builds the server and installs the tenant.io API group.
 func (c completedConfig) New() (*Server, error) {
+	gate := installStartupGate(c.GenericConfig.Config)
 	genericServer, err := c.GenericConfig.New("tenant-apiserver", genericapiserver.NewEmptyDelegate())
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{GenericAPIServer: genericServer}
+	if err := s.startGate(gate); err != nil {
+		return nil, err
+	}
 
 	resolver := c.ExtraConfig.Resolver
 	var membership *tenancy.Membership
@@ -168,7 +172,7 @@ func (c completedConfig) New() (*Server, error) {
 	}
 
 	if membership != nil {
-		if err := s.startMembership(c.GenericConfig.LoopbackClientConfig, membership, watches); err != nil {
+		if err := s.startMembership(c.GenericConfig.LoopbackClientConfig, membership, watches, gate); err != nil {
 			return nil, err
 		}
 	}
@@ -193,7 +197,7 @@ func NewIPAMUpkeep(storages *base.Storages, a *ipam.Allocator, period, sweepMinA
 // startMembership keeps membership current from the server's own Tenants,
 // read through its loopback client, and ends the watches of callers whose
 // tenant changed. The server is not ready before the index is filled.
-func (s *Server) startMembership(loopback *restclient.Config, membership *tenancy.Membership, watches *tenancy.WatchRegistry) error {
+func (s *Server) startMembership(loopback *restclient.Config, membership *tenancy.Membership, watches *tenancy.WatchRegistry, gate *startupGate) error {
 	client, err := clientset.NewForConfig(loopback)
 	if err != nil {
 		return err
@@ -204,6 +208,7 @@ func (s *Server) startMembership(loopback *restclient.Config, membership *tenanc
 		return err
 	}
 	membership.OnChange(watches.Revalidate)
+	gate.require("the tenant membership index", tenants.HasSynced)
 	s.GenericAPIServer.AddPostStartHookOrDie("tenant-membership", func(ctx genericapiserver.PostStartHookContext) error {
 		factory.Start(ctx.Done())
 		return nil
