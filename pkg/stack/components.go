@@ -16,23 +16,40 @@ import (
 	"k8s.io/client-go/rest"
 )
 
-// startEtcd starts the etcd that both API servers store into.
+// startEtcd starts the host's etcd, which the tenant-apiserver stores into
+// too unless Options.TenantEtcd gives it one of its own.
 func (s *Stack) startEtcd(ctx context.Context) (*process, error) {
 	var err error
-	if s.etcdPort, err = freePort(); err != nil {
+	s.etcd, err = s.startEtcdMember(ctx, "etcd", &s.etcdPort, &s.etcdPeerPort)
+	return s.etcd, err
+}
+
+// startTenantEtcd starts the tenant-apiserver's own etcd (Options.TenantEtcd).
+func (s *Stack) startTenantEtcd(ctx context.Context) (*process, error) {
+	var err error
+	s.tenantEtcd, err = s.startEtcdMember(ctx, "tenant-etcd", &s.tenantEtcdPort, &s.tenantEtcdPeerPort)
+	return s.tenantEtcd, err
+}
+
+// startEtcdMember starts a single-member etcd named name on new loopback
+// ports, which it writes to *port and *peerPort, with its data in the
+// stack's directory of that name.
+func (s *Stack) startEtcdMember(ctx context.Context, name string, port, peerPort *int) (*process, error) {
+	var err error
+	if *port, err = freePort(); err != nil {
 		return nil, err
 	}
-	if s.etcdPeerPort, err = freePort(); err != nil {
+	if *peerPort, err = freePort(); err != nil {
 		return nil, err
 	}
-	dataDir := s.path("etcd")
+	dataDir := s.path(name)
 	if err := os.RemoveAll(dataDir); err != nil { // a clashed attempt may have left one
 		return nil, err
 	}
-	client := s.EtcdURL()
-	peer := fmt.Sprintf("http://127.0.0.1:%d", s.etcdPeerPort)
-	s.etcd = &process{
-		name: "etcd",
+	client := fmt.Sprintf("http://127.0.0.1:%d", *port)
+	peer := fmt.Sprintf("http://127.0.0.1:%d", *peerPort)
+	p := &process{
+		name: name,
 		path: s.bin("etcd"),
 		args: []string{
 			"--name=tenant-stack",
@@ -46,24 +63,19 @@ func (s *Stack) startEtcd(ctx context.Context) (*process, error) {
 			"--unsafe-no-fsync",
 			"--log-level=warn",
 		},
-		logPath: s.LogPath("etcd"),
+		logPath: s.LogPath(name),
 	}
 	t := time.Now()
-	if err := s.etcd.start(); err != nil {
-		return s.etcd, err
+	if err := p.start(); err != nil {
+		return p, err
 	}
-	httpClient := &http.Client{Timeout: 5 * time.Second}
-	err = s.etcd.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
-		body, err := httpGet(ctx, httpClient, client+"/health", "")
-		if err == nil && !strings.Contains(body, `"health":"true"`) {
-			err = fmt.Errorf("unhealthy: %s", body)
-		}
-		return err
+	err = p.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+		return etcdHealthy(ctx, client)
 	})
 	if err == nil {
-		s.logf("etcd ready on %s (%s)", client, time.Since(t).Round(100*time.Millisecond))
+		s.logf("%s ready on %s (%s)", name, client, time.Since(t).Round(100*time.Millisecond))
 	}
-	return s.etcd, err
+	return p, err
 }
 
 // startKubeAPIServer starts the host kube-apiserver with aggregation, RBAC and
@@ -292,7 +304,7 @@ func (s *Stack) tenantAPIServerArgs(port int, extra ...string) []string {
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
 		"--authorization-kubeconfig=" + kubeconfig,
-		"--etcd-servers=" + s.EtcdURL(),
+		"--etcd-servers=" + s.TenantEtcdURL(),
 		"--etcd-prefix=/tenant.io",
 		// The audit policy the deployment ships; each process its own log.
 		"--audit-policy-file=" + filepath.Join(s.opts.DeployDir, "audit", "policy.yaml"),
@@ -434,10 +446,10 @@ func (s *Stack) StartHost(ctx context.Context) error {
 }
 
 // PID is the process id of a running process of the stack (etcd,
-// kube-apiserver, kube-controller-manager, metallb-controller,
+// tenant-etcd, kube-apiserver, kube-controller-manager, metallb-controller,
 // ovnkube-cluster-manager, tenant-apiserver, or a replica by its name), or 0.
 func (s *Stack) PID(name string) int {
-	for _, p := range append([]*process{s.etcd, s.kubeAPIServer, s.controllerManager, s.metallb, s.ovnkube, s.tenantAPIServer}, s.replicaProcesses()...) {
+	for _, p := range append([]*process{s.etcd, s.tenantEtcd, s.kubeAPIServer, s.controllerManager, s.metallb, s.ovnkube, s.tenantAPIServer}, s.replicaProcesses()...) {
 		if p != nil && p.name == name {
 			return p.pid()
 		}

@@ -64,6 +64,10 @@ type Options struct {
 	// Console runs the web console (cmd/tenant-console) too, over HTTPS
 	// on a loopback port, in front of the host kube-apiserver.
 	Console bool
+	// TenantEtcd gives the tenant-apiserver an etcd of its own, as
+	// installations do (docs/deploy.md), instead of the host's: then an
+	// outage of the one leaves the other up.
+	TenantEtcd bool
 	// HostCRDDir holds the host CRDs to install; default <RepoRoot>/artifacts/host-crds.
 	HostCRDDir string
 	// HostAddonDir holds what the host's add-ons install besides their
@@ -99,15 +103,18 @@ type Stack struct {
 	users      []User
 
 	etcdPort, etcdPeerPort int
-	kubePort               int
-	controllerManagerPort  int
-	metallbPort            int
-	ovnkubePort            int
-	tenantPort             int
+	// tenantEtcdPort, tenantEtcdPeerPort: the tenant-apiserver's own etcd,
+	// with Options.TenantEtcd.
+	tenantEtcdPort, tenantEtcdPeerPort int
+	kubePort                           int
+	controllerManagerPort              int
+	metallbPort                        int
+	ovnkubePort                        int
+	tenantPort                         int
 
 	consolePort int
 
-	etcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console *process
+	etcd, tenantEtcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console *process
 	// replicas are the tenant-apiserver replicas tests started, guarded by mu.
 	replicas []*Replica
 
@@ -292,6 +299,11 @@ func (s *Stack) start(ctx context.Context) error {
 	if err := s.retryOnPortClash(ctx, s.startEtcd); err != nil {
 		return err
 	}
+	if s.opts.TenantEtcd {
+		if err := s.retryOnPortClash(ctx, s.startTenantEtcd); err != nil {
+			return err
+		}
+	}
 	if err := s.retryOnPortClash(ctx, s.startKubeAPIServer); err != nil {
 		return err
 	}
@@ -395,7 +407,7 @@ func (s *Stack) Stop() error {
 	for _, r := range s.replicas {
 		procs = append(procs, r.proc)
 	}
-	for _, p := range append(procs, s.console, s.tenantAPIServer, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.etcd) {
+	for _, p := range append(procs, s.console, s.tenantAPIServer, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.tenantEtcd, s.etcd) {
 		if p == nil {
 			continue
 		}
@@ -471,9 +483,18 @@ func (s *Stack) KubeAPIServerURL() string { return fmt.Sprintf("https://127.0.0.
 // bypassing the aggregator.
 func (s *Stack) TenantAPIServerURL() string { return fmt.Sprintf("https://127.0.0.1:%d", s.tenantPort) }
 
-// EtcdURL is the etcd both API servers store into; the tenant-apiserver's
-// keys are under /tenant.io.
+// EtcdURL is the host's etcd, which the tenant-apiserver stores into too
+// unless Options.TenantEtcd gives it one of its own.
 func (s *Stack) EtcdURL() string { return fmt.Sprintf("http://127.0.0.1:%d", s.etcdPort) }
+
+// TenantEtcdURL is the etcd the tenant-apiserver stores into, under the
+// prefix /tenant.io: its own (Options.TenantEtcd) or the host's.
+func (s *Stack) TenantEtcdURL() string {
+	if s.opts.TenantEtcd {
+		return fmt.Sprintf("http://127.0.0.1:%d", s.tenantEtcdPort)
+	}
+	return s.EtcdURL()
+}
 
 // HostCAPEM is the CA of the kube-apiserver serving certificate.
 func (s *Stack) HostCAPEM() []byte { return append([]byte(nil), s.pki.serverCAPEM...) }

@@ -466,150 +466,21 @@ type ipamReport struct {
 }
 
 // verifyIPAM checks the IPAM invariants over everything in etcd and every
-// Tenant: no two allocations overlap; every allocation belongs to a Tenant
-// that exists with the owner's UID and records it in its status (no leak);
-// every Tenant's status.network and status.publicIPs are allocated to it;
-// and the owner index matches the allocations one to one.
+// Tenant (framework.IPAMProblems) and fails the test for each problem.
 func verifyIPAM(ctx context.Context, t *testing.T, cs clientset.Interface) ipamReport {
 	t.Helper()
-	allocs := listAllocations(ctx, t)
 	list, err := cs.TenantV1alpha1().Tenants().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("listing tenants: %v", err)
 	}
-	tenants := map[string]*tenantv1alpha1.Tenant{}
-	for i := range list.Items {
-		tenants[list.Items[i].Name] = &list.Items[i]
-	}
-
-	// No overlap: sorted by first address, a block overlaps an earlier one
-	// exactly when it starts before the furthest end seen so far.
-	sorted := slices.Clone(allocs)
-	slices.SortFunc(sorted, func(x, y engine.Allocation) int {
-		if c := x.Block.Addr().Compare(y.Block.Addr()); c != 0 {
-			return c
-		}
-		return x.Block.Bits() - y.Block.Bits()
-	})
-	var reach engine.Allocation
-	var reachEnd uint64
-	for i, a := range sorted {
-		start := addrValue(a.Block.Addr())
-		if i > 0 && start <= reachEnd {
-			t.Errorf("overlapping allocations: %s (tenant %s %s) and %s (tenant %s %s)",
-				reach.Block, reach.Owner.Tenant, reach.Owner.TenantUID, a.Block, a.Owner.Tenant, a.Owner.TenantUID)
-		}
-		if end := start + blockSize(a.Block) - 1; i == 0 || end > reachEnd {
-			reach, reachEnd = a, end
-		}
-	}
-
-	// Every allocation is recorded by its live owner.
-	byBlock := map[netip.Prefix]engine.Allocation{}
-	for _, a := range allocs {
-		byBlock[a.Block] = a
-		tn := tenants[a.Owner.Tenant]
-		switch {
-		case tn == nil:
-			t.Errorf("leak: %s (%s) is allocated to tenant %s (uid %s), which does not exist", a.Block, a.Owner.Purpose, a.Owner.Tenant, a.Owner.TenantUID)
-			continue
-		case string(tn.UID) != a.Owner.TenantUID:
-			t.Errorf("leak: %s (%s) is allocated to tenant %s uid %s, but tenant %s has uid %s", a.Block, a.Owner.Purpose, a.Owner.Tenant, a.Owner.TenantUID, tn.Name, tn.UID)
-			continue
-		}
-		recorded := false
-		switch a.Owner.Purpose {
-		case engine.PurposeTenantNetwork:
-			recorded = tn.Status.Network != nil && tn.Status.Network.CIDR == a.Block.String()
-		case engine.PurposePublicIP:
-			recorded = a.Block.Bits() == 32 && slices.Contains(tn.Status.PublicIPs, a.Block.Addr().String())
-		}
-		if !recorded {
-			t.Errorf("leak: %s (%s) is allocated to tenant %s, whose status does not record it (network %+v, publicIPs %v)",
-				a.Block, a.Owner.Purpose, tn.Name, tn.Status.Network, tn.Status.PublicIPs)
-		}
-	}
-
-	// Every tenant's addresses are allocated to it.
-	for _, tn := range tenants {
-		owns := func(block netip.Prefix, purpose string) {
-			a, ok := byBlock[block]
-			switch {
-			case !ok:
-				t.Errorf("tenant %s: %s in its status is not allocated in etcd", tn.Name, block)
-			case a.Owner.TenantUID != string(tn.UID) || a.Owner.Tenant != tn.Name || a.Owner.Purpose != purpose:
-				t.Errorf("tenant %s (uid %s): %s in its status is allocated to %+v", tn.Name, tn.UID, block, a.Owner)
-			}
-		}
-		if tn.Status.Network == nil {
-			t.Errorf("tenant %s has no status.network", tn.Name)
-		} else if b, err := netip.ParsePrefix(tn.Status.Network.CIDR); err != nil {
-			t.Errorf("tenant %s: status.network.cidr %q: %v", tn.Name, tn.Status.Network.CIDR, err)
-		} else {
-			owns(b, engine.PurposeTenantNetwork)
-		}
-		seen := map[string]bool{}
-		for _, ip := range tn.Status.PublicIPs {
-			if seen[ip] {
-				t.Errorf("tenant %s: public IP %s twice in its status", tn.Name, ip)
-			}
-			seen[ip] = true
-			addr, err := netip.ParseAddr(ip)
-			if err != nil {
-				t.Errorf("tenant %s: public IP %q: %v", tn.Name, ip, err)
-				continue
-			}
-			owns(netip.PrefixFrom(addr, 32), engine.PurposePublicIP)
-		}
-		if len(tn.Status.PublicIPs) != int(tn.Spec.PublicIPs.Count) {
-			t.Errorf("tenant %s: %d public IPs in status, spec asks for %d", tn.Name, len(tn.Status.PublicIPs), tn.Spec.PublicIPs.Count)
-		}
-	}
-
-	// No two tenants record the same address (whatever etcd says).
-	holder := map[string]string{}
-	var blocks []netip.Prefix
-	blockOf := map[netip.Prefix]string{}
-	for _, tn := range tenants {
-		for _, ip := range tn.Status.PublicIPs {
-			if h, dup := holder[ip]; dup && h != tn.Name {
-				t.Errorf("duplicate: public IP %s is in the status of tenants %s and %s", ip, h, tn.Name)
-			}
-			holder[ip] = tn.Name
-		}
-		if tn.Status.Network != nil {
-			if b, err := netip.ParsePrefix(tn.Status.Network.CIDR); err == nil {
-				for _, o := range blocks {
-					if o.Overlaps(b) {
-						t.Errorf("duplicate: the blocks of tenants %s (%s) and %s (%s) overlap", blockOf[o], o, tn.Name, b)
-					}
-				}
-				blocks = append(blocks, b)
-				blockOf[b] = tn.Name
-			}
-		}
-	}
-
-	// The owner index has one key per allocation, no more, no fewer.
-	want := map[string]bool{}
-	for _, a := range allocs {
-		suffix := strings.TrimPrefix(engine.BlockKey(ipamPrefix, a.Block), ipamPrefix+"/blocks/")
-		want[ipamPrefix+"/owners/"+a.Owner.TenantUID+"/"+suffix] = true
-	}
-	resp, err := etcdClient.Get(ctx, ipamPrefix+"/owners/", clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	problems, rep, err := framework.IPAMProblems(ctx, etcdClient, list.Items)
 	if err != nil {
-		t.Fatalf("reading the owner index: %v", err)
+		t.Fatal(err)
 	}
-	for _, kv := range resp.Kvs {
-		if !want[string(kv.Key)] {
-			t.Errorf("owner index key %s has no allocation", kv.Key)
-		}
-		delete(want, string(kv.Key))
+	for _, p := range problems {
+		t.Error(p)
 	}
-	for k := range want {
-		t.Errorf("allocation without owner index key %s", k)
-	}
-	return ipamReport{allocations: len(allocs), tenants: len(tenants)}
+	return ipamReport{allocations: rep.Allocations, tenants: rep.Tenants}
 }
 
 // ---------------------------------------------------------------------------
