@@ -75,16 +75,7 @@ func TestHostAPIServerRestart(t *testing.T) {
 		}
 	}
 
-	t.Cleanup(func() {
-		if s.PID("kube-apiserver") != 0 {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if err := s.StartHost(ctx); err != nil {
-			t.Errorf("cleanup: starting the host kube-apiserver: %v", err)
-		}
-	})
+	framework.StartHostOnCleanup(t, s)
 	stoppedAt := time.Now()
 	if err := s.StopHost(); err != nil {
 		t.Fatalf("stopping the host kube-apiserver: %v", err)

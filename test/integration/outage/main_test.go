@@ -33,15 +33,9 @@ import (
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
-// The stack's syncer and IPAM timings (flags of the tenant-apiserver).
-const (
-	leaseDuration = 4 * time.Second
-	renewDeadline = 3 * time.Second
-	retryPeriod   = 500 * time.Millisecond
-	checkPeriod   = 2 * time.Second
-	ipamPeriod    = time.Second
-	sweepMinAge   = 3 * time.Second
-)
+// sweepMinAge is how old an unclaimed address must be for the IPAM sweeper
+// to reclaim it in this stack (a flag of the tenant-apiserver).
+const sweepMinAge = 3 * time.Second
 
 // tenantsPerTest is how many tenants, each with a member of its own, write
 // and watch in each test.
@@ -74,17 +68,12 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(framework.RunMain(m, stack.Options{
-		TenantAPIServerArgs: []string{
-			"--syncer-lease-duration=" + leaseDuration.String(),
-			"--syncer-renew-deadline=" + renewDeadline.String(),
-			"--syncer-retry-period=" + retryPeriod.String(),
-			"--syncer-check-period=" + checkPeriod.String(),
-			"--ipam-period=" + ipamPeriod.String(),
-			"--ipam-sweep-min-age=" + sweepMinAge.String(),
+		TenantAPIServerArgs: append(framework.QuickSyncerArgs(),
+			"--ipam-sweep-min-age="+sweepMinAge.String(),
 			// Every revision of a test stays readable in etcd, to compare
 			// what the watchers saw with.
 			"--etcd-compaction-interval=0",
-		},
+		),
 		// The tenant-apiserver's etcd is its own, as in an installation:
 		// the etcd outages are the tenant-apiserver's, the host stays up.
 		TenantEtcd: true,

@@ -11,19 +11,9 @@ package syncer
 import (
 	"os"
 	"testing"
-	"time"
 
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
-)
-
-// The stack's syncer and IPAM timings (flags of the tenant-apiserver).
-const (
-	leaseDuration = 4 * time.Second
-	renewDeadline = 3 * time.Second
-	retryPeriod   = 500 * time.Millisecond
-	checkPeriod   = 2 * time.Second
-	ipamPeriod    = time.Second
 )
 
 // Host users of the tests besides the stack's defaults. Each test onboards a
@@ -64,13 +54,7 @@ const (
 
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunMain(m, stack.Options{
-		TenantAPIServerArgs: []string{
-			"--syncer-lease-duration=" + leaseDuration.String(),
-			"--syncer-renew-deadline=" + renewDeadline.String(),
-			"--syncer-retry-period=" + retryPeriod.String(),
-			"--syncer-check-period=" + checkPeriod.String(),
-			"--ipam-period=" + ipamPeriod.String(),
-		},
+		TenantAPIServerArgs: framework.QuickSyncerArgs(),
 		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
 			{Name: networkUser}, {Name: refusedUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},

@@ -248,7 +248,7 @@ func TestOwnershipHostNameTaken(t *testing.T) {
 	t.Logf("tenant Namespace taken: %s", describeNamespace(ns))
 
 	// Several periodic checks later, the foreign namespace is still untouched.
-	time.Sleep(3*checkPeriod + time.Second)
+	time.Sleep(3*framework.SyncerCheckPeriod + time.Second)
 	got, err := host.CoreV1().Namespaces().Get(ctx, taken, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("the foreign host namespace: %v", err)
@@ -549,7 +549,7 @@ func TestLeaderFailover(t *testing.T) {
 	remove(survivorMember, 6)
 
 	newHolder := waitLiveHolder(ctx, t, host, holder, slowTimeout)
-	t.Logf("Lease held by %q %s after the kill (lease duration %s)", newHolder, time.Since(killed).Round(100*time.Millisecond), leaseDuration)
+	t.Logf("Lease held by %q %s after the kill (lease duration %s)", newHolder, time.Since(killed).Round(100*time.Millisecond), framework.SyncerLeaseDuration)
 
 	_, nss := waitHostState(ctx, t, survivorAdmin, survivorMember, name, slowTimeout)
 	want := []string{defaultNamespace}
@@ -606,16 +606,7 @@ func TestHostOutage(t *testing.T) {
 		t.Fatalf("tenant Namespaces through the direct client: %v, want [default]", got)
 	}
 
-	t.Cleanup(func() {
-		if s.PID("kube-apiserver") != 0 {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if err := s.StartHost(ctx); err != nil {
-			t.Errorf("cleanup: restarting the host kube-apiserver: %v", err)
-		}
-	})
+	framework.StartHostOnCleanup(t, s)
 	if err := s.StopHost(); err != nil {
 		t.Fatal(err)
 	}
