@@ -57,12 +57,7 @@ func TestEtcdPaused(t *testing.T) {
 func runEtcdOutage(t *testing.T, prefix string, o etcdOutage) {
 	ctx := framework.Context(t, 15*time.Minute)
 	s := theStack()
-	users := memberUsers[prefix][:tenantsPerTest]
-	names := onboardTenants(ctx, t, prefix, users, tenantsPerTest)
-	members := map[string]string{}
-	for i, n := range names {
-		members[n] = users[i]
-	}
+	_, members := onboardTenants(ctx, t, prefix, tenantsPerTest)
 
 	ws := startWatchers(ctx, t, members)
 	procs := watchProcesses(t)

@@ -106,13 +106,14 @@ func eventually(ctx context.Context, t *testing.T, timeout time.Duration, what s
 }
 
 // onboardTenants creates n tenants named <prefix>-<i>, the i-th with
-// member users[i], a /16 block, one public IP and room for the write load
-// in its quota, and waits until they are Ready and their members see
-// them. It returns the names.
-func onboardTenants(ctx context.Context, t *testing.T, prefix string, users []string, n int) []string {
+// member memberUsers[prefix][i], a /16 block, one public IP and room for
+// the write load in its quota, and waits until they are Ready and their
+// members see them. It returns the names, and each tenant's member.
+func onboardTenants(ctx context.Context, t *testing.T, prefix string, n int) (names []string, members map[string]string) {
 	t.Helper()
 	admin := adminClient(t)
-	var names []string
+	users := memberUsers[prefix][:n]
+	members = map[string]string{}
 	for i := range n {
 		name := fmt.Sprintf("%s-%d", prefix, i)
 		prefixLength, namespaces, networks := int32(16), int32(20), int32(20)
@@ -129,6 +130,7 @@ func onboardTenants(ctx context.Context, t *testing.T, prefix string, users []st
 			t.Fatalf("creating tenant %s: %v", name, err)
 		}
 		names = append(names, name)
+		members[name] = users[i]
 	}
 	for i, name := range names {
 		eventually(ctx, t, setupTimeout, "tenant "+name+" Ready", func(ctx context.Context) (bool, string) {
@@ -142,7 +144,7 @@ func onboardTenants(ctx context.Context, t *testing.T, prefix string, users []st
 			t.Fatal(err)
 		}
 	}
-	return names
+	return names, members
 }
 
 // tenantReady reports whether tn is Ready with HostSynced and Ready True.

@@ -25,12 +25,7 @@ import (
 func TestHostAPIServerRestart(t *testing.T) {
 	ctx := framework.Context(t, 15*time.Minute)
 	s := theStack()
-	users := memberUsers["hostrestart"][:tenantsPerTest]
-	names := onboardTenants(ctx, t, "hostrestart", users, tenantsPerTest)
-	members := map[string]string{}
-	for i, n := range names {
-		members[n] = users[i]
-	}
+	names, members := onboardTenants(ctx, t, "hostrestart", tenantsPerTest)
 	ws := startWatchers(ctx, t, members)
 	tenantPID := s.PID("tenant-apiserver")
 

@@ -22,12 +22,7 @@ func TestTenantAPIServerKilledUnderLoad(t *testing.T) {
 	ctx := framework.Context(t, 15*time.Minute)
 	s := theStack()
 	const tenants = tenantsPerTest + 1
-	users := memberUsers["tenantkill"][:tenants]
-	names := onboardTenants(ctx, t, "tenantkill", users, tenants)
-	members := map[string]string{}
-	for i, n := range names {
-		members[n] = users[i]
-	}
+	_, members := onboardTenants(ctx, t, "tenantkill", tenants)
 
 	hostPID := s.PID("kube-apiserver")
 	l := newLoad(t, "tenantkill", members)
