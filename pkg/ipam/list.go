@@ -23,8 +23,27 @@ func (a *Allocator) List(ctx context.Context, pool Pool) ([]Allocation, error) {
 // ListAll returns every allocation, in address order. Values that do not
 // decode are left out and reported in the error, with the rest returned.
 func (a *Allocator) ListAll(ctx context.Context) ([]Allocation, error) {
-	dir := a.prefix + blocksDir
 	var out []Allocation
+	err := a.EachAllocation(ctx, func(alloc Allocation) error {
+		out = append(out, alloc)
+		return nil
+	})
+	var decode *DecodeErrors
+	if err != nil && !errors.As(err, &decode) {
+		return nil, err
+	}
+	sortAllocations(out)
+	return out, err
+}
+
+// EachAllocation calls fn with every allocation, in key order, read from
+// etcd at one revision a page at a time: the periodic passes over every
+// allocation hold one page in memory, not all of them. Values that do not
+// decode are skipped and reported together in a *DecodeErrors once every
+// other allocation has been seen; an error of fn stops the pass and is
+// returned.
+func (a *Allocator) EachAllocation(ctx context.Context, fn func(Allocation) error) error {
+	dir := a.prefix + blocksDir
 	var errs []error
 	_, err := rangeAll(ctx, a.client, dir, clientv3.GetPrefixRangeEnd(dir), 0, false, func(kv keyValue) error {
 		alloc, err := a.decodeKV(kv)
@@ -32,15 +51,24 @@ func (a *Allocator) ListAll(ctx context.Context) ([]Allocation, error) {
 			errs = append(errs, err)
 			return nil
 		}
-		out = append(out, alloc)
-		return nil
+		return fn(alloc)
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	sortAllocations(out)
-	return out, errors.Join(errs...)
+	if len(errs) > 0 {
+		return &DecodeErrors{Errs: errs}
+	}
+	return nil
 }
+
+// DecodeErrors are the allocations a pass could not decode.
+type DecodeErrors struct{ Errs []error }
+
+func (e *DecodeErrors) Error() string { return errors.Join(e.Errs...).Error() }
+
+// Unwrap returns the decode errors.
+func (e *DecodeErrors) Unwrap() []error { return e.Errs }
 
 // ListOwner returns the allocations held by tenantUID, in address order: what
 // a caller that crashed mid-way finds again.

@@ -145,33 +145,31 @@ func SweepUnused(ctx context.Context, a *Allocator, keep func(Allocation) (bool,
 	}
 	// An allocation that cannot be decoded is reported and kept; it must
 	// not stop the sweep of the others.
-	allocs, listErr := a.ListAll(ctx)
-	if listErr != nil && allocs == nil {
-		return 0, listErr
-	}
 	now := a.clock.Now()
 	released := 0
-	errs := []error{listErr}
-	for _, alloc := range allocs {
+	var errs []error
+	err := a.EachAllocation(ctx, func(alloc Allocation) error {
 		if now.Sub(alloc.Created) < o.minAge {
-			continue
+			return nil
 		}
 		kept, err := keep(alloc)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("checking owner %q of %s: %w", alloc.Owner.TenantUID, alloc.Block, err))
-			continue
+			return nil
 		}
 		if kept {
-			continue
+			return nil
 		}
 		deleted, _, err := a.deleteAt(ctx, alloc.Block, alloc.Revision, alloc.Owner.TenantUID)
 		if err != nil {
 			errs = append(errs, err)
-			continue
+			return nil
 		}
 		if deleted {
 			released++
 		}
-	}
+		return nil
+	})
+	errs = append(errs, err)
 	return released, errors.Join(errs...)
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -98,14 +99,18 @@ func newStoreInformer(kind Kind, indexers cache.Indexers, partitioned bool) cach
 	if !partitioned {
 		return informer
 	}
-	// The objects come from the watch cache, shared with every watcher:
-	// they are copied before their namespace is rewritten.
+	// The objects come from the watch cache, shared with every watcher and
+	// never written: the cached copy is a shallow one, its own top-level
+	// struct with a namespace of its own, sharing everything below (labels,
+	// spec, status) with the watch cache's object, so that the syncer does
+	// not keep a second copy of every object the watch cache holds. Like
+	// every informer's objects, they are read-only.
 	if err := informer.SetTransform(func(obj interface{}) (interface{}, error) {
 		o, ok := obj.(runtime.Object)
 		if !ok {
 			return obj, nil
 		}
-		o = o.DeepCopyObject()
+		o = shallowCopy(o)
 		m, err := meta.Accessor(o)
 		if err != nil {
 			return nil, err
@@ -120,6 +125,18 @@ func newStoreInformer(kind Kind, indexers cache.Indexers, partitioned bool) cach
 		panic(err) // only fails once the informer has started
 	}
 	return informer
+}
+
+// shallowCopy returns a new object whose top-level struct (ObjectMeta
+// included) is a copy of o's and whose maps, slices and pointers are o's.
+func shallowCopy(o runtime.Object) runtime.Object {
+	v := reflect.ValueOf(o)
+	if v.Kind() != reflect.Pointer || v.IsNil() {
+		return o.DeepCopyObject()
+	}
+	c := reflect.New(v.Elem().Type())
+	c.Elem().Set(v.Elem())
+	return c.Interface().(runtime.Object)
 }
 
 // CacheNamespace is the metadata.namespace of the syncer's cached copy of

@@ -23,15 +23,15 @@ import (
 // TestMain starts the stack of the benchmarks. BENCH_TENANT_APISERVER_ARGS
 // (space separated) adds flags to tenant-apiserver, to compare settings.
 func TestMain(m *testing.M) {
-	// The shared stack measures the API and its storage at scale: its
-	// syncer is off, so that 10,000 tenants do not also become host
-	// namespaces and default Namespaces (BenchmarkSync measures the
-	// syncer on a stack of its own).
+	// The shared stack serves BenchmarkGetThroughAggregator, with the
+	// syncer off; the scale and sync benchmarks start stacks of their own.
 	opts := stack.Options{Setup: stack.DemoTenants, TenantAPIServerArgs: []string{"--syncer=false"}}
 	if args := os.Getenv("BENCH_TENANT_APISERVER_ARGS"); args != "" {
 		opts.TenantAPIServerArgs = append(opts.TenantAPIServerArgs, strings.Fields(args)...)
 	}
-	os.Exit(framework.RunMain(m, opts))
+	code := framework.RunMain(m, opts)
+	stopScaleStacks()
+	os.Exit(code)
 }
 
 // requestsPerSide is the number of GETs measured on each side.

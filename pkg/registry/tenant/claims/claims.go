@@ -336,13 +336,17 @@ func (k *Kind[T]) Reclaim(ctx context.Context) (int, error) {
 	if k.Pool == nil {
 		return 0, nil
 	}
-	allocs, err := k.Keyspace.ListAll(ctx)
-	if err != nil && allocs == nil {
-		return 0, err
-	}
+	// What is held, by block: read a page at a time (an allocation that
+	// does not decode counts as not held, and is claimed again only if
+	// its block is free).
 	held := map[netip.Prefix]string{}
-	for _, a := range allocs {
+	err := k.Keyspace.EachAllocation(ctx, func(a ipam.Allocation) error {
 		held[a.Block] = a.Owner.Purpose
+		return nil
+	})
+	var decode *ipam.DecodeErrors
+	if err != nil && !errors.As(err, &decode) {
+		return 0, err
 	}
 	all := tenancy.WithAllTenants(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll))
 	list, err := k.Store.List(all, &metainternalversion.ListOptions{ResourceVersion: "0"})

@@ -1,0 +1,414 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// Sizes of BenchmarkTenantAPI; BENCH_API_WATCHES overrides the number of
+// open watches on each side.
+const (
+	apiRequests    = 200 // creates, gets and lists on each side
+	apiFanOutWrite = 10  // writes seen by every watch, on each side
+	apiTenant      = "apibench"
+	apiNamespace   = "apibench" // the host side's namespace of its custom resources
+	// crPerHostNamespace custom resources go into every host namespace of
+	// the syncer, so that the host's store holds as many as the tenant's.
+	crPerHostNamespace = objectsPerTenant
+)
+
+func apiWatches() int {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_API_WATCHES")); err == nil && v > 0 {
+		return v
+	}
+	return 1000
+}
+
+// benchNetworks is the host side's custom resource: a namespaced
+// "Network" of the tenant Network's shape, served by kube-apiserver from a
+// CRD with a structural schema and a status subresource.
+var benchNetworks = schema.GroupVersionResource{Group: "bench.tenant.io", Version: "v1", Resource: "networks"}
+
+const benchNetworkCRD = `apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: networks.bench.tenant.io
+spec:
+  group: bench.tenant.io
+  scope: Namespaced
+  names: {plural: networks, singular: network, kind: Network, listKind: NetworkList}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              topology: {type: string, enum: [Layer2, Layer3]}
+              subnets: {type: array, maxItems: 2, items: {type: string, maxLength: 43}}
+          status:
+            type: object
+            properties:
+              subnets: {type: array, items: {type: string}}
+              conditions:
+                type: array
+                items:
+                  type: object
+                  x-kubernetes-preserve-unknown-fields: true
+`
+
+func benchNetwork(name string, i int) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "bench.tenant.io/v1", "kind": "Network",
+		"metadata": map[string]any{"name": name},
+		"spec": map[string]any{"topology": "Layer2",
+			"subnets": []any{fmt.Sprintf("10.%d.%d.0/24", 100+i/256, i%256)}},
+	}}
+}
+
+// BenchmarkTenantAPI measures the tenant API's own request latency on the
+// large scale stack (10,000 tenants, 50,000 Namespaces and Networks, the
+// syncer running) against the same operations on a custom resource served
+// by the host kube-apiserver, whose store holds as many objects (5 in each
+// of the syncer's 50,000 host namespaces). In turns, one request of each
+// side after the other: creates, gets and lists (of the 200 objects the
+// creates made), then the watch fan-out: BENCH_API_WATCHES (1,000) watches
+// open on each side (the tenant's through the aggregator, as its member;
+// the host's of one namespace, as the admin), one create, and the time
+// until every watch has seen it, ten times a side.
+func BenchmarkTenantAPI(b *testing.B) {
+	ctx := context.Background()
+	s := scaleStacks(ctx, b).large
+	admin, err := clientset.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	host := mustHost(b, s)
+	dyn, err := dynamic.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
+	if err != nil {
+		b.Fatal(err)
+	}
+
+	// The tenant side: a tenant of its own, room for every Network.
+	quota := int32(apiRequests + apiFanOutWrite + 1)
+	t := &tenantv1alpha1.Tenant{
+		ObjectMeta: metav1.ObjectMeta{Name: apiTenant},
+		Spec: tenantv1alpha1.TenantSpec{
+			Network: tenantv1alpha1.TenantNetwork{CIDR: "10.201.0.0/16"},
+			Quota:   tenantv1alpha1.TenantQuota{Networks: &quota},
+		},
+	}
+	if _, err := admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		b.Fatal(err)
+	}
+	member, err := asTenant(s, apiTenant)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.WaitTenantReady(ctx, apiTenant, 2*time.Minute); err != nil {
+		b.Fatal(err)
+	}
+
+	// The host side: the CRD, its store filled like the tenant's, and a
+	// namespace for the measured objects.
+	crdPath := filepath.Join(b.TempDir(), "crd.yaml")
+	if err := os.WriteFile(crdPath, []byte(benchNetworkCRD), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if _, stderr, err := s.Kubectl(ctx, stack.AdminUser, "apply", "-f", crdPath); err != nil {
+		b.Fatalf("creating the CRD: %v: %s", err, stderr)
+	}
+	if _, stderr, err := s.Kubectl(ctx, stack.AdminUser, "wait", "--for=condition=Established", "--timeout=60s", "crd/networks.bench.tenant.io"); err != nil {
+		b.Fatalf("waiting for the CRD: %v: %s", err, stderr)
+	}
+	if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: apiNamespace}}, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		b.Fatal(err)
+	}
+	fillHostCRs(ctx, b, s, dyn)
+	crs := dyn.Resource(benchNetworks).Namespace(apiNamespace)
+	networks := member.TenantV1alpha1().Networks()
+
+	var rows []row
+	measure := func(what string, tenant, direct func(i int) error) {
+		var td, dd []time.Duration
+		for i := 0; i < apiRequests; i++ {
+			for _, side := range []struct {
+				f func(int) error
+				d *[]time.Duration
+			}{{tenant, &td}, {direct, &dd}} {
+				t0 := time.Now()
+				if err := side.f(i); err != nil {
+					b.Fatalf("%s: %v", what, err)
+				}
+				*side.d = append(*side.d, time.Since(t0))
+			}
+		}
+		rows = append(rows, row{what + ", tenant.io (aggregated)", len(td), pctl(td, 50), pctl(td, 99)},
+			row{what + ", host CRD", len(dd), pctl(dd, 50), pctl(dd, 99)})
+		b.ReportMetric(float64(percentile(td, 50).Microseconds()), what+"-tenant-p50-µs")
+		b.ReportMetric(float64(percentile(dd, 50).Microseconds()), what+"-crd-p50-µs")
+		b.ReportMetric(float64(percentile(td, 99))/float64(percentile(dd, 99)), what+"-tenant/crd-p99")
+	}
+	name := func(i int) string { return fmt.Sprintf("api%d", i) }
+	measure("create", func(i int) error {
+		_, err := networks.Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name(i)}}, metav1.CreateOptions{})
+		return err
+	}, func(i int) error {
+		_, err := crs.Create(ctx, benchNetwork(name(i), i), metav1.CreateOptions{})
+		return err
+	})
+	measure("get", func(i int) error {
+		_, err := networks.Get(ctx, name(i), metav1.GetOptions{})
+		return err
+	}, func(i int) error {
+		_, err := crs.Get(ctx, name(i), metav1.GetOptions{})
+		return err
+	})
+	measure("list", func(int) error {
+		l, err := networks.List(ctx, metav1.ListOptions{})
+		if err == nil && len(l.Items) != apiRequests+1 {
+			err = fmt.Errorf("%d tenant Networks, want %d", len(l.Items), apiRequests+1)
+		}
+		return err
+	}, func(int) error {
+		l, err := crs.List(ctx, metav1.ListOptions{})
+		if err == nil && len(l.Items) != apiRequests {
+			err = fmt.Errorf("%d custom resources, want %d", len(l.Items), apiRequests)
+		}
+		return err
+	})
+
+	// The watch fan-out.
+	n := apiWatches()
+	tenantCfg := framework.Unthrottled(s.RESTConfig(stack.AdminUser))
+	tenantCfg.Impersonate = rest.ImpersonationConfig{UserName: "member-of-" + apiTenant, Groups: []string{"tenant.io:" + apiTenant}}
+	tenantWatch, err := clientset.NewForConfig(tenantCfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tenantSide := openWatches(ctx, b, n, func(ctx context.Context, rv string) (watch.Interface, error) {
+		return tenantWatch.TenantV1alpha1().Networks().Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	}, func() (string, error) {
+		l, err := networks.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		return l.ResourceVersion, nil
+	})
+	defer tenantSide.stop()
+	hostSide := openWatches(ctx, b, n, func(ctx context.Context, rv string) (watch.Interface, error) {
+		return crs.Watch(ctx, metav1.ListOptions{ResourceVersion: rv})
+	}, func() (string, error) {
+		l, err := crs.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		return l.GetResourceVersion(), nil
+	})
+	defer hostSide.stop()
+	var tenantAll, hostAll, tenantEach, hostEach []time.Duration
+	for i := 0; i < apiFanOutWrite; i++ {
+		k := apiRequests + i
+		all, each := tenantSide.fanOut(ctx, b, name(k), func() error {
+			_, err := networks.Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name(k)}}, metav1.CreateOptions{})
+			return err
+		})
+		tenantAll, tenantEach = append(tenantAll, all), append(tenantEach, each...)
+		all, each = hostSide.fanOut(ctx, b, name(k), func() error {
+			_, err := crs.Create(ctx, benchNetwork(name(k), k), metav1.CreateOptions{})
+			return err
+		})
+		hostAll, hostEach = append(hostAll, all), append(hostEach, each...)
+	}
+	rows = append(rows,
+		row{fmt.Sprintf("one create seen by all %d watches, tenant.io", n), len(tenantAll), pctl(tenantAll, 50), pctl(tenantAll, 99)},
+		row{fmt.Sprintf("one create seen by all %d watches, host CRD", n), len(hostAll), pctl(hostAll, 50), pctl(hostAll, 99)},
+		row{"  each watch's sighting, tenant.io", len(tenantEach), pctl(tenantEach, 50), pctl(tenantEach, 99)},
+		row{"  each watch's sighting, host CRD", len(hostEach), pctl(hostEach, 50), pctl(hostEach, 99)})
+	b.ReportMetric(float64(percentile(tenantAll, 50).Milliseconds()), "fanout-all-tenant-p50-ms")
+	b.ReportMetric(float64(percentile(hostAll, 50).Milliseconds()), "fanout-all-crd-p50-ms")
+	b.ReportMetric(float64(percentile(tenantAll, 50))/float64(percentile(hostAll, 50)), "fanout-all-tenant/crd-p50")
+	b.ReportMetric(float64(n), "watches")
+	printTable(os.Stdout, fmt.Sprintf("BenchmarkTenantAPI: %d tenants in the store, request start -> response (fan-out: create start -> seen)", largeTenants()), rows)
+	// The rest of the process must not find these objects.
+	for i := 0; i < apiRequests+apiFanOutWrite; i++ {
+		_ = networks.Delete(ctx, name(i), metav1.DeleteOptions{})
+	}
+	_ = host.CoreV1().Namespaces().Delete(ctx, apiNamespace, metav1.DeleteOptions{})
+}
+
+// fillHostCRs creates crPerHostNamespace custom resources in every host
+// namespace the syncer made.
+func fillHostCRs(ctx context.Context, b *testing.B, s *stack.Stack, dyn dynamic.Interface) {
+	host := mustHost(b, s)
+	var names []string
+	opts := metav1.ListOptions{LabelSelector: hostnames.TenantLabel, Limit: 5000}
+	for {
+		l, err := host.CoreV1().Namespaces().List(ctx, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, ns := range l.Items {
+			names = append(names, ns.Name)
+		}
+		if opts.Continue = l.Continue; opts.Continue == "" {
+			break
+		}
+	}
+	start := time.Now()
+	jobs := make(chan string)
+	var wg sync.WaitGroup
+	var failed atomic.Value
+	for w := 0; w < populateWorkers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ns := range jobs {
+				for j := 0; j < crPerHostNamespace; j++ {
+					if _, err := dyn.Resource(benchNetworks).Namespace(ns).Create(ctx, benchNetwork(fmt.Sprintf("net%d", j), j), metav1.CreateOptions{}); ignoreExists(err) != nil {
+						failed.Store(err)
+					}
+				}
+			}
+		}()
+	}
+	for _, ns := range names {
+		if failed.Load() != nil {
+			break
+		}
+		jobs <- ns
+	}
+	close(jobs)
+	wg.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("created %d custom resources in %d host namespaces in %s", len(names)*crPerHostNamespace, len(names), time.Since(start).Round(time.Second))
+}
+
+// watchSet is n open watches of one collection, each recording when it
+// first saw an object by name.
+type watchSet struct {
+	mu     sync.Mutex
+	seen   []map[string]time.Time
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// openWatches opens n watches from the collection's current
+// resourceVersion and returns once every one is open.
+func openWatches(ctx context.Context, b *testing.B, n int, open func(context.Context, string) (watch.Interface, error), rv func() (string, error)) *watchSet {
+	ctx, cancel := context.WithCancel(ctx)
+	ws := &watchSet{seen: make([]map[string]time.Time, n), cancel: cancel}
+	from, err := rv()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sem := make(chan struct{}, 50)
+	var opened sync.WaitGroup
+	var failed atomic.Value
+	for i := 0; i < n; i++ {
+		ws.seen[i] = map[string]time.Time{}
+		opened.Add(1)
+		ws.done.Add(1)
+		go func() {
+			defer ws.done.Done()
+			sem <- struct{}{}
+			w, err := open(ctx, from)
+			<-sem
+			opened.Done()
+			if err != nil {
+				failed.Store(err)
+				return
+			}
+			defer w.Stop()
+			for e := range w.ResultChan() {
+				if e.Type != watch.Added {
+					continue
+				}
+				at := time.Now()
+				m, ok := e.Object.(metav1.Object)
+				if !ok {
+					continue
+				}
+				ws.mu.Lock()
+				if _, dup := ws.seen[i][m.GetName()]; !dup {
+					ws.seen[i][m.GetName()] = at
+				}
+				ws.mu.Unlock()
+			}
+		}()
+	}
+	opened.Wait()
+	if err, _ := failed.Load().(error); err != nil {
+		cancel()
+		b.Fatal(err)
+	}
+	return ws
+}
+
+// fanOut runs write, which creates the object name, and waits until every
+// watch has seen it: it returns how long that took from the start of the
+// write and each watch's own time.
+func (ws *watchSet) fanOut(ctx context.Context, b *testing.B, name string, write func() error) (time.Duration, []time.Duration) {
+	t0 := time.Now()
+	if err := write(); err != nil {
+		b.Fatal(err)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		ws.mu.Lock()
+		missing := 0
+		for _, s := range ws.seen {
+			if _, ok := s[name]; !ok {
+				missing++
+			}
+		}
+		if missing == 0 {
+			each := make([]time.Duration, 0, len(ws.seen))
+			for _, s := range ws.seen {
+				each = append(each, s[name].Sub(t0))
+			}
+			ws.mu.Unlock()
+			sort.Slice(each, func(i, j int) bool { return each[i] < each[j] })
+			return each[len(each)-1], each
+		}
+		ws.mu.Unlock()
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			b.Fatalf("%d of %d watches never saw %s", missing, len(ws.seen), name)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func (ws *watchSet) stop() {
+	ws.cancel()
+	ws.done.Wait()
+}
