@@ -204,6 +204,9 @@ func (s *Server) startMembership(loopback *restclient.Config, membership *tenanc
 	}
 	factory := informers.NewSharedInformerFactory(client, 0)
 	tenants := factory.Tenant().V1alpha1().Tenants().Informer()
+	if err := tenants.SetTransform(tenancy.MembersOnly); err != nil {
+		return err
+	}
 	if _, err := tenants.AddEventHandler(membership.EventHandler()); err != nil {
 		return err
 	}

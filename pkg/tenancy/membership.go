@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/client-go/tools/cache"
@@ -167,6 +168,21 @@ func (m *Membership) EventHandler() cache.ResourceEventHandler {
 			}
 		},
 	}
+}
+
+// MembersOnly is the transform of the index's Tenant informer: of a
+// Tenant it keeps what the index reads (name, UID, resourceVersion,
+// deletion and spec.members), so that the index does not hold a copy of
+// every Tenant's spec and status besides the watch cache's.
+func MembersOnly(obj interface{}) (interface{}, error) {
+	t, ok := obj.(*v1alpha1.Tenant)
+	if !ok {
+		return obj, nil
+	}
+	return &v1alpha1.Tenant{
+		ObjectMeta: metav1.ObjectMeta{Name: t.Name, UID: t.UID, ResourceVersion: t.ResourceVersion, DeletionTimestamp: t.DeletionTimestamp},
+		Spec:       v1alpha1.TenantSpec{Members: t.Spec.Members},
+	}, nil
 }
 
 func addIndex(idx map[string]map[string]bool, key, tenant string) {

@@ -189,6 +189,14 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err := o.RecommendedOptions.ApplyTo(serverConfig); err != nil {
 		return nil, err
 	}
+	// The admission webhooks and policies match namespace selectors
+	// against an informer of every host namespace: it keeps no managed
+	// fields, which no selector reads.
+	if f := serverConfig.SharedInformerFactory; f != nil {
+		if err := f.Core().V1().Namespaces().Informer().SetTransform(host.WithoutManagedFields); err != nil {
+			return nil, err
+		}
+	}
 	allocator, poolSpace, tenantSpace, err := o.newAllocators()
 	if err != nil {
 		return nil, err

@@ -26,6 +26,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	hostapi "tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
@@ -229,11 +230,11 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
-		if err := inf.SetTransform(withoutManagedFields); err != nil {
+		if err := inf.SetTransform(hostapi.WithoutManagedFields); err != nil {
 			panic(err)
 		}
 	}
-	if err := s.HostBGPSessionStates.SetTransform(withoutManagedFields); err != nil {
+	if err := s.HostBGPSessionStates.SetTransform(hostapi.WithoutManagedFields); err != nil {
 		panic(err)
 	}
 	for _, gvr := range MetalLBResources {
@@ -241,7 +242,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err)
 		}
-		if err := inf.SetTransform(withoutManagedFields); err != nil {
+		if err := inf.SetTransform(hostapi.WithoutManagedFields); err != nil {
 			panic(err)
 		}
 		s.HostMetalLB[gvr] = inf
@@ -423,15 +424,4 @@ func (h *HostHealth) set(ctx context.Context, err error) {
 	for _, f := range callbacks {
 		f(err == nil)
 	}
-}
-
-// withoutManagedFields drops the managed fields of a host object as it
-// enters an informer: the syncer never reads them, they are often the
-// largest part of the object, and an update of a cached copy without them
-// keeps the ones the host has.
-func withoutManagedFields(obj interface{}) (interface{}, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
 }

@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
+	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
@@ -64,10 +66,45 @@ func (lw storeListerWatcher) WatchWithContext(ctx context.Context, options metav
 	// for every watcher; the informer wants the objects.
 	return watch.Filter(w, func(e watch.Event) (watch.Event, bool) {
 		if c, ok := e.Object.(runtime.CacheableObject); ok {
-			e.Object = c.GetObject()
+			if o := lw.cached(ctx, e.Type, c); o != nil {
+				e.Object = o
+			} else {
+				e.Object = c.GetObject()
+			}
 		}
 		return e, true
 	}), nil
+}
+
+// cached returns the watch cache's own object for an added or modified
+// object, when the cache still holds the version the event carries, or
+// nil. The wrapper of a watch event hands out a deep copy of its object
+// (GetObject); reading the same version from the cache shares it instead,
+// so that the syncer's informers do not keep a second copy of every
+// object the watch cache holds. A newer version in the cache, a deletion
+// or a storage without a watch cache get the event's copy.
+func (lw storeListerWatcher) cached(ctx context.Context, t watch.EventType, c runtime.CacheableObject) runtime.Object {
+	store, ok := lw.store.(*genericregistry.Store)
+	m, isMeta := c.(metav1.Object)
+	if !ok || !isMeta || (t != watch.Added && t != watch.Modified) {
+		return nil
+	}
+	kctx := genericapirequest.WithNamespace(ctx, m.GetNamespace())
+	if tenant := m.GetLabels()[tenancy.TenantLabel]; tenant != "" {
+		kctx = tenancy.WithTenant(kctx, tenant)
+	}
+	key, err := store.KeyFunc(kctx, m.GetName())
+	if err != nil {
+		return nil
+	}
+	out := store.NewFunc()
+	if err := store.Storage.Get(kctx, key, storage.GetOptions{ResourceVersion: "0"}, out); err != nil {
+		return nil
+	}
+	if o, err := meta.Accessor(out); err != nil || o.GetResourceVersion() != m.GetResourceVersion() || o.GetUID() != m.GetUID() {
+		return nil
+	}
+	return out
 }
 
 // List implements cache.Lister (the reflector calls ListWithContext).

@@ -244,6 +244,10 @@ func rssMiB(pid int) float64 {
 type scaleSet struct {
 	small, large                 *stack.Stack
 	smallMeasured, largeMeasured clientset.Interface
+	// populated is when the populate ended; rss the tenant-apiservers'
+	// RSS then (small, large), in MiB.
+	populated time.Time
+	rss       [2]float64
 }
 
 // scale is populated once per process (it takes most of the two
@@ -304,8 +308,10 @@ func scaleStacks(ctx context.Context, b *testing.B) *scaleSet {
 		set := &scaleSet{small: start(), large: start()}
 		set.smallMeasured = prepare(set.small, smallTenants)
 		set.largeMeasured = prepare(set.large, largeTenants())
-		b.Logf("tenant-apiserver RSS right after the populate: %.0f MiB (large), %.0f MiB (small)",
-			rssMiB(set.large.PID("tenant-apiserver")), rssMiB(set.small.PID("tenant-apiserver")))
+		set.populated = time.Now()
+		set.rss = [2]float64{rssMiB(set.small.PID("tenant-apiserver")), rssMiB(set.large.PID("tenant-apiserver"))}
+		b.Logf("tenant-apiserver RSS right after the populate: %.0f MiB (large), %.0f MiB (small)", set.rss[1], set.rss[0])
+		heapProfiles(ctx, b, set, "populated")
 		// Let the burst settle (garbage collection, etcd compaction) before measuring.
 		time.Sleep(10 * time.Second)
 		scale.set = set
@@ -343,18 +349,7 @@ func stopScaleStacks() {
 func BenchmarkPrivateList(b *testing.B) {
 	ctx := context.Background()
 	sc := scaleStacks(ctx, b)
-	small, large, smallClient, largeClient := sc.small, sc.large, sc.smallMeasured, sc.largeMeasured
-	if dir := os.Getenv("BENCH_PROFILE_DIR"); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			b.Fatal(err)
-		}
-		for name, s := range map[string]*stack.Stack{"small": small, "large": large} {
-			path := filepath.Join(dir, fmt.Sprintf("heap-%s-tenant-apiserver.pprof", name))
-			if err := fetchProfile(ctx, s.DirectTenantConfig(stack.AdminUser, "system:masters"), s.TenantAPIServerURL()+"/debug/pprof/heap?gc=1", path); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	large, smallClient, largeClient := sc.large, sc.smallMeasured, sc.largeMeasured
 
 	listNetworks := func(c clientset.Interface) func() (int, error) {
 		return func() (int, error) {
@@ -398,16 +393,169 @@ func BenchmarkPrivateList(b *testing.B) {
 		theirsP50 := report(theirs, 50, "host-ns-labellist-p50-µs")
 		b.ReportMetric(float64(theirsP50)/float64(oursP50), "host/tenant-ns-p50")
 		b.ReportMetric(float64(largeTenants()), "tenants")
-		largeRSS, smallRSS := rssMiB(large.PID("tenant-apiserver")), rssMiB(small.PID("tenant-apiserver"))
-		b.ReportMetric(largeRSS, "tenant-apiserver-RSS-MiB")
-		b.ReportMetric(smallRSS, "small-tenant-apiserver-RSS-MiB")
-		b.ReportMetric(largeRSS/(float64(largeTenants())/1000), "RSS-MiB-per-1000-tenants")
-		b.ReportMetric((largeRSS-smallRSS)/(float64(largeTenants()-smallTenants)/1000), "added-RSS-MiB-per-1000-tenants")
-		b.ReportMetric(rssMiB(large.PID("kube-apiserver")), "kube-apiserver-RSS-MiB")
-		b.ReportMetric(rssMiB(small.PID("kube-apiserver")), "small-kube-apiserver-RSS-MiB")
+		reportRSS(b, "populated", sc.rss[0], sc.rss[1])
 	}
 }
 
+// reportRSS reports the tenant-apiservers' RSS, in all and per 1,000
+// tenants x 10 objects: the large one's divided by its thousands of
+// tenants, and what the large one has more than the small one divided by
+// the thousands of tenants it has more.
+func reportRSS(b *testing.B, when string, small, large float64) {
+	b.ReportMetric(large, when+"-RSS-MiB")
+	b.ReportMetric(small, when+"-small-RSS-MiB")
+	b.ReportMetric(large/(float64(largeTenants())/1000), when+"-RSS-MiB-per-1000-tenants")
+	b.ReportMetric((large-small)/(float64(largeTenants()-smallTenants)/1000), when+"-added-RSS-MiB-per-1000-tenants")
+}
+
+// heapMiB reads the live heap (small, large) of the tenant-apiservers
+// from their own metrics: taken right after heapProfiles' collection, it
+// is what survived it.
+func heapMiB(ctx context.Context, b *testing.B, set *scaleSet) [2]float64 {
+	var heap [2]float64
+	for j, s := range []*stack.Stack{set.small, set.large} {
+		v, found, err := metricValue(ctx, s, "go_memstats_heap_alloc_bytes")
+		if err == nil && !found {
+			err = fmt.Errorf("no go_memstats_heap_alloc_bytes in tenant-apiserver's metrics")
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		heap[j] = v / (1 << 20)
+	}
+	return heap
+}
+
+// reportHeap reports live heaps as reportRSS reports RSS.
+func reportHeap(b *testing.B, when string, heap [2]float64) {
+	b.ReportMetric(heap[1], when+"-heap-MiB")
+	b.ReportMetric(heap[0], when+"-small-heap-MiB")
+	b.ReportMetric(heap[1]/(float64(largeTenants())/1000), when+"-heap-MiB-per-1000-tenants")
+	b.ReportMetric((heap[1]-heap[0])/(float64(largeTenants()-smallTenants)/1000), when+"-added-heap-MiB-per-1000-tenants")
+}
+
+// heapProfiles has both tenant-apiservers collect garbage (the heap
+// profile endpoint does, with gc=1) and, when BENCH_PROFILE_DIR is set,
+// saves their heap profiles, named after when.
+func heapProfiles(ctx context.Context, b *testing.B, set *scaleSet, when string) {
+	dir := os.Getenv("BENCH_PROFILE_DIR")
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for name, s := range map[string]*stack.Stack{"small": set.small, "large": set.large} {
+		path := os.DevNull
+		if dir != "" {
+			path = filepath.Join(dir, fmt.Sprintf("heap-%s-%s-tenant-apiserver.pprof", when, name))
+		}
+		if err := fetchProfile(ctx, s.DirectTenantConfig(stack.AdminUser, "system:masters"), s.TenantAPIServerURL()+"/debug/pprof/heap?gc=1", path); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkScaleMemory reports the memory of the scale stacks at rest:
+// the watch caches keep every event of the last 75 s (and the previous
+// version of every object updated then), so right after the populate a
+// good part of tenant-apiserver's heap is the burst's history. Once that
+// history is older than 75 s, a few writes to each kind let the caches
+// shrink their history (they do so on writes); a minute later, a garbage
+// collection, and the tenant-apiservers' live heap and RSS, and the host
+// kube-apiservers' RSS, are reported.
+func BenchmarkScaleMemory(b *testing.B) {
+	ctx := context.Background()
+	sc := scaleStacks(ctx, b)
+	for i := 0; i < b.N; i++ {
+		if wait := time.Until(sc.populated.Add(80 * time.Second)); wait > 0 {
+			time.Sleep(wait)
+		}
+		for _, s := range []*stack.Stack{sc.small, sc.large} {
+			settleWrites(ctx, b, s)
+		}
+		time.Sleep(time.Minute)
+		heapProfiles(ctx, b, sc, "rest")
+		heap := heapMiB(ctx, b, sc)
+		// The runtime returns freed memory to the system in the background.
+		time.Sleep(30 * time.Second)
+		reportRSS(b, "rest", rssMiB(sc.small.PID("tenant-apiserver")), rssMiB(sc.large.PID("tenant-apiserver")))
+		reportHeap(b, "rest", heap)
+		b.ReportMetric(rssMiB(sc.large.PID("kube-apiserver")), "kube-apiserver-RSS-MiB")
+		b.ReportMetric(rssMiB(sc.small.PID("kube-apiserver")), "small-kube-apiserver-RSS-MiB")
+		b.ReportMetric(float64(largeTenants()), "tenants")
+
+		// A restarted tenant-apiserver holds the same objects without the
+		// populate's history and without the holes the burst left in its
+		// heap (the Go heap does not move objects).
+		for j, s := range []*stack.Stack{sc.small, sc.large} {
+			if err := s.StopTenantAPIServer(); err != nil {
+				b.Fatal(err)
+			}
+			start := time.Now()
+			if err := s.StartTenantAPIServer(ctx); err != nil {
+				b.Fatal(err)
+			}
+			var initial float64
+			for deadline := time.Now().Add(10 * time.Minute); initial == 0; time.Sleep(100 * time.Millisecond) {
+				v, err := syncerInitialSync(ctx, s)
+				if err == nil {
+					initial = v
+				}
+				if time.Now().After(deadline) {
+					b.Fatalf("no initial sync reported after 10 minutes (%v)", err)
+				}
+			}
+			if j == 1 {
+				b.ReportMetric(initial, "restart-initial-sync-s")
+				b.ReportMetric(time.Since(start).Seconds(), "restart-to-synced-s")
+			}
+		}
+		time.Sleep(30 * time.Second)
+		heapProfiles(ctx, b, sc, "restarted")
+		heap = heapMiB(ctx, b, sc)
+		time.Sleep(30 * time.Second)
+		reportRSS(b, "restarted", rssMiB(sc.small.PID("tenant-apiserver")), rssMiB(sc.large.PID("tenant-apiserver")))
+		reportHeap(b, "restarted", heap)
+	}
+}
+
+// settleWrites makes tenant "settle" and 40 Networks and Namespaces of
+// it: writes of Tenants, Networks and Namespaces (and their status) after
+// the populate's history has aged.
+func settleWrites(ctx context.Context, b *testing.B, s *stack.Stack) {
+	admin, err := clientset.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 40
+	quota := int32(n + 1)
+	t := &tenantv1alpha1.Tenant{
+		ObjectMeta: metav1.ObjectMeta{Name: "settle"},
+		Spec: tenantv1alpha1.TenantSpec{
+			Network: tenantv1alpha1.TenantNetwork{CIDR: "10.202.0.0/16"},
+			Quota:   tenantv1alpha1.TenantQuota{Networks: &quota, Namespaces: &quota},
+		},
+	}
+	if _, err := admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{}); ignoreExists(err) != nil {
+		b.Fatal(err)
+	}
+	if err := s.WaitTenantReady(ctx, "settle", 2*time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	c, err := asTenant(s, "settle")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for j := 0; j < n; j++ {
+		if _, err := c.TenantV1alpha1().Networks().Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", j)}}, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			b.Fatal(err)
+		}
+		ns := &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", j)}, Spec: tenantv1alpha1.NamespaceSpec{Network: "default"}}
+		if _, err := c.TenantV1alpha1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			b.Fatal(err)
+		}
+	}
+}
 // alternate runs a and b listRequests times each, alternating so that
 // machine noise hits both alike, and checks their item counts.
 func alternate(tb testing.TB, a, b func() (int, error), wantA, wantB int) (da, db []time.Duration) {

@@ -46,6 +46,7 @@ type syncSizes struct {
 	quietNamespaces int // BENCH_SYNC_QUIET_NAMESPACES: Namespaces each quiet tenant creates
 	quietDelay      time.Duration
 	publicIPs       int // BENCH_SYNC_PUBLIC_IPS: public IPs of each tenant (its MetalLB pool)
+	late            int // BENCH_SYNC_LATE_TENANTS: Tenants created at once after the restart, at full size
 }
 
 func syncSizesFromEnv() (syncSizes, error) {
@@ -69,6 +70,7 @@ func syncSizesFromEnv() (syncSizes, error) {
 		{"BENCH_SYNC_QUIET", &z.quiet},
 		{"BENCH_SYNC_QUIET_NAMESPACES", &z.quietNamespaces},
 		{"BENCH_SYNC_PUBLIC_IPS", &z.publicIPs},
+		{"BENCH_SYNC_LATE_TENANTS", &z.late},
 	} {
 		s := os.Getenv(v.env)
 		if s == "" {
@@ -96,6 +98,12 @@ func syncSizesFromEnv() (syncSizes, error) {
 		return z, fmt.Errorf("the sizes need a namespace quota of %d, above the largest quota (10000)", z.quota())
 	}
 	return z, nil
+}
+
+// timeout bounds each wait for the syncer: 10 minutes, and a second more
+// for every 100 Namespaces of the restart.
+func (z syncSizes) timeout() time.Duration {
+	return 10*time.Minute + time.Duration(z.tenants*z.perTenant/100)*time.Second
 }
 
 // burstOf is how many burst Namespaces tenant i creates: the burst spread
@@ -380,35 +388,39 @@ func tenantNamespace(name string) *tenantv1alpha1.Namespace {
 // the tenant-apiserver's own /metrics (the aggregator does not proxy it):
 // 0 until the syncer's current term has reconciled everything once.
 func syncerInitialSync(ctx context.Context, s *stack.Stack) (float64, error) {
+	v, _, err := metricValue(ctx, s, "tenant_syncer_initial_sync_duration_seconds")
+	return v, err
+}
+
+// metricValue reads an unlabelled metric from tenant-apiserver's own
+// /metrics; found is false when the process has not set it.
+func metricValue(ctx context.Context, s *stack.Stack, name string) (v float64, found bool, err error) {
 	client, err := rest.HTTPClientFor(s.DirectTenantConfig(stack.AdminUser, "system:masters"))
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.TenantAPIServerURL()+"/metrics", nil)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return 0, fmt.Errorf("GET /metrics: %s: %s", resp.Status, body)
+		return 0, false, fmt.Errorf("GET /metrics: %s: %s", resp.Status, body)
 	}
-	const name = "tenant_syncer_initial_sync_duration_seconds"
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
 		if rest, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil, err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return 0, err
-	}
-	return 0, nil // not set in this process yet
+	return 0, false, sc.Err()
 }
 
 // logLines returns the lines of a log file containing substr.

@@ -27,7 +27,8 @@ import (
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
-// syncTimeout bounds each wait of BenchmarkSync for the syncer; generous,
+// syncTimeout bounds each wait of the other sync benchmarks for the
+// syncer (BenchmarkSync's grow with its sizes, syncSizes.timeout); generous,
 // it only turns a stuck syncer into a failure instead of a hang.
 const syncTimeout = 10 * time.Minute
 
@@ -54,7 +55,11 @@ const syncTimeout = 10 * time.Minute
 //
 // The restart comes before the fairness step so that it resyncs exactly
 // 100 x 100 Namespaces. The sizes are those of docs/performance.md; see syncSizes for
-// the BENCH_SYNC_* variables that shrink them.
+// the BENCH_SYNC_* variables that change them. With BENCH_SYNC_LATE_TENANTS
+// (the restart at 1,000 x 100 sets it), two steps come after the restart:
+// that many more Tenants created at once and timed to Ready with the store
+// full, and what the host's namespaces cost the host kube-apiserver (its
+// RSS, a full list of them, a label-selected list).
 func BenchmarkSync(b *testing.B) {
 	if b.N > 1 {
 		b.Fatal("BenchmarkSync fills its stack: run it once (-benchtime 1x)")
@@ -68,6 +73,10 @@ func BenchmarkSync(b *testing.B) {
 
 	profileDir := os.Getenv("BENCH_SYNC_PROFILE_DIR")
 	s, stop := benchStack(ctx, b, "BENCH_SYNC_TENANT_APISERVER_ARGS", z.tenants, func(o *stack.Options) {
+		// Without OVN-Kubernetes' cluster-manager, whose client is
+		// limited to 50 requests a second: at 100,000 namespaces it would
+		// still be writing their NetworkAttachmentDefinitions half an hour later.
+		o.SkipOVNKube = os.Getenv("BENCH_SYNC_SKIP_OVNKUBE") != ""
 		if profileDir != "" {
 			o.KubeAPIServerArgs = append(o.KubeAPIServerArgs, "--profiling=true")
 		}
@@ -95,6 +104,8 @@ func BenchmarkSync(b *testing.B) {
 	r.burst(ctx)
 	r.fill(ctx)
 	r.restart(ctx)
+	r.lateTenants(ctx)
+	r.hostCosts(ctx)
 	r.fairness(ctx)
 	b.StopTimer()
 	r.report()
@@ -193,7 +204,7 @@ func (r *syncRun) tenantsReady(ctx context.Context) {
 	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
 		r.b.Fatal(err)
 	}
-	if err := r.seen.waitSeen(ctx, keys, syncTimeout); err != nil {
+	if err := r.seen.waitSeen(ctx, keys, r.z.timeout()); err != nil {
 		r.b.Fatal(err)
 	}
 	r.measure("tenant-ready", fmt.Sprintf("1. Tenant create -> Ready (%d at once)", r.z.tenants), keys)
@@ -268,7 +279,7 @@ func (r *syncRun) burst(ctx context.Context) {
 			r.b.Fatal(err)
 		}
 	}
-	if err := r.seen.waitSeen(ctx, append(append([]string(nil), syncKeys...), directKeys...), syncTimeout); err != nil {
+	if err := r.seen.waitSeen(ctx, append(append([]string(nil), syncKeys...), directKeys...), r.z.timeout()); err != nil {
 		r.b.Fatal(err)
 	}
 	cpuUse := cpu.since(r.s)
@@ -319,7 +330,7 @@ func (r *syncRun) fill(ctx context.Context) {
 		r.b.Fatal(err)
 	}
 	created := time.Since(start)
-	if err := r.seen.waitSeen(ctx, keys, syncTimeout); err != nil {
+	if err := r.seen.waitSeen(ctx, keys, r.z.timeout()); err != nil {
 		r.b.Fatal(err)
 	}
 	onHost := r.seen.lastSeen(keys).Sub(start)
@@ -334,14 +345,14 @@ func (r *syncRun) fill(ctx context.Context) {
 // waitAllSynced waits until every tenant Namespace says HostSynced and
 // every Tenant is Ready with all its Namespaces counted.
 func (r *syncRun) waitAllSynced(ctx context.Context) {
-	deadline := time.Now().Add(syncTimeout)
+	deadline := time.Now().Add(r.z.timeout())
 	for {
 		problem := r.notSynced(ctx)
 		if problem == "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			r.b.Fatalf("not synced after %s: %s", syncTimeout, problem)
+			r.b.Fatalf("not synced after %s: %s", r.z.timeout(), problem)
 		}
 		time.Sleep(time.Second)
 	}
@@ -400,7 +411,7 @@ func (r *syncRun) restart(ctx context.Context) {
 	}
 	serving := time.Since(start)
 	var initial float64
-	deadline := time.Now().Add(syncTimeout)
+	deadline := time.Now().Add(r.z.timeout())
 	for {
 		v, err := syncerInitialSync(ctx, r.s)
 		if err == nil && v > 0 {
@@ -408,7 +419,7 @@ func (r *syncRun) restart(ctx context.Context) {
 			break
 		}
 		if time.Now().After(deadline) {
-			r.b.Fatalf("no initial sync reported after %s (last: %v, %v)", syncTimeout, v, err)
+			r.b.Fatalf("no initial sync reported after %s (last: %v, %v)", r.z.timeout(), v, err)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -423,6 +434,99 @@ func (r *syncRun) restart(ctx context.Context) {
 		r.notef("  log: %s", strings.TrimSpace(lines[len(lines)-1]))
 	}
 	r.notef("  %s", cpuUse)
+}
+
+// lateTenants creates, when BENCH_SYNC_LATE_TENANTS is set, that many
+// more Tenants at once with the store at its full size, timed to Ready.
+func (r *syncRun) lateTenants(ctx context.Context) {
+	if r.z.late == 0 {
+		return
+	}
+	watchCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	_, synced := watchTenantsReady(watchCtx, r.admin, r.seen)
+	if !cache.WaitForCacheSync(ctx.Done(), synced) {
+		r.b.Fatal("the watch of Tenants never synced")
+	}
+	prefix := int32(24)
+	var keys []string
+	var jobs []job
+	var reqs durations
+	for i := 0; i < r.z.late; i++ {
+		name := fmt.Sprintf("late%03d", i)
+		keys = append(keys, tenantReadyKey(name))
+		t := &tenantv1alpha1.Tenant{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: tenantv1alpha1.TenantSpec{
+				Network:   tenantv1alpha1.TenantNetwork{PrefixLength: &prefix},
+				PublicIPs: tenantv1alpha1.TenantPublicIPs{Count: int32(r.z.publicIPs)},
+			},
+		}
+		jobs = append(jobs, timedCreate(r.seen, tenantReadyKey(name), &reqs, func(ctx context.Context) error {
+			_, err := r.admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{})
+			return err
+		}))
+	}
+	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
+		r.b.Fatal(err)
+	}
+	if err := r.seen.waitSeen(ctx, keys, r.z.timeout()); err != nil {
+		r.b.Fatal(err)
+	}
+	r.measure("late-tenant-ready", fmt.Sprintf("5. Tenant create -> Ready, %d at once, %d x %d Namespaces stored", r.z.late, r.z.tenants, r.z.perTenant), keys)
+	r.requests("   Tenant create request", &reqs)
+}
+
+// hostCosts reports, when the run is at restart scale (BENCH_SYNC_LATE_TENANTS
+// set), what the host's namespaces cost the host kube-apiserver: its RSS
+// beside tenant-apiserver's and etcd's, and ten each of a full list of
+// namespaces in pages of 500 (how an informer starts), a label-selected
+// list of one tenant's (served from kube-apiserver's watch cache) and,
+// beside it, the same tenant's Namespaces listed by its member.
+func (r *syncRun) hostCosts(ctx context.Context) {
+	if r.z.late == 0 {
+		return
+	}
+	var full, selected, tenant []time.Duration
+	total := 0
+	for i := 0; i < 10; i++ {
+		t0 := time.Now()
+		n := 0
+		opts := metav1.ListOptions{Limit: 500}
+		for {
+			l, err := r.host.CoreV1().Namespaces().List(ctx, opts)
+			if err != nil {
+				r.b.Fatal(err)
+			}
+			n += len(l.Items)
+			if opts.Continue = l.Continue; opts.Continue == "" {
+				break
+			}
+		}
+		full, total = append(full, time.Since(t0)), n
+		t0 = time.Now()
+		if _, err := r.host.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: hostnames.TenantLabel + "=" + syncTenantName(0)}); err != nil {
+			r.b.Fatal(err)
+		}
+		selected = append(selected, time.Since(t0))
+		t0 = time.Now()
+		if _, err := r.members[0].TenantV1alpha1().Namespaces().List(ctx, metav1.ListOptions{}); err != nil {
+			r.b.Fatal(err)
+		}
+		tenant = append(tenant, time.Since(t0))
+	}
+	r.rows = append(r.rows,
+		row{fmt.Sprintf("host: list of all %d namespaces, pages of 500", total), len(full), pctl(full, 50), pctl(full, 99)},
+		row{"host: label-selected list of one tenant's namespaces", len(selected), pctl(selected, 50), pctl(selected, 99)},
+		row{"tenant.io: the same tenant's Namespaces, by its member", len(tenant), pctl(tenant, 50), pctl(tenant, 99)})
+	rss := map[string]float64{}
+	for _, p := range []string{"kube-apiserver", "tenant-apiserver", "etcd"} {
+		rss[p] = rssMiB(r.s.PID(p))
+		r.b.ReportMetric(rss[p], p+"-RSS-MiB")
+	}
+	r.b.ReportMetric(pctl(full, 50), "host-full-list-p50-ms")
+	r.notef("at %d host namespaces: RSS kube-apiserver %.0f MiB, tenant-apiserver %.0f MiB, etcd %.0f MiB",
+		total, rss["kube-apiserver"], rss["tenant-apiserver"], rss["etcd"])
 }
 
 // fairness is step 4: noisy tenants burst while quiet tenants create a few
@@ -484,7 +588,7 @@ func (r *syncRun) fairness(ctx context.Context) {
 	if firstErr != nil {
 		r.b.Fatal(firstErr)
 	}
-	if err := r.seen.waitSeen(ctx, append(append([]string(nil), noisyKeys...), quietKeys...), syncTimeout); err != nil {
+	if err := r.seen.waitSeen(ctx, append(append([]string(nil), noisyKeys...), quietKeys...), r.z.timeout()); err != nil {
 		r.b.Fatal(err)
 	}
 	cpuUse := cpu.since(r.s)
