@@ -556,6 +556,7 @@ func settleWrites(ctx context.Context, b *testing.B, s *stack.Stack) {
 		}
 	}
 }
+
 // alternate runs a and b listRequests times each, alternating so that
 // machine noise hits both alike, and checks their item counts.
 func alternate(tb testing.TB, a, b func() (int, error), wantA, wantB int) (da, db []time.Duration) {
