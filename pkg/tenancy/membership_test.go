@@ -63,3 +63,33 @@ func TestMembership(t *testing.T) {
 		t.Errorf("after deleting globex: %d notifications, alice in %v", notified, m.TenantsOf(alice))
 	}
 }
+
+// TestMembersOnly checks that the index's trimmed Tenants resolve members
+// as the full ones do, and keep nothing else.
+func TestMembersOnly(t *testing.T) {
+	full := tenantWith("acme", []string{"alice"}, []string{"devs"})
+	full.UID, full.ResourceVersion = "u1", "7"
+	full.Labels = map[string]string{"team": "a"}
+	full.Spec.DisplayName = "Acme"
+	full.Status.Phase = v1alpha1.TenantPhaseReady
+	got, err := MembersOnly(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := got.(*v1alpha1.Tenant)
+	want := &v1alpha1.Tenant{
+		ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "u1", ResourceVersion: "7"},
+		Spec:       v1alpha1.TenantSpec{Members: full.Spec.Members},
+	}
+	if !reflect.DeepEqual(trimmed, want) {
+		t.Errorf("MembersOnly() = %+v, want %+v", trimmed, want)
+	}
+	a, b := NewMembership(), NewMembership()
+	a.Set(full)
+	b.Set(trimmed)
+	for _, u := range []user.Info{&user.DefaultInfo{Name: "alice"}, &user.DefaultInfo{Name: "bob", Groups: []string{"devs"}}} {
+		if x, y := a.TenantsOf(u), b.TenantsOf(u); !reflect.DeepEqual(x, y) {
+			t.Errorf("%s: tenants %v from the full Tenant, %v from the trimmed one", u.GetName(), x, y)
+		}
+	}
+}

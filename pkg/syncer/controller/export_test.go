@@ -1,0 +1,7 @@
+package controller
+
+// NewStoreInformer lets the external tests build a storage informer.
+var NewStoreInformer = newStoreInformer
+
+// IndexByTenant lets the external tests index by tenant.
+var IndexByTenant = indexByTenant
