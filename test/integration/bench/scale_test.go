@@ -39,6 +39,11 @@ const (
 	populateTimeout = 30 * time.Minute
 )
 
+// scaleSyncer says whether the scale stacks run the syncer: yes, unless
+// BENCH_SCALE_SYNCER=off (then the stores hold the same tenant objects,
+// and the host none of theirs: what the API and its storage cost alone).
+func scaleSyncer() bool { return os.Getenv("BENCH_SCALE_SYNCER") != "off" }
+
 func largeTenants() int {
 	if v, err := strconv.Atoi(os.Getenv("BENCH_TENANTS")); err == nil && v > smallTenants {
 		return v
@@ -99,14 +104,20 @@ func populateTenant(ctx context.Context, s *stack.Stack, admin clientset.Interfa
 	if err != nil {
 		return err
 	}
-	// The membership index follows Tenants through an informer: wait for it.
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if _, err := c.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{}); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			return fmt.Errorf("tenant %s never visible to its member: %w", name, err)
+	if err := waitVisible(ctx, c, name); err != nil {
+		return err
+	}
+	// Without the syncer, no onboarding makes the Network and Namespace
+	// "default" (the block's first /24).
+	if !scaleSyncer() {
+		def := &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: "default"}}
+		if _, err := c.TenantV1alpha1().Networks().Create(ctx, def, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return err
 		}
-		time.Sleep(20 * time.Millisecond)
+		ns := &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "default"}, Spec: tenantv1alpha1.NamespaceSpec{Network: "default"}}
+		if _, err := c.TenantV1alpha1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			return err
+		}
 	}
 	// The Networks are /26s of the block's second /24 (the first is the
 	// Network "default"'s), the Namespaces attach to net1: the syncer
@@ -129,6 +140,19 @@ func populateTenant(ctx context.Context, s *stack.Stack, admin clientset.Interfa
 		}
 	}
 	return nil
+}
+
+// waitVisible waits until tenant name is visible to c, one of its
+// members: the membership index follows Tenants through an informer.
+func waitVisible(ctx context.Context, c clientset.Interface, name string) error {
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if _, err := c.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{}); err == nil {
+			return nil
+		} else if time.Now().After(deadline) {
+			return fmt.Errorf("tenant %s never visible to its member: %w", name, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // tenantCIDR gives every bench tenant a block of its own: t<i> gets the
@@ -190,13 +214,17 @@ func notPopulated(ctx context.Context, admin clientset.Interface, host kubernete
 			return err.Error()
 		}
 		for _, t := range l.Items {
-			if t.Status.Phase != tenantv1alpha1.TenantPhaseReady || t.Status.Usage.Namespaces < objectsPerTenant {
-				return fmt.Sprintf("tenant %s: phase %s, %d Namespaces", t.Name, t.Status.Phase, t.Status.Usage.Namespaces)
+			ready := t.Status.Phase == tenantv1alpha1.TenantPhaseReady || !scaleSyncer()
+			if !ready || t.Status.Usage.Namespaces < objectsPerTenant || t.Status.Usage.Networks < objectsPerTenant {
+				return fmt.Sprintf("tenant %s: phase %s, %d Namespaces, %d Networks", t.Name, t.Status.Phase, t.Status.Usage.Namespaces, t.Status.Usage.Networks)
 			}
 		}
 		if opts.Continue = l.Continue; opts.Continue == "" {
 			break
 		}
+	}
+	if !scaleSyncer() {
+		return ""
 	}
 	n, err := countHostNamespaces(ctx, host)
 	if err != nil {
@@ -266,6 +294,9 @@ func scaleStacks(ctx context.Context, b *testing.B) *scaleSet {
 		start := func() *stack.Stack {
 			opts := stack.Options{KeepWorkDir: os.Getenv(framework.KeepEnv) != "", Log: io.Discard, SkipOVNKube: true, SkipMetalLB: true,
 				TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_LIST_TENANT_APISERVER_ARGS"))}
+			if !scaleSyncer() {
+				opts.TenantAPIServerArgs = append(opts.TenantAPIServerArgs, "--syncer=false")
+			}
 			if testing.Verbose() {
 				opts.Log = os.Stderr
 			}
@@ -378,7 +409,6 @@ func BenchmarkPrivateList(b *testing.B) {
 
 	for i := 0; i < b.N; i++ {
 		smallD, largeD := alternate(b, listNetworks(smallClient), listNetworks(largeClient), ownNetworks, ownNetworks)
-		ours, theirs := alternate(b, listNamespaces, listHost, objectsPerTenant, objectsPerTenant)
 		report := func(d []time.Duration, p int, unit string) time.Duration {
 			v := percentile(d, p)
 			b.ReportMetric(float64(v.Microseconds()), unit)
@@ -389,9 +419,13 @@ func BenchmarkPrivateList(b *testing.B) {
 		largeP50 := report(largeD, 50, "list50-large-p50-µs")
 		report(largeD, 99, "list50-large-p99-µs")
 		b.ReportMetric(float64(largeP50)/float64(smallP50), "list50-large/small-p50")
-		oursP50 := report(ours, 50, "tenant-ns-list-p50-µs")
-		theirsP50 := report(theirs, 50, "host-ns-labellist-p50-µs")
-		b.ReportMetric(float64(theirsP50)/float64(oursP50), "host/tenant-ns-p50")
+		// Without the syncer, the host holds no namespace of the tenants.
+		if scaleSyncer() {
+			ours, theirs := alternate(b, listNamespaces, listHost, objectsPerTenant, objectsPerTenant)
+			oursP50 := report(ours, 50, "tenant-ns-list-p50-µs")
+			theirsP50 := report(theirs, 50, "host-ns-labellist-p50-µs")
+			b.ReportMetric(float64(theirsP50)/float64(oursP50), "host/tenant-ns-p50")
+		}
 		b.ReportMetric(float64(largeTenants()), "tenants")
 		reportRSS(b, "populated", sc.rss[0], sc.rss[1])
 	}
@@ -496,6 +530,9 @@ func BenchmarkScaleMemory(b *testing.B) {
 				b.Fatal(err)
 			}
 			var initial float64
+			if !scaleSyncer() {
+				initial = -1 // nothing to wait for
+			}
 			for deadline := time.Now().Add(10 * time.Minute); initial == 0; time.Sleep(100 * time.Millisecond) {
 				v, err := syncerInitialSync(ctx, s)
 				if err == nil {
@@ -505,7 +542,7 @@ func BenchmarkScaleMemory(b *testing.B) {
 					b.Fatalf("no initial sync reported after 10 minutes (%v)", err)
 				}
 			}
-			if j == 1 {
+			if j == 1 && scaleSyncer() {
 				b.ReportMetric(initial, "restart-initial-sync-s")
 				b.ReportMetric(time.Since(start).Seconds(), "restart-to-synced-s")
 			}
@@ -539,18 +576,18 @@ func settleWrites(ctx context.Context, b *testing.B, s *stack.Stack) {
 	if _, err := admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		b.Fatal(err)
 	}
-	if err := s.WaitTenantReady(ctx, "settle", 2*time.Minute); err != nil {
-		b.Fatal(err)
-	}
 	c, err := asTenant(s, "settle")
 	if err != nil {
+		b.Fatal(err)
+	}
+	if err := waitVisible(ctx, c, "settle"); err != nil {
 		b.Fatal(err)
 	}
 	for j := 0; j < n; j++ {
 		if _, err := c.TenantV1alpha1().Networks().Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", j)}}, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			b.Fatal(err)
 		}
-		ns := &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", j)}, Spec: tenantv1alpha1.NamespaceSpec{Network: "default"}}
+		ns := &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s%d", j)}, Spec: tenantv1alpha1.NamespaceSpec{Network: "s0"}}
 		if _, err := c.TenantV1alpha1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); ignoreExists(err) != nil {
 			b.Fatal(err)
 		}

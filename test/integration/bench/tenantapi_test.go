@@ -104,6 +104,9 @@ func benchNetwork(name string, i int) *unstructured.Unstructured {
 // the host's of one namespace, as the admin), one create, and the time
 // until every watch has seen it, ten times a side.
 func BenchmarkTenantAPI(b *testing.B) {
+	if !scaleSyncer() {
+		b.Skip("BenchmarkTenantAPI measures the stack with the syncer (BENCH_SCALE_SYNCER=off)")
+	}
 	ctx := context.Background()
 	s := scaleStacks(ctx, b).large
 	admin, err := clientset.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
