@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -43,14 +45,27 @@ func internalOptions(options metav1.ListOptions) (*metainternalversion.ListOptio
 	return out, nil
 }
 
-// ListWithContext implements cache.ListerWithContext.
+// ListWithContext implements cache.ListerWithContext. It waits for the
+// storage's watch cache first: until that cache is ready, a list is
+// served from etcd, and the informer would keep those objects, a second
+// copy of everything the cache then holds, until each object changes.
 func (lw storeListerWatcher) ListWithContext(ctx context.Context, options metav1.ListOptions) (runtime.Object, error) {
 	opts, err := internalOptions(options)
 	if err != nil {
 		return nil, err
 	}
+	if r, ok := lw.store.(interface{ ReadinessCheck() error }); ok {
+		if err := wait.PollUntilContextCancel(ctx, cacheReadyPoll, true, func(context.Context) (bool, error) {
+			return r.ReadinessCheck() == nil, nil
+		}); err != nil {
+			return nil, err
+		}
+	}
 	return lw.store.List(lw.context(ctx), opts)
 }
+
+// cacheReadyPoll is how often a list waiting for the watch cache checks it.
+const cacheReadyPoll = 50 * time.Millisecond
 
 // WatchWithContext implements cache.WatcherWithContext.
 func (lw storeListerWatcher) WatchWithContext(ctx context.Context, options metav1.ListOptions) (watch.Interface, error) {

@@ -410,6 +410,7 @@ func (r *syncRun) restart(ctx context.Context) {
 		r.b.Fatal(err)
 	}
 	serving := time.Since(start)
+	defer r.profile(ctx, "restart", 20*time.Second)()
 	var initial float64
 	deadline := time.Now().Add(r.z.timeout())
 	for {
