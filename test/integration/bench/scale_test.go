@@ -297,6 +297,9 @@ func scaleStacks(ctx context.Context, b *testing.B) *scaleSet {
 			if !scaleSyncer() {
 				opts.TenantAPIServerArgs = append(opts.TenantAPIServerArgs, "--syncer=false")
 			}
+			if os.Getenv("BENCH_PROFILE_DIR") != "" {
+				opts.KubeAPIServerArgs = append(opts.KubeAPIServerArgs, "--profiling=true")
+			}
 			if testing.Verbose() {
 				opts.Log = os.Stderr
 			}

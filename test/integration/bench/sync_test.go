@@ -659,11 +659,23 @@ func (r *syncRun) sampleTenant(ctx context.Context, name string) (stop func(), l
 // tenant-apiserver and kube-apiserver over the first d of a step, in the
 // background; the returned func waits for them.
 func (r *syncRun) profile(ctx context.Context, step string, d time.Duration) func() {
-	if r.profileDir == "" {
+	return profileCPUInto(ctx, r.b, r.s, r.profileDir, step, d)
+}
+
+// profileCPU is profileCPUInto BENCH_PROFILE_DIR.
+func profileCPU(ctx context.Context, b *testing.B, s *stack.Stack, step string, d time.Duration) func() {
+	return profileCPUInto(ctx, b, s, os.Getenv("BENCH_PROFILE_DIR"), step, d)
+}
+
+// profileCPUInto collects, when dir is set, CPU profiles of tenant-apiserver
+// and kube-apiserver (started with --profiling) over d, in the background,
+// into dir/<step>-<process>.pprof; the returned func waits for them.
+func profileCPUInto(ctx context.Context, b *testing.B, s *stack.Stack, dir, step string, d time.Duration) func() {
+	if dir == "" {
 		return func() {}
 	}
-	if err := os.MkdirAll(r.profileDir, 0o755); err != nil {
-		r.b.Fatal(err)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	for _, p := range []struct {
@@ -671,15 +683,15 @@ func (r *syncRun) profile(ctx context.Context, step string, d time.Duration) fun
 		url  string
 		cfg  *rest.Config
 	}{
-		{"tenant-apiserver", r.s.TenantAPIServerURL(), r.s.DirectTenantConfig(stack.AdminUser, "system:masters")},
-		{"kube-apiserver", r.s.KubeAPIServerURL(), r.s.RESTConfig(stack.AdminUser)},
+		{"tenant-apiserver", s.TenantAPIServerURL(), s.DirectTenantConfig(stack.AdminUser, "system:masters")},
+		{"kube-apiserver", s.KubeAPIServerURL(), s.RESTConfig(stack.AdminUser)},
 	} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			path := filepath.Join(r.profileDir, fmt.Sprintf("%s-%s.pprof", step, p.name))
+			path := filepath.Join(dir, fmt.Sprintf("%s-%s.pprof", step, p.name))
 			if err := fetchProfile(ctx, p.cfg, fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", p.url, int(d.Seconds())), path); err != nil {
-				r.b.Logf("profile %s: %v", path, err)
+				b.Logf("profile %s: %v", path, err)
 			}
 		}()
 	}

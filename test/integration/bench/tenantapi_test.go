@@ -181,6 +181,9 @@ func BenchmarkTenantAPI(b *testing.B) {
 		b.ReportMetric(float64(percentile(td, 99))/float64(percentile(dd, 99)), what+"-tenant/crd-p99")
 	}
 	name := func(i int) string { return fmt.Sprintf("api%d", i) }
+	// BENCH_PROFILE_DIR: CPU profiles of tenant-apiserver and kube-apiserver
+	// over the first 10 s of the creates.
+	profiled := profileCPU(ctx, b, s, "tenantapi-create", 10*time.Second)
 	measure("create", func(i int) error {
 		_, err := networks.Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name(i)}}, metav1.CreateOptions{})
 		return err
@@ -188,6 +191,7 @@ func BenchmarkTenantAPI(b *testing.B) {
 		_, err := crs.Create(ctx, benchNetwork(name(i), i), metav1.CreateOptions{})
 		return err
 	})
+	profiled()
 	measure("get", func(i int) error {
 		_, err := networks.Get(ctx, name(i), metav1.GetOptions{})
 		return err
