@@ -179,26 +179,12 @@ func (r *syncRun) notef(format string, args ...any) {
 // tenantsReady is step 1: Tenants created at once until they are Ready.
 func (r *syncRun) tenantsReady(ctx context.Context) {
 	quota := int32(r.z.quota())
-	prefix := int32(24)
-	var keys []string
-	var jobs []job
-	var reqs durations
+	var names []string
 	for i := 0; i < r.z.tenants; i++ {
-		name := syncTenantName(i)
-		keys = append(keys, tenantReadyKey(name))
-		t := &tenantv1alpha1.Tenant{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: tenantv1alpha1.TenantSpec{
-				Network:   tenantv1alpha1.TenantNetwork{PrefixLength: &prefix},
-				PublicIPs: tenantv1alpha1.TenantPublicIPs{Count: int32(r.z.publicIPs)},
-				Quota:     tenantv1alpha1.TenantQuota{Namespaces: &quota},
-			},
-		}
-		jobs = append(jobs, timedCreate(r.seen, tenantReadyKey(name), &reqs, func(ctx context.Context) error {
-			_, err := r.admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{})
-			return err
-		}))
+		names = append(names, syncTenantName(i))
 	}
+	var reqs durations
+	keys, jobs := r.tenantCreates(names, &quota, &reqs)
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
@@ -222,6 +208,29 @@ func (r *syncRun) tenantsReady(ctx context.Context) {
 	if err := runJobs(ctx, r.z.workers, visible); err != nil {
 		r.b.Fatal(err)
 	}
+}
+
+// tenantCreates returns the jobs that create Tenants names (a /24 each,
+// the run's public IPs, a namespace quota if given), each timed to its
+// phase Ready, and their keys.
+func (r *syncRun) tenantCreates(names []string, namespaceQuota *int32, reqs *durations) (keys []string, jobs []job) {
+	prefix := int32(24)
+	for _, name := range names {
+		keys = append(keys, tenantReadyKey(name))
+		t := &tenantv1alpha1.Tenant{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: tenantv1alpha1.TenantSpec{
+				Network:   tenantv1alpha1.TenantNetwork{PrefixLength: &prefix},
+				PublicIPs: tenantv1alpha1.TenantPublicIPs{Count: int32(r.z.publicIPs)},
+				Quota:     tenantv1alpha1.TenantQuota{Namespaces: namespaceQuota},
+			},
+		}
+		jobs = append(jobs, timedCreate(r.seen, tenantReadyKey(name), reqs, func(ctx context.Context) error {
+			_, err := r.admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{})
+			return err
+		}))
+	}
+	return keys, jobs
 }
 
 // createNamespace returns the job that creates tenant Namespace ns as a
@@ -449,25 +458,12 @@ func (r *syncRun) lateTenants(ctx context.Context) {
 	if !cache.WaitForCacheSync(ctx.Done(), synced) {
 		r.b.Fatal("the watch of Tenants never synced")
 	}
-	prefix := int32(24)
-	var keys []string
-	var jobs []job
-	var reqs durations
+	var names []string
 	for i := 0; i < r.z.late; i++ {
-		name := fmt.Sprintf("late%03d", i)
-		keys = append(keys, tenantReadyKey(name))
-		t := &tenantv1alpha1.Tenant{
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Spec: tenantv1alpha1.TenantSpec{
-				Network:   tenantv1alpha1.TenantNetwork{PrefixLength: &prefix},
-				PublicIPs: tenantv1alpha1.TenantPublicIPs{Count: int32(r.z.publicIPs)},
-			},
-		}
-		jobs = append(jobs, timedCreate(r.seen, tenantReadyKey(name), &reqs, func(ctx context.Context) error {
-			_, err := r.admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{})
-			return err
-		}))
+		names = append(names, fmt.Sprintf("late%03d", i))
 	}
+	var reqs durations
+	keys, jobs := r.tenantCreates(names, nil, &reqs)
 	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
 		r.b.Fatal(err)
 	}

@@ -291,31 +291,18 @@ func fillHostCRs(ctx context.Context, b *testing.B, s *stack.Stack, dyn dynamic.
 		}
 	}
 	start := time.Now()
-	jobs := make(chan string)
-	var wg sync.WaitGroup
-	var failed atomic.Value
-	for w := 0; w < populateWorkers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for ns := range jobs {
-				for j := 0; j < crPerHostNamespace; j++ {
-					if _, err := dyn.Resource(benchNetworks).Namespace(ns).Create(ctx, benchNetwork(fmt.Sprintf("net%d", j), j), metav1.CreateOptions{}); ignoreExists(err) != nil {
-						failed.Store(err)
-					}
+	var jobs []job
+	for _, ns := range names {
+		jobs = append(jobs, func(ctx context.Context) error {
+			for j := 0; j < crPerHostNamespace; j++ {
+				if _, err := dyn.Resource(benchNetworks).Namespace(ns).Create(ctx, benchNetwork(fmt.Sprintf("net%d", j), j), metav1.CreateOptions{}); ignoreExists(err) != nil {
+					return err
 				}
 			}
-		}()
+			return nil
+		})
 	}
-	for _, ns := range names {
-		if failed.Load() != nil {
-			break
-		}
-		jobs <- ns
-	}
-	close(jobs)
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
+	if err := runJobs(ctx, populateWorkers, jobs); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("created %d custom resources in %d host namespaces in %s", len(names)*crPerHostNamespace, len(names), time.Since(start).Round(time.Second))
