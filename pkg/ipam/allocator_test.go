@@ -505,3 +505,47 @@ func TestStrictFirstFit(t *testing.T) {
 		t.Error("a's stale hint cost no lost race; the test does not test what it says")
 	}
 }
+
+// TestEachAllocation checks the page-at-a-time pass over every allocation:
+// it sees all of them across pages, skips and reports a value that does
+// not decode, and stops at the first error of its callback.
+func TestEachAllocation(t *testing.T) {
+	url := startEtcd(t)
+	ctx := context.Background()
+	prefix := freshPrefix()
+	a := newAllocator(t, url, prefix)
+	pool := ipam.Pool{Name: "p", CIDRs: []netip.Prefix{mustPrefix("10.0.0.0/8")}}
+	const n = 1500 // more than one page of etcd reads
+	for i := 0; i < n; i++ {
+		if _, err := a.AllocateBlock(ctx, pool, 28, owner(fmt.Sprintf("t%d", i), ipam.PurposeTenantNetwork)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := newClient(t, url).Put(ctx, ipam.BlockKey(prefix, mustPrefix("11.0.0.0/24")), "{not json"); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[netip.Prefix]bool{}
+	err := a.EachAllocation(ctx, func(al ipam.Allocation) error {
+		if seen[al.Block] {
+			t.Errorf("%s seen twice", al.Block)
+		}
+		seen[al.Block] = true
+		return nil
+	})
+	var decode *ipam.DecodeErrors
+	if !errors.As(err, &decode) || len(decode.Errs) != 1 {
+		t.Errorf("EachAllocation error = %v, want one value that does not decode", err)
+	}
+	if len(seen) != n {
+		t.Errorf("EachAllocation saw %d allocations, want %d", len(seen), n)
+	}
+	all, err := a.ListAll(ctx)
+	if !errors.As(err, &decode) || len(all) != n {
+		t.Errorf("ListAll = %d allocations, %v; want %d and the decode error", len(all), err, n)
+	}
+	stop := errors.New("enough")
+	calls := 0
+	if err := a.EachAllocation(ctx, func(ipam.Allocation) error { calls++; return stop }); !errors.Is(err, stop) || calls != 1 {
+		t.Errorf("EachAllocation with a failing callback = %v after %d calls, want its error after 1", err, calls)
+	}
+}
