@@ -52,8 +52,16 @@ func (r *Recounter) Run(ctx context.Context) {
 	}, r.Period)
 }
 
-// Pass recounts every tenant once.
+// Pass recounts every tenant once. Until the watch caches of the
+// counted kinds are ready (right after a start), it counts nothing: the
+// next pass does.
 func (r *Recounter) Pass(ctx context.Context) error {
+	for resource, store := range r.stores {
+		if err := store.ReadinessCheck(); err != nil {
+			klog.FromContext(ctx).V(2).Info("Not recounting quota usage yet", "resource", resource, "reason", err.Error())
+			return nil
+		}
+	}
 	list, err := r.tenants.List(ctx, &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {
 		return err
