@@ -4,7 +4,7 @@
 GO ?= go
 # Integration tests start whole stacks: give them time, run packages one at a time.
 INTEGRATION_FLAGS ?= -count=1 -p 1 -timeout 30m
-BENCH_FLAGS ?= -run '^$$' -benchtime 1x -count 1 -timeout 60m
+BENCH_FLAGS ?= -run '^$$' -benchtime 1x -count 1 -timeout 150m
 
 .PHONY: all run test tools build verify verify-codegen verify-host-crds verify-gofmt vet lint \
 	unit integration bench codegen host-crds plugin image test-deps clean
@@ -71,6 +71,8 @@ test-deps:
 # and BenchmarkProviderServiceOffer each run
 # in a process of their own: the stacks the other benchmarks leave running
 # until their process ends would load the machine under them.
+# BenchmarkPrivateList, BenchmarkScaleMemory and BenchmarkTenantAPI share the
+# scale stacks (10,000 tenants with the syncer; BENCH_TENANTS=500 for a quick run).
 bench: tools
 	$(GO) test -run '^$$' -bench . -benchtime 2000x -count 1 ./pkg/ipam/
 	$(GO) test $(BENCH_FLAGS) -bench . -skip '^Benchmark((Network|LoadBalancer|VRFPeering)?Sync|ProviderServiceOffer)$$' ./test/integration/bench/...
