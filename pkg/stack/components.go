@@ -411,6 +411,28 @@ func (s *Stack) KillTenantAPIServer() error {
 	return s.tenantAPIServer.kill()
 }
 
+// TenantAPIServerBinary is the executable the tenant-apiserver runs from.
+func (s *Stack) TenantAPIServerBinary() string {
+	if s.tenantAPIServer == nil {
+		return ""
+	}
+	return s.tenantAPIServer.path
+}
+
+// SetTenantAPIServerBinary makes the next StartTenantAPIServer run the
+// executable at path instead of the stack's build: benchmarks compare two
+// builds on the same stored data.
+func (s *Stack) SetTenantAPIServerBinary(path string) error {
+	if s.tenantAPIServer == nil {
+		return fmt.Errorf("the stack runs no tenant-apiserver")
+	}
+	if err := requireBinary(path); err != nil {
+		return err
+	}
+	s.tenantAPIServer.path = path
+	return nil
+}
+
 // StartTenantAPIServer starts a stopped tenant-apiserver again with the same
 // flags and port, and waits until the aggregator serves it again.
 func (s *Stack) StartTenantAPIServer(ctx context.Context) error {

@@ -31,12 +31,15 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"time"
 
 	egressipclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned"
 	raclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1/apis/clientset/versioned"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -83,6 +86,11 @@ type Config struct {
 	ClusterDomain string
 	// Advertise is how MetalLB announces tenants' public IPs.
 	Advertise tenantsyncer.Advertisement
+	// HostNamespaces, when set, is the process' informer of every host
+	// namespace, prepared with controller.SharedNamespaces: the syncer's
+	// terms read host namespaces from it instead of an informer of their
+	// own.
+	HostNamespaces cache.SharedIndexInformer
 }
 
 // Syncer is a configured syncer, ready to Run.
@@ -104,7 +112,14 @@ func New(config Config, storage controller.Storage) (*Syncer, error) {
 	}
 	var host controller.HostClients
 	var err error
-	if host.Kube, err = kubernetes.NewForConfig(config.Host); err != nil {
+	// Built-in kinds travel as protobuf: the host encodes and the syncer
+	// decodes its lists of namespaces and RoleBindings (one of each per
+	// tenant Namespace) several times faster than as JSON. The clients of
+	// custom resources stay on JSON, the only form those are served in.
+	kubeConfig := rest.CopyConfig(config.Host)
+	kubeConfig.ContentType = runtime.ContentTypeProtobuf
+	kubeConfig.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	if host.Kube, err = kubernetes.NewForConfig(kubeConfig); err != nil {
 		return nil, err
 	}
 	if host.Dynamic, err = dynamic.NewForConfig(config.Host); err != nil {
@@ -119,6 +134,7 @@ func New(config Config, storage controller.Storage) (*Syncer, error) {
 	if host.RA, err = raclientset.NewForConfig(config.Host); err != nil {
 		return nil, err
 	}
+	host.Namespaces = config.HostNamespaces
 	return &Syncer{config: config, storage: storage, host: host}, nil
 }
 
@@ -216,15 +232,21 @@ func (s *Syncer) lead(ctx context.Context) {
 	go peerings.Run(ctx, max(1, s.config.Workers/8), synced...)
 	go services.Run(ctx, max(1, s.config.Workers/2), synced...)
 	go tenants.Run(ctx, max(1, s.config.Workers/2), synced...)
-	go reportInitialSync(ctx, started, src, namespaces.Worker, networks.Worker, loadBalancers.Worker, floatingIPs.Worker, peerings.Worker, services.Worker, tenants.Worker)
-	check.Run(ctx)
+	initialSync := make(chan struct{})
+	go reportInitialSync(ctx, initialSync, started, src, namespaces.Worker, networks.Worker, loadBalancers.Worker, floatingIPs.Worker, peerings.Worker, services.Worker, tenants.Worker)
+	check.Run(ctx, initialSync)
 }
 
 // reportInitialSync records how long a new term took to look at every
 // tenant object once: from taking the lead, through filling the caches,
-// until the queues first ran dry.
-func reportInitialSync(ctx context.Context, started time.Time, src *controller.Sources, workers ...*controller.Worker) {
-	synced := src.Synced()
+// until the queues first ran dry; then it closes done.
+func reportInitialSync(ctx context.Context, done chan<- struct{}, started time.Time, src *controller.Sources, workers ...*controller.Worker) {
+	slowest, ok := waitFilled(ctx, started, src.NamedSynced())
+	if !ok {
+		return
+	}
+	klog.FromContext(ctx).Info("Syncer caches filled", "duration", time.Since(started), "slowest", slowest)
+	var synced []cache.InformerSynced
 	for _, w := range workers {
 		synced = append(synced, w.HandlersSynced...)
 	}
@@ -243,11 +265,39 @@ func reportInitialSync(ctx context.Context, started time.Time, src *controller.S
 		return
 	}
 	elapsed := time.Since(started)
+	close(done)
 	initialSyncSeconds.Set(elapsed.Seconds())
 	klog.FromContext(ctx).Info("Initial sync done: every tenant object was reconciled", "duration", elapsed,
 		"tenants", len(src.Tenants.GetStore().ListKeys()), "namespaces", len(src.Namespaces.GetStore().ListKeys()),
 		"networks", len(src.Networks.GetStore().ListKeys()), "loadBalancers", len(src.LoadBalancers.GetStore().ListKeys()),
 		"floatingIPs", len(src.FloatingIPs.GetStore().ListKeys()))
+}
+
+// waitFilled waits until every informer has synced, and names the three
+// that took longest, with the time each took from started.
+func waitFilled(ctx context.Context, started time.Time, informers []controller.NamedSynced) (string, bool) {
+	took := make(map[string]time.Duration, len(informers))
+	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
+		for _, inf := range informers {
+			if _, done := took[inf.Name]; !done && inf.HasSynced() {
+				took[inf.Name] = time.Since(started)
+			}
+		}
+		return len(took) == len(informers), nil
+	})
+	if err != nil {
+		return "", false
+	}
+	names := make([]string, 0, len(took))
+	for name := range took {
+		names = append(names, name)
+	}
+	sort.Slice(names, func(i, j int) bool { return took[names[i]] > took[names[j]] })
+	var parts []string
+	for _, name := range names[:min(3, len(names))] {
+		parts = append(parts, fmt.Sprintf("%s %s", name, took[name].Round(time.Millisecond)))
+	}
+	return strings.Join(parts, ", "), true
 }
 
 // Validate checks the configuration.

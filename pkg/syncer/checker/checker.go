@@ -36,14 +36,26 @@ func New(src *controller.Sources, period time.Duration, resync ...func()) *Check
 	return &Checker{src: src, period: period, resync: resync}
 }
 
-// Run checks every period until ctx ends, once the informers synced.
-func (c *Checker) Run(ctx context.Context) {
+// Run checks every period until ctx ends. The first pass waits until
+// first is closed (the term's initial sync: until then every object is
+// being looked at anyway), or a period at most, and skips the resync; the
+// next come every period.
+func (c *Checker) Run(ctx context.Context, first <-chan struct{}) {
 	logger := klog.FromContext(ctx).WithValues("controller", "orphan-checker")
 	ctx = klog.NewContext(ctx, logger)
 	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.src.Synced()...) {
 		return
 	}
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
+	timer := time.NewTimer(c.period)
+	select {
+	case <-ctx.Done():
+		timer.Stop()
+		return
+	case <-first:
+		timer.Stop()
+	case <-timer.C:
+	}
+	pass := func(ctx context.Context) {
 		if err := c.src.Health.Err(); err != nil {
 			return
 		}
@@ -52,6 +64,10 @@ func (c *Checker) Run(ctx context.Context) {
 		} else if n > 0 {
 			logger.Info("Removed orphaned host objects", "count", n)
 		}
+	}
+	pass(ctx)
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		pass(ctx)
 		for _, f := range c.resync {
 			f()
 		}

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -166,6 +167,70 @@ type HostClients struct {
 	UDN      udnclientset.Interface
 	EgressIP egressipclientset.Interface
 	RA       raclientset.Interface
+	// Namespaces, when set, is the process' running informer of every
+	// host namespace (the admission plugins'), indexed ByTenant: the
+	// syncer reads host namespaces from it instead of listing them once
+	// more into an informer of its own. See SharedNamespaces.
+	Namespaces cache.SharedIndexInformer
+}
+
+// SharedNamespaces prepares inf, a process-wide informer of every host
+// namespace that is not started yet, for HostClients.Namespaces.
+func SharedNamespaces(inf cache.SharedIndexInformer) error {
+	return inf.AddIndexers(cache.Indexers{ByTenant: indexByTenant})
+}
+
+// termInformer is a process-wide informer as one leadership term sees it:
+// like the syncer's own informers, it shows the term's handlers only the
+// objects carrying the tenant label (an object that loses the label is
+// deleted for them, one that gains it added), it never resyncs them, and
+// the handlers go when the term ends. Its store holds every object.
+type termInformer struct {
+	cache.SharedIndexInformer
+
+	mu   sync.Mutex
+	regs []cache.ResourceEventHandlerRegistration
+}
+
+func (t *termInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	return t.AddEventHandlerWithResyncPeriod(h, 0)
+}
+
+func (t *termInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, _ time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+	reg, err := t.SharedIndexInformer.AddEventHandlerWithResyncPeriod(cache.FilteringResourceEventHandler{
+		FilterFunc: func(obj interface{}) bool {
+			m, err := meta.Accessor(obj)
+			return err == nil && m.GetLabels()[hostnames.TenantLabel] != ""
+		},
+		Handler: h,
+	}, 0)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.regs = append(t.regs, reg)
+	t.mu.Unlock()
+	return reg, nil
+}
+
+func (t *termInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, _ cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
+	return t.AddEventHandlerWithResyncPeriod(h, 0)
+}
+
+// Run, RunWithContext: the process runs the informer.
+func (t *termInformer) Run(<-chan struct{})            {}
+func (t *termInformer) RunWithContext(context.Context) {}
+
+// end removes the term's handlers.
+func (t *termInformer) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, reg := range t.regs {
+		if err := t.RemoveEventHandler(reg); err != nil {
+			utilruntime.HandleError(err)
+		}
+	}
+	t.regs = nil
 }
 
 // Namespaces are the host namespaces of the networking stack the syncer
@@ -204,7 +269,13 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		udn:              udninformers.NewSharedInformerFactoryWithOptions(host.UDN, 0, udninformers.WithTweakListOptions(selected)),
 		egressIP:         egressipinformers.NewSharedInformerFactoryWithOptions(host.EgressIP, 0, egressipinformers.WithTweakListOptions(selected)),
 	}
-	s.HostNamespaces = s.kube.Core().V1().Namespaces().Informer()
+	own := []cache.SharedIndexInformer{}
+	if host.Namespaces != nil {
+		s.HostNamespaces = &termInformer{SharedIndexInformer: host.Namespaces}
+	} else {
+		s.HostNamespaces = s.kube.Core().V1().Namespaces().Informer()
+		own = append(own, s.HostNamespaces)
+	}
 	s.HostRoleBindings = s.kube.Rbac().V1().RoleBindings().Informer()
 	s.HostServices = s.kube.Core().V1().Services().Informer()
 	s.HostCUDNs = s.udn.K8s().V1().ClusterUserDefinedNetworks().Informer()
@@ -225,8 +296,8 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	if err := s.HostBGPSessionStates.AddIndexers(cache.Indexers{ByVRF: indexByVRF}); err != nil {
 		panic(err)
 	}
-	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
-		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects, s.HostResourceQuotas, s.HostLimitRanges} {
+	for _, inf := range append(own, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
+		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects, s.HostResourceQuotas, s.HostLimitRanges) {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
@@ -271,6 +342,12 @@ func (s *Sources) Start(ctx context.Context) {
 	go s.HostLauncherPods.RunWithContext(ctx)
 	go s.runWhenServed(ctx, VirtualMachines, s.HostVirtualMachines)
 	go s.Health.Run(ctx, time.Second)
+	if t, ok := s.HostNamespaces.(*termInformer); ok {
+		go func() {
+			<-ctx.Done()
+			t.end()
+		}()
+	}
 }
 
 // VirtualMachinesKnown says whether HostVirtualMachines holds the host's
@@ -342,14 +419,36 @@ func trimmed(m metav1.ObjectMeta) metav1.ObjectMeta {
 
 // Synced are the HasSynced of every informer.
 func (s *Sources) Synced() []cache.InformerSynced {
-	out := []cache.InformerSynced{s.Tenants.HasSynced, s.Namespaces.HasSynced, s.Networks.HasSynced,
-		s.LoadBalancers.HasSynced, s.FloatingIPs.HasSynced, s.VRFPeerings.HasSynced, s.ProviderServices.HasSynced,
-		s.HostNamespaces.HasSynced, s.HostRoleBindings.HasSynced, s.HostServices.HasSynced, s.HostCUDNs.HasSynced, s.HostEgressIPs.HasSynced,
-		s.HostRouteAdvertisements.HasSynced, s.HostFRRConfigurations.HasSynced, s.HostBGPSessionStates.HasSynced,
-		s.HostClusterNetworkConnects.HasSynced, s.HostTargetPods.HasSynced, s.HostLauncherPods.HasSynced,
-		s.HostResourceQuotas.HasSynced, s.HostLimitRanges.HasSynced}
-	for _, inf := range s.HostMetalLB {
-		out = append(out, inf.HasSynced)
+	named := s.NamedSynced()
+	out := make([]cache.InformerSynced, 0, len(named))
+	for _, n := range named {
+		out = append(out, n.HasSynced)
+	}
+	return out
+}
+
+// NamedSynced is an informer's HasSynced with the name of what it holds.
+type NamedSynced struct {
+	Name      string
+	HasSynced cache.InformerSynced
+}
+
+// NamedSynced are the HasSynced of every informer, named.
+func (s *Sources) NamedSynced() []NamedSynced {
+	out := []NamedSynced{
+		{"tenants", s.Tenants.HasSynced}, {"namespaces", s.Namespaces.HasSynced}, {"networks", s.Networks.HasSynced},
+		{"loadbalancers", s.LoadBalancers.HasSynced}, {"floatingips", s.FloatingIPs.HasSynced},
+		{"vrfpeerings", s.VRFPeerings.HasSynced}, {"providerservices", s.ProviderServices.HasSynced},
+		{"host namespaces", s.HostNamespaces.HasSynced}, {"host rolebindings", s.HostRoleBindings.HasSynced},
+		{"host services", s.HostServices.HasSynced}, {"host clusteruserdefinednetworks", s.HostCUDNs.HasSynced},
+		{"host egressips", s.HostEgressIPs.HasSynced}, {"host routeadvertisements", s.HostRouteAdvertisements.HasSynced},
+		{"host frrconfigurations", s.HostFRRConfigurations.HasSynced}, {"host bgpsessionstates", s.HostBGPSessionStates.HasSynced},
+		{"host clusternetworkconnects", s.HostClusterNetworkConnects.HasSynced}, {"host floating IP target pods", s.HostTargetPods.HasSynced},
+		{"host virtual machine launcher pods", s.HostLauncherPods.HasSynced},
+		{"host resourcequotas", s.HostResourceQuotas.HasSynced}, {"host limitranges", s.HostLimitRanges.HasSynced},
+	}
+	for gvr, inf := range s.HostMetalLB {
+		out = append(out, NamedSynced{"host " + gvr.Resource, inf.HasSynced})
 	}
 	return out
 }

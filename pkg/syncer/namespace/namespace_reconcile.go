@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -175,8 +176,15 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		return changed
 	}
 	// Most reconciles find everything as it was: the cached copy tells,
-	// without a read of the storage.
-	if !mutate(ns.DeepCopy()) {
+	// without a read of the storage (and without a deep copy: mutate
+	// reads the UID, generation and deletion time, and changes the status
+	// alone).
+	probe := &tenant.Namespace{
+		ObjectMeta: metav1.ObjectMeta{UID: ns.UID, Generation: ns.Generation, DeletionTimestamp: ns.DeletionTimestamp},
+		Status:     ns.Status,
+	}
+	probe.Status.Conditions = slices.Clone(ns.Status.Conditions)
+	if !mutate(probe) {
 		return nil
 	}
 	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, t.Name, "", ns.Name, mutate)
