@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -66,12 +65,19 @@ func (c *Checker) Run(ctx context.Context, first <-chan struct{}) {
 		}
 	}
 	pass(ctx)
-	wait.UntilWithContext(ctx, func(ctx context.Context) {
+	ticker := time.NewTicker(c.period)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
 		pass(ctx)
 		for _, f := range c.resync {
 			f()
 		}
-	}, c.period)
+	}
 }
 
 // hostObject is a host object the syncer made, and how to delete it.

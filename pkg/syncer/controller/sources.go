@@ -118,7 +118,10 @@ type Sources struct {
 	Tenants, Namespaces, Networks, LoadBalancers, FloatingIPs, VRFPeerings cache.SharedIndexInformer
 	// ProviderServices are the provider's offers.
 	ProviderServices cache.SharedIndexInformer
-	// Host objects carrying the tenant label, and only those.
+	// Host objects carrying the tenant label, and only those; of
+	// HostNamespaces, when it is the process' informer of every host
+	// namespace (HostClients.Namespaces), only its handlers see just
+	// those, its store holds every namespace.
 	HostNamespaces, HostRoleBindings, HostServices cache.SharedIndexInformer
 	// HostCUDNs and HostEgressIPs are the OVN-Kubernetes objects carrying
 	// the tenant label: ClusterUserDefinedNetworks and EgressIPs.
