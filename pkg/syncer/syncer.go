@@ -180,8 +180,9 @@ func (s *Syncer) Run(ctx context.Context) {
 }
 
 // lead runs the controllers until ctx ends (the Lease is lost or the
-// server stops), on informers of its own: a new term starts from a fresh
-// view of the host.
+// server stops), on informers of its own (but host namespaces, which it
+// reads from the process' informer when Config.HostNamespaces is set): a
+// new term starts from a fresh view of the host.
 func (s *Syncer) lead(ctx context.Context) {
 	src := controller.NewSources(s.storage, s.host, controller.Namespaces{MetalLB: s.config.MetalLBNamespace, FRR: s.config.FRRNamespace})
 	namespaces, err := namespace.New(src)
