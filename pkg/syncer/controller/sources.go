@@ -183,6 +183,17 @@ func SharedNamespaces(inf cache.SharedIndexInformer) error {
 	return inf.AddIndexers(cache.Indexers{ByTenant: indexByTenant})
 }
 
+// tenantLabelled says whether obj (or the last state of a deleted
+// object, a delete missed while the watch was down) carries the tenant
+// label.
+func tenantLabelled(obj interface{}) bool {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetLabels()[hostnames.TenantLabel] != ""
+}
+
 // termInformer is a process-wide informer as one leadership term sees it:
 // like the syncer's own informers, it shows the term's handlers only the
 // objects carrying the tenant label (an object that loses the label is
@@ -201,11 +212,8 @@ func (t *termInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.Reso
 
 func (t *termInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, _ time.Duration) (cache.ResourceEventHandlerRegistration, error) {
 	reg, err := t.SharedIndexInformer.AddEventHandlerWithResyncPeriod(cache.FilteringResourceEventHandler{
-		FilterFunc: func(obj interface{}) bool {
-			m, err := meta.Accessor(obj)
-			return err == nil && m.GetLabels()[hostnames.TenantLabel] != ""
-		},
-		Handler: h,
+		FilterFunc: tenantLabelled,
+		Handler:    h,
 	}, 0)
 	if err != nil {
 		return nil, err

@@ -132,3 +132,20 @@ func TestTermInformerShowsTenantNamespacesOnly(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // handlers hear of it after the store
 	seen.waitFor(t)
 }
+
+func TestTenantLabelledSeesThroughTombstones(t *testing.T) {
+	for _, c := range []struct {
+		obj  interface{}
+		want bool
+	}{
+		{labelled("a"), true},
+		{&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, false},
+		{cache.DeletedFinalStateUnknown{Key: "a", Obj: labelled("a")}, true},
+		{cache.DeletedFinalStateUnknown{Key: "b", Obj: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "b"}}}, false},
+		{"not an object", false},
+	} {
+		if got := tenantLabelled(c.obj); got != c.want {
+			t.Errorf("tenantLabelled(%#v) = %v, want %v", c.obj, got, c.want)
+		}
+	}
+}
