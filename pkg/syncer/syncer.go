@@ -39,7 +39,6 @@ import (
 	raclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1/apis/clientset/versioned"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -50,6 +49,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 
+	hostapi "tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/syncer/checker"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/floatingip"
@@ -116,10 +116,7 @@ func New(config Config, storage controller.Storage) (*Syncer, error) {
 	// decodes its lists of namespaces and RoleBindings (one of each per
 	// tenant Namespace) several times faster than as JSON. The clients of
 	// custom resources stay on JSON, the only form those are served in.
-	kubeConfig := rest.CopyConfig(config.Host)
-	kubeConfig.ContentType = runtime.ContentTypeProtobuf
-	kubeConfig.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	if host.Kube, err = kubernetes.NewForConfig(kubeConfig); err != nil {
+	if host.Kube, err = kubernetes.NewForConfig(hostapi.Protobuf(config.Host)); err != nil {
 		return nil, err
 	}
 	if host.Dynamic, err = dynamic.NewForConfig(config.Host); err != nil {

@@ -271,10 +271,7 @@ func (o *Options) applyRecommended(config *genericapiserver.RecommendedConfig) e
 	if err := ro.CoreAPI.ApplyTo(config); err != nil {
 		return err
 	}
-	cfg := rest.CopyConfig(config.ClientConfig)
-	cfg.ContentType = runtime.ContentTypeProtobuf
-	cfg.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	client, err := kubernetes.NewForConfig(cfg)
+	client, err := kubernetes.NewForConfig(host.Protobuf(config.ClientConfig))
 	if err != nil {
 		return err
 	}
