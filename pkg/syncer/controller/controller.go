@@ -54,7 +54,8 @@ type Worker struct {
 	// registrations: true once they have queued every object listed at start.
 	HandlersSynced []cache.InformerSynced
 
-	busy atomic.Int64
+	busy  atomic.Int64
+	pacer pacer
 }
 
 // Watch adds h to inf; the worker does not start before h has been handed

@@ -55,8 +55,9 @@ func New(src *controller.Sources) (*Controller, error) {
 		return nil, err
 	}
 	// Drift or deletion of a host object, and OVN-Kubernetes' status
-	// reports on the ClusterUserDefinedNetworks.
-	if err := c.keys.WatchHost(src.HostCUDNs, src.HostEgressIPs); err != nil {
+	// reports on the ClusterUserDefinedNetworks (which change with every
+	// namespace the network gets: paced like the Namespaces).
+	if err := c.WatchAll(controller.OnEvery(c.paceHostObject), src.HostCUDNs, src.HostEgressIPs); err != nil {
 		return nil, err
 	}
 	c.keys.EnqueueAllOnHealthChange(src.Health)
@@ -67,8 +68,18 @@ func New(src *controller.Sources) (*Controller, error) {
 // on the periodic check.
 func (c *Controller) EnqueueAll() { c.keys.EnqueueAll() }
 
+// enqueueNamespace queues, paced, the Network a tenant Namespace attaches
+// to: a tenant creating Namespaces fast has its Network's list written a
+// few times a second, not once per Namespace.
 func (c *Controller) enqueueNamespace(obj interface{}) {
 	if ns, ok := controller.Unwrap(obj).(*tenant.Namespace); ok && ns.Spec.Network != "" {
-		c.Queue.Add(queue.Key{Tenant: ns.Namespace, Name: ns.Spec.Network})
+		c.Pace(queue.Key{Tenant: ns.Namespace, Name: ns.Spec.Network})
+	}
+}
+
+// paceHostObject queues, paced, the Network a host object was made for.
+func (c *Controller) paceHostObject(obj interface{}) {
+	if key, ok := c.keys.HostKey(obj); ok {
+		c.Pace(key)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -80,14 +81,14 @@ func New(src *controller.Sources, clusterDomain string) (*Controller, error) {
 	}
 	// A tenant's host namespaces hold the aliases, its networks are connected.
 	if err := c.Watch(src.Namespaces, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueOwner,
+		AddFunc: c.enqueueNamespace,
 		UpdateFunc: func(old, obj interface{}) {
 			o, n := old.(*tenant.Namespace), obj.(*tenant.Namespace)
 			if o.Status.HostNamespace != n.Status.HostNamespace || o.Status.Phase != n.Status.Phase {
-				c.enqueueOwner(obj)
+				c.enqueueNamespace(obj)
 			}
 		},
-		DeleteFunc: c.enqueueOwner,
+		DeleteFunc: c.enqueueNamespace,
 	}); err != nil {
 		return nil, err
 	}
@@ -137,14 +138,25 @@ func (c *Controller) enqueueTenantObject(obj interface{}) {
 	}
 }
 
-// enqueueOwner queues the tenant of a cached tenant Namespace or Network
-// (the cached copy's namespace is its tenant).
+// enqueueOwner queues, paced, the tenant of a cached tenant Namespace or
+// Network (the cached copy's namespace is its tenant).
 func (c *Controller) enqueueOwner(obj interface{}) {
 	switch o := controller.Unwrap(obj).(type) {
 	case *tenant.Namespace:
-		c.Queue.Add(queue.Key{Tenant: o.Namespace})
+		c.Pace(queue.Key{Tenant: o.Namespace})
 	case *tenant.Network:
-		c.Queue.Add(queue.Key{Tenant: o.Namespace})
+		c.Pace(queue.Key{Tenant: o.Namespace})
+	}
+}
+
+// enqueueNamespace queues the tenant of a tenant Namespace while some
+// service is offered, or when the Namespace still reports on aliases:
+// without offers a Namespace has nothing to be given (a withdrawn offer
+// queues the tenants it was made to itself).
+func (c *Controller) enqueueNamespace(obj interface{}) {
+	ns, ok := controller.Unwrap(obj).(*tenant.Namespace)
+	if ok && (c.anyOffer() || meta.FindStatusCondition(ns.Status.Conditions, tenant.ConditionProviderServices) != nil) {
+		c.enqueueOwner(obj)
 	}
 }
 

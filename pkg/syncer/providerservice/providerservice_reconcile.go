@@ -559,7 +559,11 @@ func (c *Controller) namespaceCondition(ctx context.Context, t string, ns *tenan
 				"aliases of provider services: "+strings.Join(made, ", "))
 		}
 	}
-	if !mutate(ns.DeepCopy()) {
+	// The cached copy tells whether anything changes, without a deep copy:
+	// mutate reads the UID and generation and changes the conditions alone.
+	probe := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{UID: ns.UID, Generation: ns.Generation}}
+	probe.Status.Conditions = slices.Clone(ns.Status.Conditions)
+	if !mutate(probe) {
 		return nil
 	}
 	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, t, "", ns.Name, mutate)

@@ -108,9 +108,11 @@ func (c *Controller) EnqueueAll() {
 // onlyUsageChanged says whether an update of a Tenant changed nothing but
 // its quota usage (every create of a tenant object charges it).
 func onlyUsageChanged(old, cur *tenant.Tenant) bool {
-	o, n := old.DeepCopy(), cur.DeepCopy()
-	o.Status.Usage, o.ResourceVersion, o.ManagedFields = n.Status.Usage, n.ResourceVersion, n.ManagedFields
-	return apiequality.Semantic.DeepEqual(o, n)
+	// Shallow copies: only their own fields are assigned, nothing they
+	// share with the cached objects is written.
+	o := *old
+	o.Status.Usage, o.ResourceVersion, o.ManagedFields = cur.Status.Usage, cur.ResourceVersion, cur.ManagedFields
+	return apiequality.Semantic.DeepEqual(&o, cur)
 }
 
 func networkSynced(n *tenant.Network) bool {
@@ -128,8 +130,10 @@ func (c *Controller) enqueueTenant(obj interface{}) {
 	}
 }
 
+// enqueueLabelled queues the tenant of a tenant Namespace or Network, or
+// of a host object, paced: the Tenant sums up all of them.
 func (c *Controller) enqueueLabelled(obj interface{}) {
 	if t := controller.LabelsOf(obj)[hostnames.TenantLabel]; t != "" {
-		c.Queue.Add(queue.Key{Tenant: t})
+		c.Pace(queue.Key{Tenant: t})
 	}
 }
