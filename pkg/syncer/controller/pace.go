@@ -16,7 +16,7 @@ import (
 // finds the key already due later is covered by that reconcile, which
 // reads the caches as they are then.
 const (
-	PaceBurst = 10
+	PaceBurst = 20
 	PaceRate  = 4 // per second
 )
 
