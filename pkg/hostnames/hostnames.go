@@ -43,11 +43,6 @@ const (
 	// made for: with the owner UID it tells an orphan of a deleted tenant
 	// (or of a former tenant of the same name) from a live object.
 	TenantUIDAnnotation = "tenant.io/tenant-uid"
-	// TenantUIDLabel holds, on a host namespace, the UID of its Tenant
-	// (the key of TenantUIDAnnotation): the tenant's MetalLB pool selects
-	// its namespaces by it, which no namespace of a former tenant of the
-	// same name matches.
-	TenantUIDLabel = TenantUIDAnnotation
 	// ChangedByAnnotation holds, on a tenant.io object, the user whose
 	// write last changed its spec (or created it), and on a host object,
 	// the same of the tenant object it realises: a host audit entry of

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
 )
@@ -15,13 +14,7 @@ func TestSameSpec(t *testing.T) {
 	want := &metallbv1beta1.IPAddressPoolSpec{
 		Addresses:  []string{"203.0.113.1/32"},
 		AutoAssign: ptr.To(false),
-		AllocateTo: &metallbv1beta1.ServiceAllocation{
-			Namespaces:         []string{"acme-1"},
-			NamespaceSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"tenant.io/tenant-uid": "u1"}}},
-		},
-	}
-	selector := func(uid string) []interface{} {
-		return []interface{}{map[string]interface{}{"matchLabels": map[string]interface{}{"tenant.io/tenant-uid": uid}}}
+		AllocateTo: &metallbv1beta1.ServiceAllocation{Namespaces: []string{"acme-1-default"}},
 	}
 	stored := func(spec map[string]interface{}) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]interface{}{"spec": spec}}
@@ -31,7 +24,7 @@ func TestSameSpec(t *testing.T) {
 			"addresses":         []interface{}{"203.0.113.1/32"},
 			"autoAssign":        false,
 			"avoidBuggyIPs":     false, // defaulted by the CRD
-			"serviceAllocation": map[string]interface{}{"namespaces": []interface{}{"acme-1"}, "namespaceSelectors": selector("u1")},
+			"serviceAllocation": map[string]interface{}{"namespaces": []interface{}{"acme-1-default"}},
 		}
 	}
 	for _, c := range []struct {
@@ -44,20 +37,11 @@ func TestSameSpec(t *testing.T) {
 		{"auto assign on", func(s map[string]interface{}) { s["autoAssign"] = true }, false},
 		{"auto assign defaulted", func(s map[string]interface{}) { delete(s, "autoAssign") }, false},
 		{"extra namespace", func(s map[string]interface{}) {
-			s["serviceAllocation"] = map[string]interface{}{"namespaces": []interface{}{"acme-1", "victim"}, "namespaceSelectors": selector("u1")}
-		}, false},
-		{"no namespace by name (MetalLB would serve every namespace when the selector matches none)", func(s map[string]interface{}) {
-			s["serviceAllocation"] = map[string]interface{}{"namespaceSelectors": selector("u1")}
-		}, false},
-		{"selector of another tenant", func(s map[string]interface{}) {
-			s["serviceAllocation"] = map[string]interface{}{"namespaces": []interface{}{"acme-1"}, "namespaceSelectors": selector("u2")}
+			s["serviceAllocation"] = map[string]interface{}{"namespaces": []interface{}{"acme-1-default", "victim"}}
 		}, false},
 		{"selector added", func(s map[string]interface{}) {
-			s["serviceAllocation"] = map[string]interface{}{"namespaces": []interface{}{"acme-1"},
-				"namespaceSelectors": append(selector("u1"), map[string]interface{}{})}
-		}, false},
-		{"selector removed", func(s map[string]interface{}) {
-			s["serviceAllocation"] = map[string]interface{}{"namespaces": []interface{}{"acme-1"}}
+			s["serviceAllocation"] = map[string]interface{}{"namespaces": []interface{}{"acme-1-default"},
+				"namespaceSelectors": []interface{}{map[string]interface{}{}}}
 		}, false},
 		{"not our shape", func(s map[string]interface{}) { s["addresses"] = "203.0.113.1/32" }, false},
 	} {

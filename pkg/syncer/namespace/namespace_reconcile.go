@@ -39,15 +39,13 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, ns *tenant.Name
 }
 
 // wantNamespaceLabels are the labels of the host namespace of ns in
-// tenant t: the marks, the tenant's UID (which its MetalLB pool selects
-// by), the primary network by tenant name and by host name (which the
-// network's ClusterUserDefinedNetwork and EgressIP select by), the label
-// that makes OVN-Kubernetes give the namespace a primary user-defined
-// network, and the tenant's Pod Security level; all are set when the
-// namespace is created, and the level follows the Tenant.
+// tenant t: the marks, the primary network by tenant name and by host name
+// (which the network's ClusterUserDefinedNetwork and EgressIP select by),
+// the label that makes OVN-Kubernetes give the namespace a primary
+// user-defined network, and the tenant's Pod Security level; all are set
+// when the namespace is created, and the level follows the Tenant.
 func wantNamespaceLabels(marks hostnames.Marks, t *tenant.Tenant, ns *tenant.Namespace) map[string]string {
 	l := marks.Labels()
-	l[hostnames.TenantUIDLabel] = string(t.UID)
 	l[hostnames.NetworkLabel] = ns.Spec.Network
 	l[hostnames.HostNetworkLabel] = hostnames.ClusterUserDefinedNetwork(marks.TenantUID, ns.Spec.Network)
 	l[hostnames.PrimaryUDNLabel] = ""

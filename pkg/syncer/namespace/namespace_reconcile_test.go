@@ -47,7 +47,7 @@ func TestWantNamespaceLabelsPodSecurity(t *testing.T) {
 			if l[hostnames.OpenShiftPodSecurityLabelSync] != "false" {
 				t.Errorf("%s=%q, want \"false\"", hostnames.OpenShiftPodSecurityLabelSync, l[hostnames.OpenShiftPodSecurityLabelSync])
 			}
-			if l[hostnames.TenantLabel] != "acme" || l[hostnames.TenantUIDLabel] != "tenant-uid" || l[hostnames.NamespaceLabel] != "dev" || l[hostnames.NetworkLabel] != "default" {
+			if l[hostnames.TenantLabel] != "acme" || l[hostnames.NamespaceLabel] != "dev" || l[hostnames.NetworkLabel] != "default" {
 				t.Errorf("tenant marks missing: %v", l)
 			}
 		})

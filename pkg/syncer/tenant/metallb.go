@@ -5,9 +5,7 @@ import (
 	"fmt"
 
 	metallbv1beta1 "go.universe.tf/metallb/api/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -25,11 +23,11 @@ type metallbObject struct {
 
 // syncMetalLB makes the tenant's MetalLB pool and advertisement match: the
 // pool holds its public IPs, is never assigned automatically, and serves
-// exactly the tenant's host namespaces (PoolAllocation); with no host
-// namespace there is no pool.
-func (c *Controller) syncMetalLB(ctx context.Context, t *tenant.Tenant, anyNamespace bool, unlabelled []string) ([]string, error) {
+// exactly the tenant's host namespaces, listed by name (an empty list
+// would mean every namespace, so with no namespace there is no pool).
+func (c *Controller) syncMetalLB(ctx context.Context, t *tenant.Tenant, hostNamespaces []string) ([]string, error) {
 	name := hostnames.MetalLBPool(t.Name, t.UID)
-	want := len(t.Status.PublicIPs) > 0 && anyNamespace
+	want := len(t.Status.PublicIPs) > 0 && len(hostNamespaces) > 0
 	var pool, l2, bgp interface{}
 	if want {
 		addresses := make([]string, 0, len(t.Status.PublicIPs))
@@ -39,7 +37,7 @@ func (c *Controller) syncMetalLB(ctx context.Context, t *tenant.Tenant, anyNames
 		pool = &metallbv1beta1.IPAddressPoolSpec{
 			Addresses:  addresses,
 			AutoAssign: ptr.To(false),
-			AllocateTo: PoolAllocation(name, t.UID, unlabelled),
+			AllocateTo: &metallbv1beta1.ServiceAllocation{Namespaces: hostNamespaces},
 		}
 		if c.Advertise == AdvertiseBGP {
 			bgp = &metallbv1beta1.BGPAdvertisementSpec{IPAddressPools: []string{name}}
@@ -63,23 +61,6 @@ func (c *Controller) syncMetalLB(ctx context.Context, t *tenant.Tenant, anyNames
 		}
 	}
 	return problems, nil
-}
-
-// PoolAllocation is the serviceAllocation of the MetalLB pool named pool of
-// the tenant with UID uid: its host namespaces, selected by the tenant UID
-// label, so that the pool stays the same however many namespaces come and
-// go (listed by name, it was written, and MetalLB reloaded, with each).
-// MetalLB resolves the selector against the namespaces it has seen and
-// serves every namespace when the result is empty (a new tenant's
-// namespace it has not seen yet, the last one deleted before the pool):
-// the pool's own name, which the syncer never gives a namespace, keeps
-// the list of names from ever being empty. Host namespaces made before
-// they had the label (unlabelled) are listed by name until relabelled.
-func PoolAllocation(pool string, uid types.UID, unlabelled []string) *metallbv1beta1.ServiceAllocation {
-	return &metallbv1beta1.ServiceAllocation{
-		Namespaces:         append([]string{pool}, unlabelled...),
-		NamespaceSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{hostnames.TenantUIDLabel: string(uid)}}},
-	}
 }
 
 // ensureMetalLB creates, repairs or deletes one MetalLB object. A problem

@@ -47,10 +47,10 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	if err := c.src.Health.Err(); err != nil {
 		return c.setStatus(ctx, t, false, controller.ReasonHostUnreachable, err.Error())
 	}
-	hostNamespaces, unlabelled, pending := c.namespaces(t)
+	hostNamespaces, pending := c.namespaces(t)
 	problems = append(problems, pending...)
 	problems = append(problems, c.networks(t)...)
-	metallbProblems, err := c.syncMetalLB(ctx, t, len(hostNamespaces) > 0, unlabelled)
+	metallbProblems, err := c.syncMetalLB(ctx, t, hostNamespaces)
 	if err != nil {
 		reason := controller.ReasonHostError
 		if controller.Unreachable(err) {
@@ -154,14 +154,14 @@ func (c *Controller) updateTenant(ctx context.Context, t *tenant.Tenant, mutate 
 }
 
 // namespaces returns the sorted host namespaces the syncer made for the
-// tenant's Namespaces (and that are not terminating), those of them that
-// do not have the tenant UID label yet (made by an older syncer), and what
-// keeps the tenant's Namespaces from being synced.
-func (c *Controller) namespaces(t *tenant.Tenant) (hostNamespaces, unlabelled, pending []string) {
+// tenant's Namespaces (and that are not terminating), and what keeps the
+// tenant's Namespaces from being synced.
+func (c *Controller) namespaces(t *tenant.Tenant) ([]string, []string) {
 	objs, err := c.src.Namespaces.GetIndexer().ByIndex(controller.ByTenant, t.Name)
 	if err != nil {
-		return nil, nil, []string{err.Error()}
+		return nil, []string{err.Error()}
 	}
+	var hostNamespaces, pending []string
 	for _, obj := range objs {
 		ns := obj.(*tenant.Namespace)
 		hostName := hostnames.Namespace(t.Name, t.UID, ns.Name)
@@ -169,9 +169,6 @@ func (c *Controller) namespaces(t *tenant.Tenant) (hostNamespaces, unlabelled, p
 			host := h.(*corev1.Namespace)
 			if hostnames.OwnedBy(host, ns.UID) && host.DeletionTimestamp == nil {
 				hostNamespaces = append(hostNamespaces, hostName)
-				if host.Labels[hostnames.TenantUIDLabel] != string(t.UID) {
-					unlabelled = append(unlabelled, hostName)
-				}
 			}
 		}
 		if c := meta.FindStatusCondition(ns.Status.Conditions, tenant.ConditionHostSynced); c == nil || c.Status != metav1.ConditionTrue {
@@ -183,9 +180,8 @@ func (c *Controller) namespaces(t *tenant.Tenant) (hostNamespaces, unlabelled, p
 		}
 	}
 	sort.Strings(hostNamespaces)
-	sort.Strings(unlabelled)
 	sort.Strings(pending)
-	return hostNamespaces, unlabelled, pending
+	return hostNamespaces, pending
 }
 
 // networks returns what keeps the tenant's Networks from being synced

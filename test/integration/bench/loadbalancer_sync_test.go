@@ -34,7 +34,6 @@ import (
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
-	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -105,7 +104,7 @@ func (z lbSizes) publicIPs() int { return max(10, z.perTenant+z.oneByOne) }
 // shape of a tenant's (pkg/syncer/tenant/metallb.go), and its Services.
 const (
 	lbDirectNamespace = "bench-direct"
-	lbDirectPool      = "bench-direct-pool"
+	lbDirectPool      = "bench-direct"
 )
 
 // benchLBName names LoadBalancer j (1-based) of a tenant; its host Service
@@ -328,13 +327,11 @@ func (r *lbRun) onboard(ctx context.Context) {
 
 // direct makes the direct side's host namespace, its MetalLB pool (every
 // address of lbDirectRange but the first and last, as /32s, never
-// assigned automatically, allocated to that namespace only, as the
-// tenants' pools are: by a UID label) and its L2 advertisement, then
-// checks with one Service that MetalLB assigns from the pool.
+// assigned automatically, allocated to that namespace only) and its L2
+// advertisement, then checks with one Service that MetalLB assigns from
+// the pool.
 func (r *lbRun) direct(ctx context.Context) {
-	const uid = "bench-direct"
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lbDirectNamespace, Labels: map[string]string{hostnames.TenantUIDLabel: uid}}}
-	if _, err := r.host.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+	if _, err := r.host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: lbDirectNamespace}}, metav1.CreateOptions{}); err != nil {
 		r.b.Fatal(err)
 	}
 	var addresses []string
@@ -349,7 +346,7 @@ func (r *lbRun) direct(ctx context.Context) {
 		{controller.IPAddressPools, "IPAddressPool", &metallbv1beta1.IPAddressPoolSpec{
 			Addresses:  addresses,
 			AutoAssign: ptr.To(false),
-			AllocateTo: tenantsyncer.PoolAllocation(lbDirectPool, uid, nil),
+			AllocateTo: &metallbv1beta1.ServiceAllocation{Namespaces: []string{lbDirectNamespace}},
 		}},
 		{controller.L2Advertisements, "L2Advertisement", &metallbv1beta1.L2AdvertisementSpec{IPAddressPools: []string{lbDirectPool}}},
 	} {

@@ -18,7 +18,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -403,7 +402,6 @@ func hostNamespaceProblems(hn *corev1.Namespace, tn *tenantv1alpha1.Tenant, ns *
 	}
 	want := map[string]string{
 		hostnames.TenantLabel:                   tn.Name,
-		hostnames.TenantUIDLabel:                string(tn.UID),
 		hostnames.NamespaceLabel:                ns.Name,
 		hostnames.NetworkLabel:                  networkOf(ns),
 		hostnames.PrimaryUDNLabel:               "",
@@ -497,10 +495,8 @@ func sortedCopy(s []string) []string {
 }
 
 // poolProblems lists how MetalLB IPAddressPool pool differs from what the
-// syncer must make for tn: its host namespaces, which carry its UID label
-// (hostNamespaceProblems), selected by that label, and by name only the
-// pool's own name (MetalLB serves every namespace when its list is empty).
-func poolProblems(pool *unstructured.Unstructured, tn *tenantv1alpha1.Tenant) []string {
+// syncer must make for tn, whose host namespaces are hostNamespaces.
+func poolProblems(pool *unstructured.Unstructured, tn *tenantv1alpha1.Tenant, hostNamespaces []string) []string {
 	var p []string
 	where := "IPAddressPool " + pool.GetNamespace() + "/" + pool.GetName()
 	addrs, _, _ := unstructured.NestedStringSlice(pool.Object, "spec", "addresses")
@@ -511,13 +507,11 @@ func poolProblems(pool *unstructured.Unstructured, tn *tenantv1alpha1.Tenant) []
 		p = append(p, fmt.Sprintf("%s: autoAssign %v (set %v), want false", where, auto, found))
 	}
 	nss, _, _ := unstructured.NestedStringSlice(pool.Object, "spec", "serviceAllocation", "namespaces")
-	if want := []string{pool.GetName()}; !slices.Equal(nss, want) {
+	if want := sortedCopy(hostNamespaces); !slices.Equal(nss, want) {
 		p = append(p, fmt.Sprintf("%s: serviceAllocation.namespaces %v, want exactly %v", where, nss, want))
 	}
-	sel, _, _ := unstructured.NestedSlice(pool.Object, "spec", "serviceAllocation", "namespaceSelectors")
-	want := []interface{}{map[string]interface{}{"matchLabels": map[string]interface{}{hostnames.TenantUIDLabel: string(tn.UID)}}}
-	if !apiequality.Semantic.DeepEqual(sel, want) {
-		p = append(p, fmt.Sprintf("%s: serviceAllocation.namespaceSelectors %v, want exactly %v", where, sel, want))
+	if sel, found, _ := unstructured.NestedFieldNoCopy(pool.Object, "spec", "serviceAllocation", "namespaceSelectors"); found && sel != nil {
+		p = append(p, fmt.Sprintf("%s: serviceAllocation.namespaceSelectors %v, want none", where, sel))
 	}
 	if pool.GetLabels()[hostnames.TenantLabel] != tn.Name {
 		p = append(p, fmt.Sprintf("%s: labels %v, want %s=%s", where, pool.GetLabels(), hostnames.TenantLabel, tn.Name))
@@ -615,7 +609,7 @@ func hostState(ctx context.Context, host kubernetes.Interface, dyn dynamic.Inter
 		if err != nil {
 			p = append(p, fmt.Sprintf("IPAddressPool %s: %v", name, err))
 		} else {
-			p = append(p, poolProblems(pool, tn)...)
+			p = append(p, poolProblems(pool, tn, hostNames)...)
 		}
 		adv, err := dyn.Resource(l2GVR).Namespace(stack.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
