@@ -187,11 +187,7 @@ func SharedNamespaces(inf cache.SharedIndexInformer) error {
 // object, a delete missed while the watch was down) carries the tenant
 // label.
 func tenantLabelled(obj interface{}) bool {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
-	m, err := meta.Accessor(obj)
-	return err == nil && m.GetLabels()[hostnames.TenantLabel] != ""
+	return LabelsOf(obj)[hostnames.TenantLabel] != ""
 }
 
 // termInformer is a process-wide informer as one leadership term sees it:

@@ -108,8 +108,8 @@ func (c *Controller) EnqueueAll() {
 // onlyUsageChanged says whether an update of a Tenant changed nothing but
 // its quota usage (every create of a tenant object charges it).
 func onlyUsageChanged(old, cur *tenant.Tenant) bool {
-	// Shallow copies: only their own fields are assigned, nothing they
-	// share with the cached objects is written.
+	// A shallow copy: only its own fields are assigned, nothing it shares
+	// with the cached object is written.
 	o := *old
 	o.Status.Usage, o.ResourceVersion, o.ManagedFields = cur.Status.Usage, cur.ResourceVersion, cur.ManagedFields
 	return apiequality.Semantic.DeepEqual(&o, cur)
