@@ -48,6 +48,7 @@ type Record struct {
 	mu             sync.Mutex
 	added, dropped []Claim
 	holds          []hold
+	memo           map[any]any
 }
 
 type hold struct {
@@ -109,6 +110,25 @@ func (r *Record) Holds() []Claim {
 		out[i] = h.claim
 	}
 	return out
+}
+
+// Remember keeps v under key for the update's later tries (a hook that
+// made its claims in one try need not make them again in the next).
+func (r *Record) Remember(key, v any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.memo == nil {
+		r.memo = map[any]any{}
+	}
+	r.memo[key] = v
+}
+
+// Recall returns what an earlier try of the update remembered under key.
+func (r *Record) Recall(key any) (any, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	v, ok := r.memo[key]
+	return v, ok
 }
 
 func (r *Record) take() (added, dropped []Claim, holds []hold) {

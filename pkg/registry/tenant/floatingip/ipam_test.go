@@ -710,6 +710,70 @@ func TestPublicIPsInUseByFloatingIPsAndLoadBalancers(t *testing.T) {
 	r.expectClaims(t, r.getFIP(t, alice, "f"), r.getLB(t, alice, "l"))
 }
 
+// TestCountChangesTriedAgainAfterAStatusWrite: a change of
+// publicIPs.count that the store tries again, because a status write came
+// between its read and its write, keeps what its first try decided: a
+// lowering drops what that try held (the update's own holds are not "in
+// use"), a raise keeps the addresses that try took; no hold is left.
+func TestCountChangesTriedAgainAfterAStatusWrite(t *testing.T) {
+	r, _ := setup(t)
+	ips := r.tenant(t, "five").Status.PublicIPs
+	setCount := func(count int32, phase tenant.TenantPhase) (*tenant.Tenant, int) {
+		t.Helper()
+		tries := 0
+		out, _, err := r.Storage.Tenants.Main.Update(as(admin), "five", rest.DefaultUpdatedObjectInfo(nil, func(ctx context.Context, _, old runtime.Object) (runtime.Object, error) {
+			tries++
+			if tries == 1 {
+				// A status write after the store read the Tenant: this
+				// try's write finds the Tenant changed, and the store
+				// tries again on the new version.
+				_, _, err := r.Storage.Tenants.StatusStore.Update(as(admin), "five", rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, cur runtime.Object) (runtime.Object, error) {
+					tn := cur.(*tenant.Tenant).DeepCopy()
+					tn.Status.Phase = phase
+					return tn, nil
+				}), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+				if err != nil {
+					return nil, err
+				}
+			}
+			tn := old.(*tenant.Tenant).DeepCopy()
+			tn.Spec.PublicIPs.Count = count
+			return tn, nil
+		}), rest.ValidateAllObjectFunc, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{})
+		if err != nil {
+			t.Fatalf("setting publicIPs.count to %d over a status write: %v", count, err)
+		}
+		if got := r.tenant(t, "five").Status.Phase; got != phase {
+			t.Errorf("status.phase %q, want %q: the status write was lost", got, phase)
+		}
+		return out.(*tenant.Tenant), tries
+	}
+
+	lowered, tries := setCount(2, "Provisioning")
+	if tries < 2 {
+		t.Fatalf("the store tried %d time(s): the status write did not make it try again", tries)
+	}
+	if got := lowered.Status.PublicIPs; !slices.Equal(got, ips[:2]) {
+		t.Errorf("public IPs after lowering to 2: %v, want the first two of %v", got, ips)
+	}
+	r.expectClaims(t) // no hold left behind
+
+	raised, tries := setCount(4, "Pending")
+	if tries < 2 {
+		t.Fatalf("the store tried %d time(s): the status write did not make it try again", tries)
+	}
+	if got := raised.Status.PublicIPs; len(got) != 4 || !slices.Equal(got[:2], ips[:2]) {
+		t.Errorf("public IPs after raising to 4: %v, want 4 starting with %v", got, ips[:2])
+	}
+	if got := r.tenant(t, "five").Status.PublicIPs; !slices.Equal(got, raised.Status.PublicIPs) {
+		t.Errorf("stored public IPs %v, the update answered %v", got, raised.Status.PublicIPs)
+	}
+	// What the raise took is the Tenant's: a FloatingIP may use each.
+	for i, ip := range raised.Status.PublicIPs[2:] {
+		r.mustCreateFIP(t, fiona, fip(fmt.Sprintf("f%d", i), ip))
+	}
+}
+
 // TestSweeperReclaimsUnrecordedClaims: a FloatingIP's or LoadBalancer's
 // claim that no object records (what a crash between claiming and storing
 // leaves) is reclaimed once old enough; recorded claims stay.

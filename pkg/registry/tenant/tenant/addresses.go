@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 
@@ -345,6 +346,27 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 	have, want := len(o.Status.PublicIPs), int(n.Spec.PublicIPs.Count)
 	nothing := func(context.Context, bool) {}
 	rec := claims.RecordFrom(ctx)
+	// A try after a concurrent write (a status write, a usage charge) that
+	// finds the public IPs as the earlier try did keeps what that try
+	// decided, and what it claimed and held for it: a try that talks to
+	// etcd again each time would lose every race against a busy writer.
+	if v, ok := rec.Recall(publicIPsPlanKey{}); ok && !dryRun && o.Status.Network != nil {
+		if p := v.(publicIPsPlan); p.want == want && slices.Equal(p.from, o.Status.PublicIPs) {
+			n.Status.PublicIPs = slices.Clone(p.result)
+			setAllocated(n, p.message)
+			if err := base.AssignStatus(ctx, n); err != nil {
+				return nil, err
+			}
+			rec.Drop(p.drop...)
+			return nothing, nil
+		}
+	}
+	remember := func(drop []claims.Claim) {
+		if !dryRun {
+			c := meta.FindStatusCondition(n.Status.Conditions, ConditionAddressesAllocated)
+			rec.Remember(publicIPsPlanKey{}, publicIPsPlan{from: slices.Clone(o.Status.PublicIPs), want: want, result: slices.Clone(n.Status.PublicIPs), message: c.Message, drop: drop})
+		}
+	}
 	switch {
 	case want == have || o.Status.Network == nil:
 		return nothing, nil
@@ -364,11 +386,18 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 			a.Claims.Release(ctx, publicIPClaims(o, added)...)
 			return nil, err
 		}
+		remember(nil)
 		return nothing, nil
 	default:
 		used, err := a.inUse(ctx, o)
 		if err != nil {
 			return nil, err
+		}
+		// What an earlier try of this update holds is the update's own
+		// (a status write between the store's read and its write makes it
+		// try again): it is free to drop, and the try claims it again.
+		for _, h := range rec.Holds() {
+			delete(used, h.Block.Addr().String())
 		}
 		var keep, drop []string
 		for i := len(o.Status.PublicIPs) - 1; i >= 0; i-- {
@@ -407,9 +436,22 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 		if !dryRun {
 			rec.Drop(publicIPClaims(o, drop)...)
 		}
+		remember(publicIPClaims(o, drop))
 		return nothing, nil
 	}
 }
+
+// publicIPsPlan is what a try of an update decided for the Tenant's public
+// IPs, from status.publicIPs from for a count of want: the new list, its
+// condition message, and the claims it gives up.
+type publicIPsPlan struct {
+	from, result []string
+	want         int
+	message      string
+	drop         []claims.Claim
+}
+
+type publicIPsPlanKey struct{}
 
 // inUse returns the public IPs of t that its objects use, and by whom: what
 // the objects name, and what is claimed for them in the tenant space (a
