@@ -23,8 +23,8 @@ type metallbObject struct {
 
 // syncMetalLB makes the tenant's MetalLB pool and advertisement match: the
 // pool holds its public IPs, is never assigned automatically, and serves
-// exactly the tenant's host namespaces, listed by name (an empty list
-// would mean every namespace, so with no namespace there is no pool).
+// exactly hostNamespaces, host namespaces of the tenant listed by name (an
+// empty list would mean every namespace, so with none there is no pool).
 func (c *Controller) syncMetalLB(ctx context.Context, t *tenant.Tenant, hostNamespaces []string) ([]string, error) {
 	name := hostnames.MetalLBPool(t.Name, t.UID)
 	want := len(t.Status.PublicIPs) > 0 && len(hostNamespaces) > 0

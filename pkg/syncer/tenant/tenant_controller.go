@@ -86,6 +86,17 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	}); err != nil {
 		return nil, err
 	}
+	// The namespaces that hold LoadBalancers and FloatingIPs are the ones
+	// the pool serves: the first in a namespace waits for the pool to
+	// serve it (at once), the last one's going is paced.
+	for _, inf := range []cache.SharedIndexInformer{src.LoadBalancers, src.FloatingIPs} {
+		if err := c.Watch(inf, cache.ResourceEventHandlerFuncs{
+			AddFunc:    c.enqueueLabelledNow,
+			DeleteFunc: c.enqueueLabelled,
+		}); err != nil {
+			return nil, err
+		}
+	}
 	// The host ResourceQuotas report the compute usage (status.usage.compute).
 	informers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostResourceQuotas}
 	for _, gvr := range controller.MetalLBResources {
@@ -127,6 +138,13 @@ func hostSynced(ns *tenant.Namespace) bool {
 func (c *Controller) enqueueTenant(obj interface{}) {
 	if t, ok := controller.Unwrap(obj).(*tenant.Tenant); ok {
 		c.Queue.Add(queue.Key{Tenant: t.Name})
+	}
+}
+
+// enqueueLabelledNow queues the tenant of a tenant object at once.
+func (c *Controller) enqueueLabelledNow(obj interface{}) {
+	if t := controller.LabelsOf(obj)[hostnames.TenantLabel]; t != "" {
+		c.Queue.Add(queue.Key{Tenant: t})
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -50,7 +51,7 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	hostNamespaces, pending := c.namespaces(t)
 	problems = append(problems, pending...)
 	problems = append(problems, c.networks(t)...)
-	metallbProblems, err := c.syncMetalLB(ctx, t, hostNamespaces)
+	metallbProblems, err := c.syncMetalLB(ctx, t, c.poolNamespaces(t, hostNamespaces))
 	if err != nil {
 		reason := controller.ReasonHostError
 		if controller.Unreachable(err) {
@@ -182,6 +183,36 @@ func (c *Controller) namespaces(t *tenant.Tenant) ([]string, []string) {
 	sort.Strings(hostNamespaces)
 	sort.Strings(pending)
 	return hostNamespaces, pending
+}
+
+// poolNamespaces returns, of the tenant's host namespaces, those its
+// MetalLB pool serves: its Namespace default's (where onboarding puts the
+// pool to use first) and those of the Namespaces that hold a LoadBalancer
+// or a FloatingIP, the only objects whose host Services ask for the pool.
+// A new Namespace then leaves the pool, and MetalLB's configuration, as
+// they are.
+func (c *Controller) poolNamespaces(t *tenant.Tenant, hostNamespaces []string) []string {
+	serve := map[string]bool{hostnames.Namespace(t.Name, t.UID, tenant.DefaultNamespace): true}
+	for _, inf := range []cache.SharedIndexInformer{c.src.LoadBalancers, c.src.FloatingIPs} {
+		objs, err := inf.GetIndexer().ByIndex(controller.ByTenant, t.Name)
+		if err != nil {
+			continue
+		}
+		for _, obj := range objs {
+			if m, err := meta.Accessor(obj); err == nil {
+				// Cached objects carry the cache namespace "<tenant>/<ns>".
+				ns := controller.CachedKey(m.GetLabels(), m.GetNamespace(), m.GetName()).Namespace
+				serve[hostnames.Namespace(t.Name, t.UID, ns)] = true
+			}
+		}
+	}
+	out := make([]string, 0, len(serve))
+	for _, h := range hostNamespaces {
+		if serve[h] {
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // networks returns what keeps the tenant's Networks from being synced

@@ -546,16 +546,19 @@ func advertisementProblems(adv *unstructured.Unstructured, tn *tenantv1alpha1.Te
 // for each Namespace exactly one host namespace, with its labels,
 // annotations and members RoleBinding; no other live host namespace with
 // the tenant's label; and, with public IPs, the MetalLB pool over exactly
-// these host namespaces and its advertisement. It returns the problems
-// found, none when all is well.
-func hostState(ctx context.Context, host kubernetes.Interface, dyn dynamic.Interface, tn *tenantv1alpha1.Tenant, namespaces []tenantv1alpha1.Namespace) []string {
+// the host namespaces of Namespace default and of the Namespaces in
+// poolUsers (those that hold LoadBalancers or FloatingIPs), and its
+// advertisement. It returns the problems found, none when all is well.
+func hostState(ctx context.Context, host kubernetes.Interface, dyn dynamic.Interface, tn *tenantv1alpha1.Tenant, namespaces []tenantv1alpha1.Namespace, poolUsers map[string]bool) []string {
 	var p []string
 	byName := map[string]*tenantv1alpha1.Namespace{}
-	var hostNames []string
+	var poolNames []string
 	for i := range namespaces {
 		ns := &namespaces[i]
 		byName[ns.Name] = ns
-		hostNames = append(hostNames, hostnames.Namespace(tn.Name, tn.UID, ns.Name))
+		if ns.Name == defaultNamespace || poolUsers[ns.Name] {
+			poolNames = append(poolNames, hostnames.Namespace(tn.Name, tn.UID, ns.Name))
+		}
 	}
 
 	list, err := host.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: labels.Set{hostnames.TenantLabel: tn.Name}.String()})
@@ -603,13 +606,13 @@ func hostState(ctx context.Context, host kubernetes.Interface, dyn dynamic.Inter
 		p = append(p, roleBindingProblems(rb, tn, ns)...)
 	}
 
-	if len(tn.Status.PublicIPs) > 0 && len(namespaces) > 0 {
+	if len(tn.Status.PublicIPs) > 0 && len(poolNames) > 0 {
 		name := hostnames.MetalLBPool(tn.Name, tn.UID)
 		pool, err := dyn.Resource(poolGVR).Namespace(stack.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			p = append(p, fmt.Sprintf("IPAddressPool %s: %v", name, err))
 		} else {
-			p = append(p, poolProblems(pool, tn, hostNames)...)
+			p = append(p, poolProblems(pool, tn, poolNames)...)
 		}
 		adv, err := dyn.Resource(l2GVR).Namespace(stack.MetalLBNamespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
@@ -620,6 +623,27 @@ func hostState(ctx context.Context, host kubernetes.Interface, dyn dynamic.Inter
 	}
 	sort.Strings(p)
 	return p
+}
+
+// publicIPUsers returns the tenant Namespaces that hold a LoadBalancer or
+// a FloatingIP, as member lists them.
+func publicIPUsers(ctx context.Context, member clientset.Interface) (map[string]bool, error) {
+	users := map[string]bool{}
+	lbs, err := member.TenantV1alpha1().LoadBalancers(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, lb := range lbs.Items {
+		users[lb.Namespace] = true
+	}
+	fips, err := member.TenantV1alpha1().FloatingIPs(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fips.Items {
+		users[f.Namespace] = true
+	}
+	return users, nil
 }
 
 // waitHostState waits until the tenant (read with the admin client) and its
@@ -640,13 +664,17 @@ func waitHostState(ctx context.Context, t *testing.T, admin, member clientset.In
 			return false, err.Error()
 		}
 		nss = list.Items
+		poolUsers, err := publicIPUsers(ctx, member)
+		if err != nil {
+			return false, err.Error()
+		}
 		var p []string
 		for i := range nss {
 			if !namespaceSynced(&nss[i]) {
 				p = append(p, "tenant Namespace "+nss[i].Name+": "+describeNamespace(&nss[i]))
 			}
 		}
-		p = append(p, hostState(ctx, host, dyn, tn, nss)...)
+		p = append(p, hostState(ctx, host, dyn, tn, nss, poolUsers)...)
 		return len(p) == 0, strings.Join(p, "; ")
 	})
 	return tn, nss

@@ -39,9 +39,11 @@ const repairTimeout = 30 * time.Second
 // it gets its Namespace "default", whose host namespace carries the tenant
 // labels and owner annotations and a RoleBinding giving the members the
 // admin ClusterRole; its public IPs become a MetalLB IPAddressPool (not
-// auto-assigned, restricted to exactly its host namespaces) with an
-// L2Advertisement. A Namespace the member creates follows, and joins the
-// pool. On the host, the member may then work in its namespace but not
+// auto-assigned, restricted to exactly the host namespaces of Namespace
+// default and of the Namespaces holding LoadBalancers or FloatingIPs)
+// with an L2Advertisement. A Namespace the member creates follows; the
+// pool serves it while it holds a LoadBalancer, which MetalLB then gives
+// its address. On the host, the member may work in its namespace but not
 // create a LoadBalancer Service there.
 func TestOnboarding(t *testing.T) {
 	ctx := framework.Context(t, 5*time.Minute)
@@ -57,7 +59,7 @@ func TestOnboarding(t *testing.T) {
 	}
 	defer w.Stop()
 
-	tn := onboard(ctx, t, tenantSpec{name: name, users: []string{alice}, publicIPs: 2})
+	tn := onboard(ctx, t, tenantSpec{name: name, users: []string{alice}, publicIPs: 2, loadBalancers: 1})
 	checkPhases(t, w, name)
 
 	if want := hostnames.NamespacePrefix(name, tn.UID); tn.Status.NamespacePrefix != want {
@@ -96,8 +98,34 @@ func TestOnboarding(t *testing.T) {
 	if got := namespaceNames(nss); !slices.Equal(got, []string{defaultNamespace, "dev"}) {
 		t.Errorf("tenant Namespaces %v, want default and dev", got)
 	}
-	checkPool(ctx, t, tn, defaultHost, devHost)
+	// dev holds no LoadBalancer or FloatingIP: the pool does not serve it...
+	checkPool(ctx, t, tn, defaultHost)
 	waitTenantReady(ctx, t, admin, name)
+	// ...until it holds one, which MetalLB gives an address from the pool...
+	t.Cleanup(func() { deletePublicIPUsers(t, member, "dev") })
+	if _, err := member.TenantV1alpha1().LoadBalancers("dev").Create(ctx, lbObject("web", ""), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating LoadBalancer dev/web: %v", err)
+	}
+	waitLB(ctx, t, member, "dev", "web", "address assigned by MetalLB", lbAssigned)
+	checkPool(ctx, t, tn, defaultHost, devHost)
+	// ...and no longer once it holds none.
+	if err := member.TenantV1alpha1().LoadBalancers("dev").Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("deleting LoadBalancer dev/web: %v", err)
+	}
+	waitGone(ctx, t, "LoadBalancer dev/web", func(ctx context.Context) error {
+		_, err := member.TenantV1alpha1().LoadBalancers("dev").Get(ctx, "web", metav1.GetOptions{})
+		return err
+	})
+	_, dyn := hostClients(t)
+	poolName := hostnames.MetalLBPool(name, tn.UID)
+	eventually(ctx, t, repairTimeout, "IPAddressPool "+poolName+" serving "+defaultHost+" only", func(ctx context.Context) (bool, string) {
+		pool, err := dyn.Resource(poolGVR).Namespace(stack.MetalLBNamespace).Get(ctx, poolName, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		p := poolProblems(pool, tn, []string{defaultHost})
+		return len(p) == 0, strings.Join(p, "; ")
+	})
 
 	// On the host, the RoleBinding makes alice an admin of her namespace...
 	aliceHost, _ := hostClientsAs(t, alice)
