@@ -18,6 +18,7 @@ func (s *Sources) ClusterUserDefinedNetworks() HostKind[*udnv1.ClusterUserDefine
 	return HostKind[*udnv1.ClusterUserDefinedNetwork]{
 		Kind:     "ClusterUserDefinedNetwork",
 		Informer: s.HostCUDNs,
+		Written:  s.written[s.HostCUDNs],
 		Create: func(ctx context.Context, obj *udnv1.ClusterUserDefinedNetwork) (*udnv1.ClusterUserDefinedNetwork, error) {
 			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
 		},

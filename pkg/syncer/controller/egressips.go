@@ -21,6 +21,7 @@ func (s *Sources) EgressIPs() HostKind[*egressipv1.EgressIP] {
 	return HostKind[*egressipv1.EgressIP]{
 		Kind:     "EgressIP",
 		Informer: s.HostEgressIPs,
+		Written:  s.written[s.HostEgressIPs],
 		Create: func(ctx context.Context, obj *egressipv1.EgressIP) (*egressipv1.EgressIP, error) {
 			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
 		},

@@ -40,6 +40,9 @@ type HostKind[T HostObject] struct {
 	// host does not let change (a RoleBinding's roleRef, a network's
 	// spec): it is deleted, and want made once it is gone.
 	Replace func(have, want T) bool
+	// Written, when set, holds what the syncer wrote that the informer
+	// does not show yet; Ensure reads it before the informer.
+	Written *Written
 }
 
 // Ensured is what Ensure found: the object is ours and matches (Synced,
@@ -66,11 +69,19 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 	var none Ensured[T]
 	key := ref(want.GetNamespace(), want.GetName())
 	var have T
-	if obj, exists, err := k.Informer.GetStore().GetByKey(key); err != nil {
+	obj, exists, err := k.Informer.GetStore().GetByKey(key)
+	if err != nil {
 		return none, err
-	} else if exists {
+	}
+	var cached metav1.Object
+	if exists {
 		have = obj.(T)
-	} else {
+		cached = have
+	}
+	if w, ok := k.Written.newer(key, cached); ok {
+		have, exists = w.(T), true
+	}
+	if !exists {
 		created, err := k.Create(ctx, want)
 		if !apierrors.IsAlreadyExists(err) {
 			k.countWriteError(err)
@@ -78,6 +89,7 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 		switch {
 		case err == nil:
 			klog.FromContext(ctx).V(2).Info("Created host object", "kind", k.Kind, "object", key)
+			k.Written.put(created)
 			return Ensured[T]{Synced: true, Obj: created}, nil
 		case !apierrors.IsAlreadyExists(err):
 			return none, err
@@ -122,6 +134,7 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 		if err != nil {
 			return none, err
 		}
+		k.Written.put(updated)
 		klog.FromContext(ctx).Info("Repaired host object", "kind", k.Kind, "object", key)
 		have = updated
 	}
@@ -152,6 +165,7 @@ func (k HostKind[T]) Remove(ctx context.Context, namespace, name string, marks h
 
 func (k HostKind[T]) remove(ctx context.Context, have T) error {
 	uid := have.GetUID()
+	k.Written.forget(ref(have.GetNamespace(), have.GetName()))
 	err := k.Delete(ctx, have.GetNamespace(), have.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone, or replaced by another object: not ours to delete

@@ -20,6 +20,7 @@ func (s *Sources) HostNamespaceKind() HostKind[*corev1.Namespace] {
 	return HostKind[*corev1.Namespace]{
 		Kind:     hostNamespaceKind,
 		Informer: s.HostNamespaces,
+		Written:  s.written[s.HostNamespaces],
 		Create: func(ctx context.Context, obj *corev1.Namespace) (*corev1.Namespace, error) {
 			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
 		},

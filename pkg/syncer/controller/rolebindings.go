@@ -16,6 +16,7 @@ func (s *Sources) RoleBindings() HostKind[*rbacv1.RoleBinding] {
 	return HostKind[*rbacv1.RoleBinding]{
 		Kind:     "RoleBinding",
 		Informer: s.HostRoleBindings,
+		Written:  s.written[s.HostRoleBindings],
 		Create: func(ctx context.Context, obj *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
 			return client.RoleBindings(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
 		},

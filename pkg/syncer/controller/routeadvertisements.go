@@ -16,6 +16,7 @@ func (s *Sources) RouteAdvertisements() HostKind[*rav1.RouteAdvertisements] {
 	return HostKind[*rav1.RouteAdvertisements]{
 		Kind:     "RouteAdvertisements",
 		Informer: s.HostRouteAdvertisements,
+		Written:  s.written[s.HostRouteAdvertisements],
 		Create: func(ctx context.Context, obj *rav1.RouteAdvertisements) (*rav1.RouteAdvertisements, error) {
 			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
 		},

@@ -23,6 +23,7 @@ func (s *Sources) Services() HostKind[*corev1.Service] {
 	return HostKind[*corev1.Service]{
 		Kind:     "Service",
 		Informer: s.HostServices,
+		Written:  s.written[s.HostServices],
 		Create: func(ctx context.Context, obj *corev1.Service) (*corev1.Service, error) {
 			return client.Services(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
 		},

@@ -153,6 +153,10 @@ type Sources struct {
 	// register their host kinds in it.
 	Orphans *Orphans
 
+	// written are the host objects the syncer wrote that the informers
+	// do not show yet, by informer (see Written).
+	written map[cache.SharedIndexInformer]*Written
+
 	kube     informers.SharedInformerFactory
 	dynamic  dynamicinformer.DynamicSharedInformerFactory
 	udn      udninformers.SharedInformerFactory
@@ -314,6 +318,14 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	}
 	if err := s.HostBGPSessionStates.SetTransform(hostapi.WithoutManagedFields); err != nil {
 		panic(err)
+	}
+	s.written = map[cache.SharedIndexInformer]*Written{}
+	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs, s.HostRouteAdvertisements} {
+		w, err := NewWritten(inf)
+		if err != nil {
+			panic(err) // only fails once stopped
+		}
+		s.written[inf] = w
 	}
 	for _, gvr := range MetalLBResources {
 		inf := s.dynamic.ForResource(gvr).Informer()
