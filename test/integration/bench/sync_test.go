@@ -116,6 +116,15 @@ func BenchmarkSync(b *testing.B) {
 	r.hostCosts(ctx)
 	r.fairness(ctx)
 	b.StopTimer()
+	if writes, err := hostWrites(ctx, r.host); err != nil {
+		b.Errorf("reading the host's request counts: %v", err)
+	} else {
+		var parts []string
+		for _, res := range []string{"namespaces", "rolebindings", "ipaddresspools", "clusteruserdefinednetworks"} {
+			parts = append(parts, fmt.Sprintf("%s %d (and %d answered 409)", res, writes[res], writes[res+"/409"]))
+		}
+		r.notef("host writes over the run (create, update, patch, delete): %s", strings.Join(parts, ", "))
+	}
 	r.report()
 	if path := os.Getenv("BENCH_SYNC_DUMP"); path != "" {
 		if err := r.seen.dump(path, r.t0); err != nil {
