@@ -108,6 +108,9 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fss.FlagSet("tenancy").DurationVar(&o.IPAMSweepMinAge, "ipam-sweep-min-age", o.IPAMSweepMinAge,
 		"How old an allocation no live Tenant records must be before the sweeper reclaims it (longer than any create takes).")
 	o.Syncer.AddFlags(fss.FlagSet("syncer"))
+	if f := fss.FlagSet("generic").Lookup("storage-media-type"); f != nil {
+		f.Usage = "The media type tenant.io objects are stored in: " + runtime.ContentTypeJSON + ", the only one."
+	}
 	compatibility.DefaultComponentGlobalsRegistry.AddFlags(fss.FlagSet("generic"))
 	return fss
 }
@@ -165,6 +168,12 @@ func (o *Options) Validate(args []string) error {
 		errs = append(errs, fmt.Errorf("no arguments are accepted, got %q", args))
 	}
 	errs = append(errs, o.RecommendedOptions.Validate()...)
+	if etcd := o.RecommendedOptions.Etcd; etcd != nil && etcd.DefaultStorageMediaType != runtime.ContentTypeJSON {
+		// The generic options accept the media types of built-in kinds;
+		// tenant.io objects have no protobuf form, and are stored as JSON.
+		errs = append(errs, fmt.Errorf("--storage-media-type %q: tenant.io objects are stored as %s only",
+			etcd.DefaultStorageMediaType, runtime.ContentTypeJSON))
+	}
 	errs = append(errs, o.Syncer.Validate()...)
 	errs = append(errs, compatibility.DefaultComponentGlobalsRegistry.Validate()...)
 	return utilerrors.NewAggregate(errs)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -395,32 +396,42 @@ func syncerInitialSync(ctx context.Context, s *stack.Stack) (float64, error) {
 // metricValue reads an unlabelled metric from tenant-apiserver's own
 // /metrics; found is false when the process has not set it.
 func metricValue(ctx context.Context, s *stack.Stack, name string) (v float64, found bool, err error) {
-	client, err := rest.HTTPClientFor(s.DirectTenantConfig(stack.AdminUser, "system:masters"))
+	metrics, err := tenantMetrics(ctx, s)
 	if err != nil {
 		return 0, false, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.TenantAPIServerURL()+"/metrics", nil)
-	if err != nil {
-		return 0, false, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, false, err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return 0, false, fmt.Errorf("GET /metrics: %s: %s", resp.Status, body)
-	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), name+" "); ok {
+	for _, line := range strings.Split(metrics, "\n") {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
 			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
 			return v, err == nil, err
 		}
 	}
-	return 0, false, sc.Err()
+	return 0, false, nil
+}
+
+// tenantMetrics reads tenant-apiserver's own /metrics.
+func tenantMetrics(ctx context.Context, s *stack.Stack) (string, error) {
+	client, err := rest.HTTPClientFor(s.DirectTenantConfig(stack.AdminUser, "system:masters"))
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.TenantAPIServerURL()+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET /metrics: %s: %.512s", resp.Status, body)
+	}
+	return string(body), nil
 }
 
 // logLines returns the lines of a log file containing substr.
@@ -662,4 +673,95 @@ func benchStack(ctx context.Context, b *testing.B, argsEnv string, tenants int, 
 		b.Fatal(err)
 	}
 	return s, stop
+}
+
+// apfSnapshot is what API Priority and Fairness of the host kube-apiserver
+// and of tenant-apiserver had done by a moment, by priority level.
+type apfSnapshot map[string]apfLevel // "<server> <level>"
+
+type apfLevel struct {
+	dispatched, rejected, waitSum, waitCount float64
+	seats                                    float64
+}
+
+// takeAPF reads the flow control metrics of both servers.
+func takeAPF(ctx context.Context, s *stack.Stack) (apfSnapshot, error) {
+	out := apfSnapshot{}
+	host, _, err := s.Clients(stack.AdminUser)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := host.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out.add("kube-apiserver", string(raw))
+	tenantRaw, err := tenantMetrics(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	out.add("tenant-apiserver", tenantRaw)
+	return out, nil
+}
+
+func (a apfSnapshot) add(server, metrics string) {
+	for _, line := range strings.Split(metrics, "\n") {
+		name, _, ok := strings.Cut(line, "{")
+		if !ok || !strings.HasPrefix(name, "apiserver_flowcontrol_") {
+			continue
+		}
+		level := label(line, "priority_level")
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if level == "" || err != nil {
+			continue
+		}
+		key := server + " " + level
+		l := a[key]
+		switch name {
+		case "apiserver_flowcontrol_dispatched_requests_total":
+			l.dispatched += v
+		case "apiserver_flowcontrol_rejected_requests_total":
+			l.rejected += v
+		case "apiserver_flowcontrol_request_wait_duration_seconds_sum":
+			if label(line, "execute") == "true" {
+				l.waitSum += v
+			}
+		case "apiserver_flowcontrol_request_wait_duration_seconds_count":
+			if label(line, "execute") == "true" {
+				l.waitCount += v
+			}
+		case "apiserver_flowcontrol_nominal_limit_seats":
+			l.seats = v
+		default:
+			continue
+		}
+		a[key] = l
+	}
+}
+
+// since describes, per server and priority level that dispatched at least
+// 100 requests from a to now, how many it dispatched and rejected (429) and
+// how long they waited on average.
+func (a apfSnapshot) since(now apfSnapshot) string {
+	keys := make([]string, 0, len(now))
+	for k := range now {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		n, b := now[k], a[k]
+		dispatched := n.dispatched - b.dispatched
+		if dispatched < 100 {
+			continue
+		}
+		wait := 0.0
+		if c := n.waitCount - b.waitCount; c > 0 {
+			wait = (n.waitSum - b.waitSum) / c
+		}
+		parts = append(parts, fmt.Sprintf("%s: %.0f dispatched (%.0f seats), mean wait %.1f ms, %.0f rejected",
+			k, dispatched, n.seats, wait*1000, n.rejected-b.rejected))
+	}
+	return "API Priority and Fairness, by server and level: " + strings.Join(parts, "; ")
 }

@@ -286,6 +286,7 @@ func (r *syncRun) burst(ctx context.Context) {
 	}
 	stopProfiles := r.profile(ctx, "burst", 20*time.Second)
 	stopLag, lags := sampleCacheLag(ctx, r.s, r.members[0])
+	apf := r.takeAPF(ctx)
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -309,6 +310,7 @@ func (r *syncRun) burst(ctx context.Context) {
 		r.b.Fatal(err)
 	}
 	cpuUse := cpu.since(r.s)
+	apfUse := apf.since(r.takeAPF(ctx))
 	stopLag()
 	stopProfiles()
 	synced := r.measure("ns-sync", fmt.Sprintf("2. tenant Namespace -> host namespace (burst of %d)", len(syncKeys)), syncKeys)
@@ -323,7 +325,17 @@ func (r *syncRun) burst(ctx context.Context) {
 		p50, p99, ends[0].Sub(start).Round(time.Millisecond), ends[1].Sub(start).Round(time.Millisecond),
 		r.seen.lastSeen(syncKeys).Sub(start).Round(time.Millisecond), r.seen.lastSeen(directKeys).Sub(start).Round(time.Millisecond))
 	r.notef("  %s", cpuUse)
+	r.notef("  %s", apfUse)
 	r.noteLag(lags())
+}
+
+// takeAPF reads both servers' flow control metrics.
+func (r *syncRun) takeAPF(ctx context.Context) apfSnapshot {
+	a, err := takeAPF(ctx, r.s)
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	return a
 }
 
 // noteLag notes how far the watch cache was behind etcd.
@@ -626,6 +638,7 @@ func (r *syncRun) fairness(ctx context.Context) {
 	stopProfiles := r.profile(ctx, "fairness", 20*time.Second)
 	stopSampling, largest := r.sampleTenant(ctx, syncTenantName(0))
 	stopLag, lags := sampleCacheLag(ctx, r.s, r.members[0])
+	apf := r.takeAPF(ctx)
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -662,6 +675,7 @@ func (r *syncRun) fairness(ctx context.Context) {
 		r.b.Fatal(err)
 	}
 	cpuUse := cpu.since(r.s)
+	apfUse := apf.since(r.takeAPF(ctx))
 	stopLag()
 	stopSampling()
 	stopProfiles()
@@ -686,6 +700,7 @@ func (r *syncRun) fairness(ctx context.Context) {
 		quietStart.Sub(start).Round(time.Millisecond), quietDone.Sub(start).Round(time.Millisecond), quietLast.Sub(start).Round(time.Millisecond),
 		behind, len(noisyKeys), noisyDone.Sub(start).Round(time.Millisecond), r.seen.lastSeen(noisyKeys).Sub(start).Round(time.Millisecond))
 	r.notef("  %s", cpuUse)
+	r.notef("  %s", apfUse)
 	if r.z.noisy > 0 {
 		r.notef("  noisy tenant %s during the burst: largest Tenant %.1f KiB, largest Ready message %d bytes", syncTenantName(0), float64(largest().size)/1024, largest().message)
 	}

@@ -1,0 +1,159 @@
+package integration
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+
+	"tenant.io/tenant-apiserver/pkg/stack"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// Response headers of API Priority and Fairness: the UIDs of the
+// FlowSchema and priority level a request was classified into.
+const (
+	flowSchemaHeader    = "X-Kubernetes-PF-FlowSchema-UID"
+	priorityLevelHeader = "X-Kubernetes-PF-PriorityLevel-UID"
+)
+
+// TestTenantRequestsHaveAPriorityLevelOfTheirOwn: the flow control
+// objects of artifacts/deploy put a member's tenant.io requests in the
+// tenant-io priority level, in the host kube-apiserver (through the
+// aggregator) and in tenant-apiserver itself, and nothing else there: the
+// same member's host requests and the admin's tenant.io requests keep
+// their levels.
+func TestTenantRequestsHaveAPriorityLevelOfTheirOwn(t *testing.T) {
+	s := framework.Current()
+	ctx := framework.Context(t, 2*time.Minute)
+	host, _, err := s.Clients(stack.AdminUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := host.FlowcontrolV1()
+	pl, err := fc.PriorityLevelConfigurations().Get(ctx, "tenant-io", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.Spec.Limited == nil || pl.Spec.Limited.LimitResponse.Queuing == nil || pl.Spec.Limited.LimitResponse.Queuing.HandSize != 1 {
+		t.Fatalf("priority level tenant-io does not queue each flow in one queue: %+v", pl.Spec)
+	}
+	// The host's configuration controller reports whether the schema's
+	// level exists; wait for it, so the servers have read both objects.
+	var fs *flowcontrolv1.FlowSchema
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		fs, err = fc.FlowSchemas().Get(ctx, "tenant-io", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, c := range fs.Status.Conditions {
+			if c.Type == flowcontrolv1.FlowSchemaConditionDangling {
+				return c.Status == flowcontrolv1.ConditionFalse, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("FlowSchema tenant-io not found, or its priority level missing: %v (%+v)", err, fs)
+	}
+	if fs.Spec.DistinguisherMethod == nil || fs.Spec.DistinguisherMethod.Type != flowcontrolv1.FlowDistinguisherMethodByUserType {
+		t.Fatalf("FlowSchema tenant-io does not tell users apart: %+v", fs.Spec.DistinguisherMethod)
+	}
+
+	tenantLevel := classification{fs.UID, pl.UID}
+	for _, c := range []struct {
+		what string
+		cfg  *rest.Config
+		path string
+		want func(classification) error
+	}{
+		{"a member's tenant.io list, through the aggregator", s.RESTConfig(alice), "/apis/tenant.io/v1alpha1/namespaces", tenantLevel.is},
+		{"a member's tenant.io create (dry run), through the aggregator", s.RESTConfig(alice), "POST /apis/tenant.io/v1alpha1/namespaces?dryRun=All", tenantLevel.is},
+		{"a member's tenant.io list, in tenant-apiserver", s.DirectTenantConfig(alice), "/apis/tenant.io/v1alpha1/namespaces", tenantLevel.is},
+		{"a member's host request", s.RESTConfig(alice), "/api/v1/namespaces/default/pods", tenantLevel.isNot},
+		{"the admin's tenant.io list", s.RESTConfig(stack.AdminUser), "/apis/tenant.io/v1alpha1/tenants", tenantLevel.isNot},
+	} {
+		got, err := classify(ctx, c.cfg, c.path)
+		if err != nil {
+			t.Errorf("%s: %v", c.what, err)
+			continue
+		}
+		if err := c.want(got); err != nil {
+			t.Errorf("%s (%s): %v", c.what, c.path, err)
+		}
+	}
+}
+
+// classification is where APF put a request.
+type classification struct{ flowSchema, priorityLevel types.UID }
+
+func (want classification) is(got classification) error {
+	if got != want {
+		return fmt.Errorf("classified as FlowSchema %s, priority level %s; want %s, %s",
+			got.flowSchema, got.priorityLevel, want.flowSchema, want.priorityLevel)
+	}
+	return nil
+}
+
+func (want classification) isNot(got classification) error {
+	if got.flowSchema == want.flowSchema || got.priorityLevel == want.priorityLevel {
+		return fmt.Errorf("classified in the tenant.io schema or level (%s, %s)", got.flowSchema, got.priorityLevel)
+	}
+	return nil
+}
+
+// classify sends "[POST ]path" with cfg and returns the classification the
+// response headers report, whatever the response's status. Through the aggregator both servers report
+// one: they must agree.
+func classify(ctx context.Context, cfg *rest.Config, path string) (classification, error) {
+	client, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return classification{}, err
+	}
+	method, body := http.MethodGet, io.Reader(nil)
+	if p, ok := strings.CutPrefix(path, "POST "); ok {
+		method, path = http.MethodPost, p
+		body = strings.NewReader(`{"apiVersion":"tenant.io/v1alpha1","kind":"Namespace","metadata":{"name":"flow-control-dry-run"}}`)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, cfg.Host+path, body)
+	if err != nil {
+		return classification{}, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return classification{}, err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	// Flow control comes before authorization: a refused request is
+	// classified too.
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	one := func(name string) (types.UID, error) {
+		values := resp.Header.Values(name)
+		if len(values) == 0 {
+			return "", fmt.Errorf("%s %s: %s (%s): no %s header", method, path, resp.Status, msg, name)
+		}
+		for _, v := range values[1:] {
+			if v != values[0] {
+				return "", fmt.Errorf("the servers disagree on %s: %q", name, values)
+			}
+		}
+		return types.UID(values[0]), nil
+	}
+	var c classification
+	if c.flowSchema, err = one(flowSchemaHeader); err != nil {
+		return c, err
+	}
+	c.priorityLevel, err = one(priorityLevelHeader)
+	return c, err
+}
