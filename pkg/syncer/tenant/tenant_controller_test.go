@@ -1,13 +1,18 @@
 package tenant
 
 import (
+	"context"
+	"fmt"
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
 )
 
@@ -40,35 +45,108 @@ func TestOnlyUsageChanged(t *testing.T) {
 
 // TestPoolNamespaces: the pool serves, of the tenant's host namespaces,
 // the one of Namespace default and those holding a LoadBalancer or a
-// FloatingIP; never a namespace the tenant has no host namespace for.
+// FloatingIP; never a namespace the tenant has no host namespace for,
+// one another Namespace of that name owned, or one terminating.
 func TestPoolNamespaces(t *testing.T) {
-	src, _ := controllertest.NewSources(t)
+	src, f := controllertest.NewSources(t)
 	c, err := New(src, AdvertiseL2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
 	other := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "globex", UID: "other-uid"}}
-	host := func(t *tenant.Tenant, ns string) string { return hostnames.Namespace(t.Name, t.UID, ns) }
 	labelled := func(t *tenant.Tenant, name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Labels: map[string]string{hostnames.TenantLabel: t.Name}}
 	}
-	all := []string{host(tn, "default"), host(tn, "dev"), host(tn, "prod"), host(tn, "web")}
+	host := map[string]string{}
+	for _, name := range []string{"default", "dev", "prod", "web", "old"} {
+		ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("ns-" + name)}}
+		controllertest.Cache(t, src.Namespaces, tn.Name, "", ns)
+		host[name] = controllertest.MakeHostNamespace(t, src, f, tn, ns)
+	}
 
-	if got, want := c.poolNamespaces(tn, all), []string{host(tn, "default")}; !slices.Equal(got, want) {
+	if got, want := c.poolNamespaces(tn), []string{host["default"]}; !slices.Equal(got, want) {
 		t.Errorf("with no LoadBalancer or FloatingIP: %v, want %v", got, want)
 	}
 	controllertest.Cache(t, src.LoadBalancers, "acme", "web", &tenant.LoadBalancer{ObjectMeta: labelled(tn, "lb")})
 	controllertest.Cache(t, src.FloatingIPs, "acme", "dev", &tenant.FloatingIP{ObjectMeta: labelled(tn, "fip")})
 	controllertest.Cache(t, src.FloatingIPs, "acme", "gone", &tenant.FloatingIP{ObjectMeta: labelled(tn, "fip")})
 	controllertest.Cache(t, src.LoadBalancers, "globex", "prod", &tenant.LoadBalancer{ObjectMeta: labelled(other, "lb")})
-	if got, want := c.poolNamespaces(tn, all), []string{host(tn, "default"), host(tn, "dev"), host(tn, "web")}; !slices.Equal(got, want) {
+	want := []string{host["default"], host["dev"], host["web"]}
+	slices.Sort(want)
+	if got := c.poolNamespaces(tn); !slices.Equal(got, want) {
 		t.Errorf("with a LoadBalancer in web and FloatingIPs in dev and gone: %v, want %v", got, want)
 	}
-	if got, want := c.poolNamespaces(tn, all[1:]), []string{host(tn, "dev"), host(tn, "web")}; !slices.Equal(got, want) {
-		t.Errorf("without a host namespace for default: %v, want %v", got, want)
+
+	// Namespace web deleted and made again: the host namespace is the old
+	// Namespace's until the syncer has replaced it.
+	controllertest.Uncache(t, src.Namespaces, tn.Name, "", "web")
+	controllertest.Cache(t, src.Namespaces, tn.Name, "", &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "web", UID: "ns-web-2"}})
+	// Namespace dev's host namespace terminating.
+	now := metav1.Now()
+	if _, err := f.Kube.CoreV1().Namespaces().Update(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+		Name: host["dev"], DeletionTimestamp: &now, Finalizers: []string{"kubernetes"},
+		Labels:      hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, KindLabel: hostnames.NamespaceLabel, Name: "dev", OwnerUID: "ns-dev"}.Labels(),
+		Annotations: hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, KindLabel: hostnames.NamespaceLabel, Name: "dev", OwnerUID: "ns-dev"}.Annotations(),
+	}}, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	if got := c.poolNamespaces(tn, nil); len(got) != 0 {
-		t.Errorf("without host namespaces: %v, want none", got)
+	controllertest.Eventually(t, "the informer has dev's host namespace terminating", func() bool {
+		obj, exists, _ := src.HostNamespaces.GetStore().GetByKey(host["dev"])
+		return exists && obj.(*corev1.Namespace).DeletionTimestamp != nil
+	})
+	// Namespace default gone.
+	controllertest.Uncache(t, src.Namespaces, tn.Name, "", "default")
+	if got := c.poolNamespaces(tn); len(got) != 0 {
+		t.Errorf("with default gone, dev's host namespace terminating and web's another Namespace's: %v, want none", got)
+	}
+}
+
+// tenantSummary is what every reconcile of a Tenant reads of its
+// Namespaces: what keeps them from being synced, and its pool's host
+// namespaces.
+func tenantSummary(c *Controller, t *tenant.Tenant) (pending, pool []string) {
+	return c.pendingNamespaces(t), c.poolNamespaces(t)
+}
+
+// BenchmarkTenantSummary: a Tenant with 1,000 synced Namespaces (two of
+// them holding a LoadBalancer), as a noisy tenant's reconciles, paced at
+// four a second, read it.
+func BenchmarkTenantSummary(b *testing.B) {
+	src, _ := controllertest.NewSources(b)
+	c, err := New(src, AdvertiseL2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
+	synced := []metav1.Condition{{Type: tenant.ConditionHostSynced, Status: metav1.ConditionTrue, Reason: "Synced"}}
+	for i := range 1000 {
+		name := fmt.Sprintf("ns-%04d", i)
+		if i == 0 {
+			name = tenant.DefaultNamespace
+		}
+		ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("uid-" + name),
+			Labels: map[string]string{hostnames.TenantLabel: tn.Name}},
+			Status: tenant.NamespaceStatus{Conditions: synced}}
+		controllertest.Cache(b, src.Namespaces, tn.Name, "", ns)
+		marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, KindLabel: hostnames.NamespaceLabel, Name: name, OwnerUID: ns.UID}
+		if err := src.HostNamespaces.GetStore().Add(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: hostnames.Namespace(tn.Name, tn.UID, name), Labels: marks.Labels(), Annotations: marks.Annotations()}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, ns := range []string{"ns-0100", "ns-0200"} {
+		controllertest.Cache(b, src.LoadBalancers, tn.Name, ns, &tenant.LoadBalancer{ObjectMeta: metav1.ObjectMeta{
+			Name: "lb", Labels: map[string]string{hostnames.TenantLabel: tn.Name}}})
+	}
+	if objs, _ := src.Namespaces.GetIndexer().ByIndex(controller.ByTenant, tn.Name); len(objs) != 1000 {
+		b.Fatalf("%d Namespaces of %s cached, want 1000", len(objs), tn.Name)
+	}
+	if pending, pool := tenantSummary(c, tn); len(pending) != 0 || len(pool) != 3 {
+		b.Fatalf("pending %v, pool %v: want none and 3", pending, pool)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		tenantSummary(c, tn)
 	}
 }

@@ -48,10 +48,9 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	if err := c.src.Health.Err(); err != nil {
 		return c.setStatus(ctx, t, false, controller.ReasonHostUnreachable, err.Error())
 	}
-	hostNamespaces, pending := c.namespaces(t)
-	problems = append(problems, pending...)
+	problems = append(problems, c.pendingNamespaces(t)...)
 	problems = append(problems, c.networks(t)...)
-	metallbProblems, err := c.syncMetalLB(ctx, t, c.poolNamespaces(t, hostNamespaces))
+	metallbProblems, err := c.syncMetalLB(ctx, t, c.poolNamespaces(t))
 	if err != nil {
 		reason := controller.ReasonHostError
 		if controller.Unreachable(err) {
@@ -154,24 +153,18 @@ func (c *Controller) updateTenant(ctx context.Context, t *tenant.Tenant, mutate 
 	return err
 }
 
-// namespaces returns the sorted host namespaces the syncer made for the
-// tenant's Namespaces (and that are not terminating), and what keeps the
-// tenant's Namespaces from being synced.
-func (c *Controller) namespaces(t *tenant.Tenant) ([]string, []string) {
+// pendingNamespaces returns what keeps the tenant's Namespaces from being
+// synced, sorted. It runs on every reconcile of a Tenant, whose Namespaces
+// may be thousands: one condition look-up each, nothing built for those
+// that are synced.
+func (c *Controller) pendingNamespaces(t *tenant.Tenant) []string {
 	objs, err := c.src.Namespaces.GetIndexer().ByIndex(controller.ByTenant, t.Name)
 	if err != nil {
-		return nil, []string{err.Error()}
+		return []string{err.Error()}
 	}
-	var hostNamespaces, pending []string
+	var pending []string
 	for _, obj := range objs {
 		ns := obj.(*tenant.Namespace)
-		hostName := hostnames.Namespace(t.Name, t.UID, ns.Name)
-		if h, exists, _ := c.src.HostNamespaces.GetStore().GetByKey(hostName); exists {
-			host := h.(*corev1.Namespace)
-			if hostnames.OwnedBy(host, ns.UID) && host.DeletionTimestamp == nil {
-				hostNamespaces = append(hostNamespaces, hostName)
-			}
-		}
 		if c := meta.FindStatusCondition(ns.Status.Conditions, tenant.ConditionHostSynced); c == nil || c.Status != metav1.ConditionTrue {
 			why := "not synced yet"
 			if c != nil {
@@ -180,19 +173,20 @@ func (c *Controller) namespaces(t *tenant.Tenant) ([]string, []string) {
 			pending = append(pending, fmt.Sprintf("Namespace %s: %s", ns.Name, why))
 		}
 	}
-	sort.Strings(hostNamespaces)
 	sort.Strings(pending)
-	return hostNamespaces, pending
+	return pending
 }
 
-// poolNamespaces returns, of the tenant's host namespaces, those its
-// MetalLB pool serves: its Namespace default's (where onboarding puts the
-// pool to use first) and those of the Namespaces that hold a LoadBalancer
-// or a FloatingIP, the only objects whose host Services ask for the pool.
-// A new Namespace then leaves the pool, and MetalLB's configuration, as
-// they are.
-func (c *Controller) poolNamespaces(t *tenant.Tenant, hostNamespaces []string) []string {
-	serve := map[string]bool{hostnames.Namespace(t.Name, t.UID, tenant.DefaultNamespace): true}
+// poolNamespaces returns, sorted, the host namespaces the tenant's MetalLB
+// pool serves: its Namespace default's (where onboarding puts the pool to
+// use first) and those of the Namespaces that hold a LoadBalancer or a
+// FloatingIP, the only objects whose host Services ask for the pool; of
+// each, only a host namespace the syncer made for that Namespace and that
+// is not terminating. A new Namespace then leaves the pool, and MetalLB's
+// configuration, as they are, and the tenant's other Namespaces are not
+// looked at.
+func (c *Controller) poolNamespaces(t *tenant.Tenant) []string {
+	serve := map[string]bool{tenant.DefaultNamespace: true}
 	for _, inf := range []cache.SharedIndexInformer{c.src.LoadBalancers, c.src.FloatingIPs} {
 		objs, err := inf.GetIndexer().ByIndex(controller.ByTenant, t.Name)
 		if err != nil {
@@ -201,17 +195,26 @@ func (c *Controller) poolNamespaces(t *tenant.Tenant, hostNamespaces []string) [
 		for _, obj := range objs {
 			if m, err := meta.Accessor(obj); err == nil {
 				// Cached objects carry the cache namespace "<tenant>/<ns>".
-				ns := controller.CachedKey(m.GetLabels(), m.GetNamespace(), m.GetName()).Namespace
-				serve[hostnames.Namespace(t.Name, t.UID, ns)] = true
+				serve[controller.CachedKey(m.GetLabels(), m.GetNamespace(), m.GetName()).Namespace] = true
 			}
 		}
 	}
 	out := make([]string, 0, len(serve))
-	for _, h := range hostNamespaces {
-		if serve[h] {
-			out = append(out, h)
+	for ns := range serve {
+		obj, exists, err := c.src.Namespaces.GetStore().GetByKey(controller.ObjectKey(t.Name, "", ns))
+		if err != nil || !exists {
+			continue
+		}
+		hostName := hostnames.Namespace(t.Name, t.UID, ns)
+		h, exists, err := c.src.HostNamespaces.GetStore().GetByKey(hostName)
+		if err != nil || !exists {
+			continue
+		}
+		if host := h.(*corev1.Namespace); hostnames.OwnedBy(host, obj.(*tenant.Namespace).UID) && host.DeletionTimestamp == nil {
+			out = append(out, hostName)
 		}
 	}
+	sort.Strings(out)
 	return out
 }
 

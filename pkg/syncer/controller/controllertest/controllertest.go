@@ -157,7 +157,7 @@ type Fakes struct {
 // NewSources returns Sources over fakes, with the host informers running
 // until the test ends. The storage informers do not run: Cache puts the
 // objects the controllers read into them.
-func NewSources(t *testing.T) (*controller.Sources, *Fakes) {
+func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 	t.Helper()
 	f := &Fakes{
 		Tenants:          NewStore(func() runtime.Object { return &tenant.Tenant{} }, func() runtime.Object { return &tenant.TenantList{} }),
@@ -242,7 +242,7 @@ func jsonPatchTestFailures(client *kubefake.Clientset) clienttesting.ReactionFun
 // Cache puts obj, a tenant object of tenant t in tenant Namespace ns,
 // into informer as the storage informers hold it (provider kinds, a
 // Tenant or a VRFPeering, as they are).
-func Cache(t *testing.T, informer cache.SharedIndexInformer, tn, ns string, obj runtime.Object) {
+func Cache(t testing.TB, informer cache.SharedIndexInformer, tn, ns string, obj runtime.Object) {
 	t.Helper()
 	o := obj.DeepCopyObject()
 	m, _ := meta.Accessor(o)
@@ -270,7 +270,7 @@ func Uncache(t *testing.T, informer cache.SharedIndexInformer, tn, ns, name stri
 
 // Eventually polls cond for a few seconds (informers catching up with
 // fake clients), and fails with what if it never holds.
-func Eventually(t *testing.T, what string, cond func() bool) {
+func Eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for !cond() {
@@ -293,7 +293,7 @@ func Onboard(t *testing.T, src *controller.Sources, f *Fakes, tn *tenant.Tenant,
 // MakeHostNamespace makes the host namespace of tenant Namespace ns of tn,
 // owned as the syncer makes it, waits until the informer has it, and
 // returns its name.
-func MakeHostNamespace(t *testing.T, src *controller.Sources, f *Fakes, tn *tenant.Tenant, ns *tenant.Namespace) string {
+func MakeHostNamespace(t testing.TB, src *controller.Sources, f *Fakes, tn *tenant.Tenant, ns *tenant.Namespace) string {
 	t.Helper()
 	name := hostnames.Namespace(tn.Name, tn.UID, ns.Name)
 	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, KindLabel: hostnames.NamespaceLabel, Name: ns.Name, OwnerUID: ns.UID}
