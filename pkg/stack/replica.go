@@ -36,7 +36,7 @@ func (s *Stack) StartTenantAPIServerReplica(ctx context.Context, name string, ex
 	if s.tenantAPIServer == nil {
 		return nil, fmt.Errorf("the stack runs no tenant-apiserver")
 	}
-	r := &Replica{stack: s, proc: &process{name: name, path: s.tenantAPIServer.path, logPath: s.LogPath(name)}}
+	r := &Replica{stack: s, proc: &process{name: name, path: s.tenantAPIServer.path, env: s.opts.TenantAPIServerEnv, logPath: s.LogPath(name)}}
 	if err := s.addReplica(r); err != nil {
 		return nil, err
 	}

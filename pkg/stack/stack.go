@@ -82,6 +82,9 @@ type Options struct {
 	ControllerManagerArgs []string
 	TenantAPIServerArgs   []string
 	OVNKubeArgs           []string
+	// TenantAPIServerEnv is added to the environment of tenant-apiserver
+	// (e.g. "GOGC=50"): the others' environment is this process'.
+	TenantAPIServerEnv []string
 	// StartTimeout bounds each process' start; default 3 minutes.
 	StartTimeout time.Duration
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL;
@@ -355,7 +358,7 @@ func (s *Stack) start(ctx context.Context) error {
 	if res.err != nil {
 		return res.err
 	}
-	s.tenantAPIServer = &process{name: "tenant-apiserver", path: res.path, logPath: s.path("logs", "tenant-apiserver.log")}
+	s.tenantAPIServer = &process{name: "tenant-apiserver", path: res.path, env: s.opts.TenantAPIServerEnv, logPath: s.path("logs", "tenant-apiserver.log")}
 	if err := s.retryOnPortClash(ctx, s.startTenantAPIServer); err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -59,6 +60,9 @@ type Options struct {
 	IPAMPeriod, IPAMSweepMinAge time.Duration
 	// Syncer configures the syncer, which makes tenants real on the host.
 	Syncer *SyncerOptions
+	// MemoryLimitRatio is the share of the container's memory limit given
+	// to the Go runtime as its soft memory limit; 0: none.
+	MemoryLimitRatio float64
 
 	StdOut io.Writer
 	StdErr io.Writer
@@ -76,6 +80,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 		IPAMPeriod:         10 * time.Second,
 		IPAMSweepMinAge:    ipam.DefaultSweepMinAge,
 		Syncer:             NewSyncerOptions(),
+		MemoryLimitRatio:   DefaultMemoryLimitRatio,
 		StdOut:             out,
 		StdErr:             errOut,
 	}
@@ -108,6 +113,10 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fss.FlagSet("tenancy").DurationVar(&o.IPAMSweepMinAge, "ipam-sweep-min-age", o.IPAMSweepMinAge,
 		"How old an allocation no live Tenant records must be before the sweeper reclaims it (longer than any create takes).")
 	o.Syncer.AddFlags(fss.FlagSet("syncer"))
+	fss.FlagSet("generic").Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio,
+		"The share of the container's memory limit (its cgroup's memory.max) set as the Go runtime's soft memory limit, "+
+			"so that the garbage collector works harder near the limit instead of the process being killed; "+
+			"0 sets none. GOMEMLIMIT in the environment, when set, wins.")
 	if f := fss.FlagSet("generic").Lookup("storage-media-type"); f != nil {
 		f.Usage = "The media type tenant.io objects are stored in: " + runtime.ContentTypeJSON + ", the only one."
 	}
@@ -175,6 +184,9 @@ func (o *Options) Validate(args []string) error {
 			etcd.DefaultStorageMediaType, runtime.ContentTypeJSON))
 	}
 	errs = append(errs, o.Syncer.Validate()...)
+	if err := validateMemoryLimitRatio(o.MemoryLimitRatio); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, compatibility.DefaultComponentGlobalsRegistry.Validate()...)
 	return utilerrors.NewAggregate(errs)
 }
@@ -204,7 +216,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	// against an informer of every host namespace: it keeps no managed
 	// fields, which no selector reads.
 	if f := serverConfig.SharedInformerFactory; f != nil {
-		if err := f.Core().V1().Namespaces().Informer().SetTransform(host.WithoutManagedFields); err != nil {
+		if err := f.Core().V1().Namespaces().Informer().SetTransform(host.Compact); err != nil {
 			return nil, err
 		}
 	}
@@ -297,6 +309,15 @@ const hostInformerResync = 10 * time.Minute
 
 // Run serves until ctx ends.
 func (o *Options) Run(ctx context.Context) error {
+	limit, err := applyMemoryLimit(o.MemoryLimitRatio, ownCgroupMemoryLimitFiles(), os.Getenv)
+	if err != nil {
+		return fmt.Errorf("--memory-limit-ratio: %w", err)
+	}
+	if limit.Bytes > 0 {
+		klog.FromContext(ctx).Info("Go soft memory limit", "bytes", limit.Bytes, "from", limit.Reason)
+	} else {
+		klog.FromContext(ctx).Info("No Go soft memory limit", "because", limit.Reason)
+	}
 	config, err := o.Config()
 	if err != nil {
 		return err

@@ -312,11 +312,11 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
-		if err := inf.SetTransform(hostapi.WithoutManagedFields); err != nil {
+		if err := inf.SetTransform(hostapi.Compact); err != nil {
 			panic(err)
 		}
 	}
-	if err := s.HostBGPSessionStates.SetTransform(hostapi.WithoutManagedFields); err != nil {
+	if err := s.HostBGPSessionStates.SetTransform(hostapi.Compact); err != nil {
 		panic(err)
 	}
 	s.written = map[cache.SharedIndexInformer]*Written{}
@@ -332,7 +332,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err)
 		}
-		if err := inf.SetTransform(hostapi.WithoutManagedFields); err != nil {
+		if err := inf.SetTransform(hostapi.Compact); err != nil {
 			panic(err)
 		}
 		s.HostMetalLB[gvr] = inf

@@ -293,7 +293,8 @@ func scaleStacks(ctx context.Context, b *testing.B) *scaleSet {
 	scale.once.Do(func() {
 		start := func() *stack.Stack {
 			opts := stack.Options{KeepWorkDir: os.Getenv(framework.KeepEnv) != "", Log: io.Discard, SkipOVNKube: true, SkipMetalLB: true,
-				TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_LIST_TENANT_APISERVER_ARGS"))}
+				TenantAPIServerArgs: strings.Fields(os.Getenv("BENCH_LIST_TENANT_APISERVER_ARGS")),
+				TenantAPIServerEnv:  strings.Fields(os.Getenv("BENCH_SCALE_TENANT_APISERVER_ENV"))}
 			if !scaleSyncer() {
 				opts.TenantAPIServerArgs = append(opts.TenantAPIServerArgs, "--syncer=false")
 			}
@@ -346,6 +347,7 @@ func scaleStacks(ctx context.Context, b *testing.B) *scaleSet {
 		set.rss = [2]float64{rssMiB(set.small.PID("tenant-apiserver")), rssMiB(set.large.PID("tenant-apiserver"))}
 		b.Logf("tenant-apiserver RSS right after the populate: %.0f MiB (large), %.0f MiB (small)", set.rss[1], set.rss[0])
 		heapProfiles(ctx, b, set, "populated")
+		logMemory(ctx, b, set, "populated")
 		// Let the burst settle (garbage collection, etcd compaction) before measuring.
 		time.Sleep(10 * time.Second)
 		scale.set = set
@@ -463,6 +465,30 @@ func heapMiB(ctx context.Context, b *testing.B, set *scaleSet) [2]float64 {
 	return heap
 }
 
+// logMemory logs where the large tenant-apiserver's memory is, from the
+// Go runtime's view: the live heap, the heap's spans in use (live objects
+// and the free slots between them), the free spans not yet returned to the
+// system, and the runtime's total; RSS is about what it has not returned.
+func logMemory(ctx context.Context, b *testing.B, set *scaleSet, when string) {
+	metrics, err := tenantMetrics(ctx, set.large)
+	if err != nil {
+		b.Fatal(err)
+	}
+	v := map[string]float64{}
+	for _, line := range strings.Split(metrics, "\n") {
+		if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[0], "go_memstats_") {
+			if x, err := strconv.ParseFloat(f[1], 64); err == nil {
+				v[strings.TrimPrefix(f[0], "go_memstats_")] = x / (1 << 20)
+			}
+		}
+	}
+	pid := set.large.PID("tenant-apiserver")
+	b.Logf("%s: RSS %.0f MiB; Go: live heap %.0f, heap spans in use %.0f, free spans kept %.0f, returned %.0f, stacks %.0f, runtime total %.0f, next GC at %.0f MiB; CPU used since start %.1f s",
+		when, rssMiB(pid), v["heap_alloc_bytes"], v["heap_inuse_bytes"],
+		v["heap_idle_bytes"]-v["heap_released_bytes"], v["heap_released_bytes"], v["stack_inuse_bytes"], v["sys_bytes"], v["next_gc_bytes"], cpuSeconds(pid))
+	b.ReportMetric(v["heap_inuse_bytes"], when+"-heap-spans-in-use-MiB")
+}
+
 // reportHeap reports live heaps as reportRSS reports RSS.
 func reportHeap(b *testing.B, when string, heap [2]float64) {
 	b.ReportMetric(heap[1], when+"-heap-MiB")
@@ -516,6 +542,7 @@ func BenchmarkScaleMemory(b *testing.B) {
 		// The runtime returns freed memory to the system in the background.
 		time.Sleep(30 * time.Second)
 		reportRSS(b, "rest", rssMiB(sc.small.PID("tenant-apiserver")), rssMiB(sc.large.PID("tenant-apiserver")))
+		logMemory(ctx, b, sc, "rest")
 		reportHeap(b, "rest", heap)
 		b.ReportMetric(rssMiB(sc.large.PID("kube-apiserver")), "kube-apiserver-RSS-MiB")
 		b.ReportMetric(rssMiB(sc.small.PID("kube-apiserver")), "small-kube-apiserver-RSS-MiB")
@@ -555,6 +582,7 @@ func BenchmarkScaleMemory(b *testing.B) {
 		heap = heapMiB(ctx, b, sc)
 		time.Sleep(30 * time.Second)
 		reportRSS(b, "restarted", rssMiB(sc.small.PID("tenant-apiserver")), rssMiB(sc.large.PID("tenant-apiserver")))
+		logMemory(ctx, b, sc, "restarted")
 		reportHeap(b, "restarted", heap)
 	}
 }
