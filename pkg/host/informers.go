@@ -1,12 +1,12 @@
 package host
 
 import (
-	"sync"
-
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+
+	"tenant.io/tenant-apiserver/pkg/intern"
 )
 
 // Compact is the transform of an informer of host objects, applied as
@@ -24,57 +24,19 @@ func Compact(obj interface{}) (interface{}, error) {
 	}
 	m.SetManagedFields(nil)
 	if l := m.GetLabels(); len(l) > 0 {
-		m.SetLabels(internMap(l))
+		m.SetLabels(intern.Map(l))
 	}
 	if a := m.GetAnnotations(); len(a) > 0 {
-		m.SetAnnotations(internMap(a))
+		m.SetAnnotations(intern.Map(a))
 	}
 	if rb, ok := obj.(*rbacv1.RoleBinding); ok {
 		for i := range rb.Subjects {
 			s := &rb.Subjects[i]
-			s.Kind, s.APIGroup, s.Name, s.Namespace = intern(s.Kind), intern(s.APIGroup), intern(s.Name), intern(s.Namespace)
+			s.Kind, s.APIGroup, s.Name, s.Namespace = intern.String(s.Kind), intern.String(s.APIGroup), intern.String(s.Name), intern.String(s.Namespace)
 		}
-		rb.RoleRef.APIGroup, rb.RoleRef.Kind, rb.RoleRef.Name = intern(rb.RoleRef.APIGroup), intern(rb.RoleRef.Kind), intern(rb.RoleRef.Name)
+		rb.RoleRef.APIGroup, rb.RoleRef.Kind, rb.RoleRef.Name = intern.String(rb.RoleRef.APIGroup), intern.String(rb.RoleRef.Kind), intern.String(rb.RoleRef.Name)
 	}
 	return obj, nil
-}
-
-// maxInterned bounds the strings the interner keeps: when full, it
-// starts over (the objects keep the copies they hold), so that names and
-// UIDs, which no two objects share, cost a bounded table, and the shared
-// keys and values are soon in it again.
-const maxInterned = 1 << 14
-
-// interned are the strings Compact has handed out.
-var interned = struct {
-	sync.Mutex
-	m map[string]string
-}{m: make(map[string]string, maxInterned)}
-
-// intern returns the copy of s that objects share.
-func intern(s string) string {
-	if s == "" {
-		return s
-	}
-	interned.Lock()
-	defer interned.Unlock()
-	if v, ok := interned.m[s]; ok {
-		return v
-	}
-	if len(interned.m) >= maxInterned {
-		clear(interned.m)
-	}
-	interned.m[s] = s
-	return s
-}
-
-// internMap returns a copy of m whose keys and values are interned.
-func internMap(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[intern(k)] = intern(v)
-	}
-	return out
 }
 
 // Protobuf returns a copy of cfg whose clients send and accept protobuf

@@ -226,6 +226,15 @@ func isoDemoTenants(t *testing.T) {
 	}
 }
 
+// isoDemoPublicIPs gives the demo tenants acme and globex at least n
+// public IPs each, for the tests whose FloatingIPs and LoadBalancers hold
+// them.
+func isoDemoPublicIPs(t *testing.T, n int32) {
+	t.Helper()
+	ensurePublicIPs(framework.Context(t, 2*time.Minute), t, "acme", n)
+	ensurePublicIPs(framework.Context(t, 2*time.Minute), t, "globex", n)
+}
+
 // isoTenant creates Tenant name as the admin, with block cidr, optional
 // quota and users as members, waits until every member sees it and the
 // syncer has onboarded it (phase Ready: its Network and Namespace "default"

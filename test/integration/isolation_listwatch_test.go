@@ -21,6 +21,8 @@ import (
 // version or continue token brings another tenant's objects into a list.
 func TestIsolationSelectorsAndPagination(t *testing.T) {
 	isoDemoTenants(t)
+	// Three FloatingIPs a tenant, then three LoadBalancers.
+	isoDemoPublicIPs(t, 3)
 	for _, k := range isoTenantKinds() {
 		t.Run(k.kind, func(t *testing.T) {
 			ctx := framework.Context(t, 2*time.Minute)
@@ -160,6 +162,7 @@ func TestIsolationSelectorsAndPagination(t *testing.T) {
 // can start: he sees his own events and none of alice's.
 func TestIsolationWatchFromOldResourceVersion(t *testing.T) {
 	isoDemoTenants(t)
+	isoDemoPublicIPs(t, 2)
 	for _, k := range isoTenantKinds() {
 		t.Run(k.kind, func(t *testing.T) {
 			ctx := framework.Context(t, 2*time.Minute)

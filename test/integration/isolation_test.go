@@ -25,6 +25,8 @@ import (
 // the dynamic client.
 func TestIsolationSameNames(t *testing.T) {
 	isoDemoTenants(t)
+	// Each tenant's FloatingIP and LoadBalancer hold one of its public IPs.
+	isoDemoPublicIPs(t, 2)
 	ctx := framework.Context(t, 2*time.Minute)
 	members := []struct {
 		c      isoCaller
@@ -126,8 +128,7 @@ func TestIsolationEveryVerb(t *testing.T) {
 	isoDemoTenants(t)
 	// Alice's (and bob's own) FloatingIP and LoadBalancer each hold one of
 	// their tenant's public IPs.
-	ensurePublicIPs(framework.Context(t, 2*time.Minute), t, "acme", 2)
-	ensurePublicIPs(framework.Context(t, 2*time.Minute), t, "globex", 2)
+	isoDemoPublicIPs(t, 2)
 	for _, k := range isoTenantKinds() {
 		t.Run(k.kind, func(t *testing.T) {
 			ctx := framework.Context(t, 2*time.Minute)

@@ -73,7 +73,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 	o := &Options{
 		RecommendedOptions: genericoptions.NewRecommendedOptions(
 			DefaultEtcdPathPrefix,
-			apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion),
+			apiserver.StorageCodec(),
 		),
 		EmbeddedEtcd:       NewEmbeddedEtcdOptions(),
 		QuotaRecountPeriod: time.Minute,

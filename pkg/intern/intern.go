@@ -1,0 +1,49 @@
+// Package intern keeps one copy of strings that many cached objects hold:
+// label and annotation keys and values, managed-fields managers, condition
+// reasons. A decoded object holds a copy of every string of its own; the
+// caches of tenant-apiserver hold tens of thousands of objects whose keys
+// are all alike and whose values mostly are.
+package intern
+
+import "sync"
+
+// maxStrings bounds the strings the table keeps: when full, it starts over
+// (the objects keep the copies they hold), so that names and UIDs, which
+// no two objects share, cost a bounded table, and the shared keys and
+// values are soon in it again.
+const maxStrings = 1 << 14
+
+var table = struct {
+	sync.Mutex
+	m map[string]string
+}{m: make(map[string]string, maxStrings)}
+
+// String returns the copy of s that callers share.
+func String(s string) string {
+	if s == "" {
+		return s
+	}
+	table.Lock()
+	defer table.Unlock()
+	if v, ok := table.m[s]; ok {
+		return v
+	}
+	if len(table.m) >= maxStrings {
+		clear(table.m)
+	}
+	table.m[s] = s
+	return s
+}
+
+// Map returns a copy of m whose keys and values are interned, or m itself
+// when it is empty.
+func Map(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return m
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[String(k)] = String(v)
+	}
+	return out
+}
