@@ -2,7 +2,6 @@ package apiserver
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 	"unsafe"
 
@@ -13,6 +12,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/intern/interntest"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -58,7 +58,7 @@ func TestStorageCodec(t *testing.T) {
 	}
 	// The strings objects have in common are one copy.
 	for _, s := range []struct{ what, x, y string }{
-		{"label key", keyOf(a.Labels, tenancy.TenantLabel), keyOf(b.Labels, tenancy.TenantLabel)},
+		{"label key", interntest.KeyOf(a.Labels, tenancy.TenantLabel), interntest.KeyOf(b.Labels, tenancy.TenantLabel)},
 		{"label value", a.Labels[tenancy.TenantLabel], b.Labels[tenancy.TenantLabel]},
 		{"manager", a.ManagedFields[0].Manager, b.ManagedFields[0].Manager},
 		{"managed API version", a.ManagedFields[0].APIVersion, into.ManagedFields[0].APIVersion},
@@ -84,16 +84,6 @@ func TestStorageCodec(t *testing.T) {
 	}
 }
 
-// keyOf returns m's own copy of key k.
-func keyOf(m map[string]string, k string) string {
-	for key := range m {
-		if key == k {
-			return key
-		}
-	}
-	return ""
-}
-
 // BenchmarkStoredNamespaceHeld reports the heap that 10,000 stored tenant
 // Namespaces (1,000 tenants x 10) hold once decoded, as a watch cache
 // holds them: decoded by the plain storage codec, and by StorageCodec.
@@ -115,13 +105,7 @@ func BenchmarkStoredNamespaceHeld(b *testing.B) {
 		codec kruntime.Codec
 	}{{"plain", plain}, {"storage-codec", StorageCodec()}} {
 		b.Run(c.name, func(b *testing.B) {
-			var held float64
-			for b.Loop() {
-				b.StopTimer()
-				runtime.GC()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				b.StartTimer()
+			interntest.Held(b, func() []kruntime.Object {
 				cache := make([]kruntime.Object, 0, len(stored))
 				for _, data := range stored {
 					obj, err := kruntime.Decode(c.codec, data)
@@ -130,14 +114,8 @@ func BenchmarkStoredNamespaceHeld(b *testing.B) {
 					}
 					cache = append(cache, obj)
 				}
-				b.StopTimer()
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				held = float64(after.HeapAlloc-before.HeapAlloc) / float64(len(cache))
-				runtime.KeepAlive(cache)
-				b.StartTimer()
-			}
-			b.ReportMetric(held, "held-bytes/object")
+				return cache
+			})
 		})
 	}
 }

@@ -3,7 +3,6 @@ package host_test
 import (
 	"fmt"
 	"maps"
-	"runtime"
 	"testing"
 	"unsafe"
 
@@ -13,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"tenant.io/tenant-apiserver/pkg/host"
+	"tenant.io/tenant-apiserver/pkg/intern/interntest"
 )
 
 // syncedHostNamespace is a host namespace as the syncer makes it for tenant
@@ -91,7 +91,7 @@ func TestCompact(t *testing.T) {
 	}
 	// Equal strings of separately decoded objects are one copy now.
 	for _, s := range []struct{ what, x, y string }{
-		{"label key", keyOf(a.Labels, "pod-security.kubernetes.io/enforce"), keyOf(b.Labels, "pod-security.kubernetes.io/enforce")},
+		{"label key", interntest.KeyOf(a.Labels, "pod-security.kubernetes.io/enforce"), interntest.KeyOf(b.Labels, "pod-security.kubernetes.io/enforce")},
 		{"label value", a.Labels["pod-security.kubernetes.io/enforce"], b.Labels["pod-security.kubernetes.io/audit"]},
 		{"tenant label", a.Labels["tenant.io/tenant"], rb.Labels["tenant.io/tenant"]},
 		{"annotation value", a.Annotations["tenant.io/tenant-uid"], b.Annotations["tenant.io/tenant-uid"]},
@@ -104,16 +104,6 @@ func TestCompact(t *testing.T) {
 	if got, err := host.Compact("x"); err != nil || got != "x" {
 		t.Errorf("Compact(non-object) = %v, %v", got, err)
 	}
-}
-
-// keyOf returns m's own copy of key k.
-func keyOf(m map[string]string, k string) string {
-	for key := range m {
-		if key == k {
-			return key
-		}
-	}
-	return ""
 }
 
 // BenchmarkHostNamespaceHeld reports the heap that 10,000 host namespaces
@@ -132,13 +122,7 @@ func BenchmarkHostNamespaceHeld(b *testing.B) {
 		{"compact", host.Compact},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			var held float64
-			for b.Loop() {
-				b.StopTimer()
-				runtime.GC()
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				b.StartTimer()
+			interntest.Held(b, func() []interface{} {
 				cache := make([]interface{}, 0, tenants*perTenant)
 				for t := 0; t < tenants; t++ {
 					for i := 0; i < perTenant; i++ {
@@ -149,14 +133,8 @@ func BenchmarkHostNamespaceHeld(b *testing.B) {
 						cache = append(cache, obj)
 					}
 				}
-				b.StopTimer()
-				runtime.GC()
-				runtime.ReadMemStats(&after)
-				held = float64(after.HeapAlloc-before.HeapAlloc) / float64(len(cache))
-				runtime.KeepAlive(cache)
-				b.StartTimer()
-			}
-			b.ReportMetric(held, "held-bytes/object")
+				return cache
+			})
 		})
 	}
 }
