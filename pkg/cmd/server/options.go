@@ -309,13 +309,14 @@ const hostInformerResync = 10 * time.Minute
 
 // Run serves until ctx ends.
 func (o *Options) Run(ctx context.Context) error {
-	limit, err := applyMemoryLimit(o.MemoryLimitRatio, ownCgroupMemoryLimitFiles(), os.Getenv)
-	if err != nil {
-		return fmt.Errorf("--memory-limit-ratio: %w", err)
-	}
-	if limit.Bytes > 0 {
+	// A limit that cannot be read leaves the runtime's default: the
+	// server serves without one rather than not at all.
+	switch limit, err := applyMemoryLimit(o.MemoryLimitRatio, ownCgroupMemoryLimitFiles(), os.Getenv); {
+	case err != nil:
+		klog.FromContext(ctx).Error(err, "No Go soft memory limit: the cgroup's memory limit cannot be read")
+	case limit.Bytes > 0:
 		klog.FromContext(ctx).Info("Go soft memory limit", "bytes", limit.Bytes, "from", limit.Reason)
-	} else {
+	default:
 		klog.FromContext(ctx).Info("No Go soft memory limit", "because", limit.Reason)
 	}
 	config, err := o.Config()
