@@ -42,12 +42,7 @@ func compact(obj runtime.Object) {
 	if err != nil {
 		return
 	}
-	if l := m.GetLabels(); len(l) > 0 {
-		m.SetLabels(intern.Map(l))
-	}
-	if a := m.GetAnnotations(); len(a) > 0 {
-		m.SetAnnotations(intern.Map(a))
-	}
+	intern.Labels(m)
 	managed := m.GetManagedFields()
 	for i := range managed {
 		e := &managed[i]

@@ -23,12 +23,7 @@ func Compact(obj interface{}) (interface{}, error) {
 		return obj, nil
 	}
 	m.SetManagedFields(nil)
-	if l := m.GetLabels(); len(l) > 0 {
-		m.SetLabels(intern.Map(l))
-	}
-	if a := m.GetAnnotations(); len(a) > 0 {
-		m.SetAnnotations(intern.Map(a))
-	}
+	intern.Labels(m)
 	if rb, ok := obj.(*rbacv1.RoleBinding); ok {
 		for i := range rb.Subjects {
 			s := &rb.Subjects[i]

@@ -5,7 +5,11 @@
 // are all alike and whose values mostly are.
 package intern
 
-import "sync"
+import (
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // maxStrings bounds the strings the table keeps: when full, it starts over
 // (the objects keep the copies they hold), so that names and UIDs, which
@@ -46,4 +50,15 @@ func Map(m map[string]string) map[string]string {
 		out[String(k)] = String(v)
 	}
 	return out
+}
+
+// Labels interns the label and annotation keys and values of a
+// just-decoded object, giving it maps of its own.
+func Labels(m metav1.Object) {
+	if l := m.GetLabels(); len(l) > 0 {
+		m.SetLabels(Map(l))
+	}
+	if a := m.GetAnnotations(); len(a) > 0 {
+		m.SetAnnotations(Map(a))
+	}
 }
