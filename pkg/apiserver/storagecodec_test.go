@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"fmt"
+	"maps"
+	"reflect"
 	"testing"
 	"unsafe"
 
@@ -12,17 +14,27 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/intern/interntest"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // storedNamespaceOf is storedNamespace as Namespace i of tenant t: its
-// own name, UID and host namespace, its tenant's label.
+// own name, UID and host namespace, its tenant's labels, and the
+// annotations the server records of who changed its spec and when.
 func storedNamespaceOf(t, i int) *tenant.Namespace {
 	ns := storedNamespace()
 	ns.Name = fmt.Sprintf("team-%04d", i)
 	ns.UID = types.UID(fmt.Sprintf("0b6f3c1e-8a41-4d0c-9d52-%012d", t*1000+i))
-	ns.Labels = map[string]string{tenancy.TenantLabel: fmt.Sprintf("acme-%04d", t), "team": "payments"}
+	ns.Labels = map[string]string{
+		tenancy.TenantLabel:    fmt.Sprintf("acme-%04d", t),
+		tenancy.TenantUIDLabel: fmt.Sprintf("5e6f7a8b-0000-4000-8000-%012d", t),
+		"team":                 "payments",
+	}
+	ns.Annotations = map[string]string{
+		hostnames.ChangedByAnnotation: "member-of-acme",
+		hostnames.ChangedAtAnnotation: fmt.Sprintf("2026-11-26T04:%02d:%02d.%06dZ", i%60, t%60, t*1000+i),
+	}
 	ns.Status.HostNamespace = fmt.Sprintf("t-acme-%04d-team-%04d-5kq2x", t, i)
 	return ns
 }
@@ -69,6 +81,21 @@ func TestStorageCodec(t *testing.T) {
 		if unsafe.StringData(s.x) != unsafe.StringData(s.y) {
 			t.Errorf("%s %q: two copies", s.what, s.x)
 		}
+	}
+	// Equal label and annotation maps are one map: a tenant's objects
+	// share their labels, an object's versions their annotations.
+	mapOf := func(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
+	if mapOf(a.Labels) != mapOf(b.Labels) {
+		t.Error("two objects of one tenant hold two label maps")
+	}
+	if again := decode(want); mapOf(again.Annotations) != mapOf(a.Annotations) || mapOf(again.Labels) != mapOf(a.Labels) {
+		t.Error("two decodes of one object hold two annotation maps")
+	}
+	if mapOf(a.Annotations) == mapOf(b.Annotations) || !maps.Equal(b.Annotations, storedNamespaceOf(1, 2).Annotations) {
+		t.Errorf("annotations of two objects: one map %v, second %v", mapOf(a.Annotations) == mapOf(b.Annotations), b.Annotations)
+	}
+	if other := decode(storedNamespaceOf(2, 1)); mapOf(other.Labels) == mapOf(a.Labels) || other.Labels[tenancy.TenantLabel] != "acme-0002" {
+		t.Errorf("another tenant's object holds labels %v", other.Labels)
 	}
 	// A kind without conditions, and the unversioned kinds the codec also decodes.
 	if conditionsOf(&metav1.Status{}) != nil {

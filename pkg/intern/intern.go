@@ -52,13 +52,13 @@ func Map(m map[string]string) map[string]string {
 	return out
 }
 
-// Labels interns the label and annotation keys and values of a
-// just-decoded object, giving it maps of its own.
+// Labels gives a just-decoded, read-only object the shared copies of its
+// label and annotation maps (SharedMap), their keys and values interned.
 func Labels(m metav1.Object) {
 	if l := m.GetLabels(); len(l) > 0 {
-		m.SetLabels(Map(l))
+		m.SetLabels(SharedMap(l))
 	}
 	if a := m.GetAnnotations(); len(a) > 0 {
-		m.SetAnnotations(Map(a))
+		m.SetAnnotations(SharedMap(a))
 	}
 }

@@ -1,0 +1,96 @@
+package intern
+
+import (
+	"hash/maphash"
+	"maps"
+	"math/bits"
+	"reflect"
+	"sync"
+	"unsafe"
+	"weak"
+)
+
+// A Go map of up to eight entries costs 336 bytes however few it holds,
+// and the objects the caches hold carry two each. Many are equal: every
+// object of a tenant carries the same tenant labels, and the host objects
+// made for one tenant object (a namespace, its RoleBinding and quota) the
+// same marks. SharedMap lets equal maps be one.
+//
+// The table holds the maps weakly: a map is in it while some object holds
+// it, and the table costs no more than a hash and a weak pointer per
+// distinct map. A weak pointer is made from the map's own allocation (a
+// map value is a single pointer to it).
+
+// maxSharedEntries bounds the maps SharedMap considers: larger ones are
+// rare and seldom alike.
+const maxSharedEntries = 16
+
+// minSweep is the table size below which dead entries are left for later.
+const minSweep = 1 << 10
+
+var mapTable = struct {
+	sync.Mutex
+	seed maphash.Seed
+	m    map[uint64]weak.Pointer[byte]
+	// sweepAt is the size at which the table next drops the entries
+	// whose maps no object holds any more.
+	sweepAt int
+}{seed: maphash.MakeSeed(), m: map[uint64]weak.Pointer[byte]{}, sweepAt: minSweep}
+
+// SharedMap returns a map equal to m, with its keys and values interned,
+// that it also returns for every other map equal to m while any holder of
+// the first one lives; m itself is not kept. The maps it returns are
+// shared and must never be written: it is for objects that are read-only
+// once made, as the objects of watch caches and informers are (a writer
+// makes a deep copy first). Empty maps and maps of more than 16 entries
+// are returned as Map returns them.
+func SharedMap(m map[string]string) map[string]string {
+	if len(m) == 0 || len(m) > maxSharedEntries {
+		return Map(m)
+	}
+	h := mapHash(mapTable.seed, m)
+	mapTable.Lock()
+	defer mapTable.Unlock()
+	if p, ok := mapTable.m[h]; ok {
+		if v := p.Value(); v != nil {
+			if shared := mapOf(v); maps.Equal(shared, m) {
+				return shared
+			}
+			// Another map with the same hash: the later one is not
+			// shared; the one in the table keeps its place.
+			return Map(m)
+		}
+	}
+	out := Map(m)
+	mapTable.m[h] = weak.Make(pointerOf(out))
+	if len(mapTable.m) >= mapTable.sweepAt {
+		maps.DeleteFunc(mapTable.m, func(_ uint64, p weak.Pointer[byte]) bool { return p.Value() == nil })
+		mapTable.sweepAt = max(minSweep, 2*len(mapTable.m))
+	}
+	return out
+}
+
+// mapHash hashes m's entries independently of their order.
+func mapHash(seed maphash.Seed, m map[string]string) uint64 {
+	var sum uint64
+	for k, v := range m {
+		e := maphash.String(seed, k) ^ bits.RotateLeft64(maphash.String(seed, v), 29)
+		// Mixed before summing, so that entries do not cancel out.
+		e *= 0x9e3779b97f4a7c15
+		sum += e ^ (e >> 31)
+	}
+	return sum
+}
+
+// pointerOf returns the allocation a map value points to.
+func pointerOf(m map[string]string) *byte {
+	return (*byte)(reflect.ValueOf(m).UnsafePointer())
+}
+
+// mapOf is the inverse of pointerOf: the map whose allocation p is.
+func mapOf(p *byte) map[string]string {
+	return *(*map[string]string)(unsafe.Pointer(&p))
+}
+
+// A map value is one pointer: pointerOf and mapOf rely on it.
+var _ = [1]struct{}{}[unsafe.Sizeof(map[string]string(nil))-unsafe.Sizeof((*byte)(nil))]

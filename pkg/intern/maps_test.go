@@ -1,0 +1,182 @@
+package intern
+
+import (
+	"fmt"
+	"maps"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"unsafe"
+	"weak"
+)
+
+// clone returns a map equal to m in allocations of its own, keys and
+// values included, as a decoder makes it.
+func clone(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[strings.Clone(k)] = strings.Clone(v)
+	}
+	return out
+}
+
+func TestSharedMap(t *testing.T) {
+	labels := map[string]string{"tenant.io/tenant": "acme", "tenant.io/tenant-uid": "0b6f3c1e-8a41"}
+	a, b := SharedMap(clone(labels)), SharedMap(clone(labels))
+	if !maps.Equal(a, labels) {
+		t.Errorf("SharedMap(%v) = %v", labels, a)
+	}
+	if pointerOf(a) != pointerOf(b) {
+		t.Error("equal maps not shared")
+	}
+	in := clone(labels)
+	if pointerOf(SharedMap(in)) == pointerOf(in) {
+		t.Error("SharedMap kept the map it was given")
+	}
+	// Maps that differ in a key, a value, or by an entry are not one.
+	for _, m := range []map[string]string{
+		{"tenant.io/tenant": "acme", "tenant.io/tenant-id": "0b6f3c1e-8a41"},
+		{"tenant.io/tenant": "acme", "tenant.io/tenant-uid": "0b6f3c1e-8a42"},
+		{"tenant.io/tenant": "acme"},
+		{"tenant.io/tenant": "acme", "tenant.io/tenant-uid": "0b6f3c1e-8a41", "team": "payments"},
+		// The same strings, split between key and value elsewhere.
+		{"tenant.io/tenantacme": "", "tenant.io/tenant-uid": "0b6f3c1e-8a41"},
+	} {
+		got := SharedMap(clone(m))
+		if !maps.Equal(got, m) {
+			t.Errorf("SharedMap(%v) = %v", m, got)
+		}
+		if pointerOf(got) == pointerOf(a) {
+			t.Errorf("SharedMap(%v) returned the map of %v", m, labels)
+		}
+	}
+	// The shared map's strings are the interned ones.
+	if x, y := keyOf(a, "tenant.io/tenant"), String(strings.Clone("tenant.io/tenant")); x != y || !sameString(x, y) {
+		t.Errorf("key %q not interned", x)
+	}
+	runtime.KeepAlive(b)
+	if SharedMap(nil) != nil || len(SharedMap(map[string]string{})) != 0 {
+		t.Error("empty map changed")
+	}
+	large := map[string]string{}
+	for i := 0; i <= maxSharedEntries; i++ {
+		large[fmt.Sprint("k", i)] = "v"
+	}
+	if x, y := SharedMap(clone(large)), SharedMap(clone(large)); !maps.Equal(x, large) || pointerOf(x) == pointerOf(y) {
+		t.Errorf("a map of %d entries: shared %v, equal %v", len(large), pointerOf(x) == pointerOf(y), maps.Equal(x, large))
+	}
+}
+
+func TestSharedMapHashCollision(t *testing.T) {
+	m := map[string]string{"collides": "here"}
+	other := Map(map[string]string{"already": "in the table"})
+	h := mapHash(mapTable.seed, m)
+	mapTable.Lock()
+	mapTable.m[h] = weak.Make(pointerOf(other))
+	mapTable.Unlock()
+	got := SharedMap(clone(m))
+	if !maps.Equal(got, m) {
+		t.Errorf("SharedMap(%v) = %v on a hash collision", m, got)
+	}
+	mapTable.Lock()
+	kept := mapTable.m[h].Value() == pointerOf(other)
+	mapTable.Unlock()
+	if !kept {
+		t.Error("a colliding map took the place of a live one")
+	}
+	runtime.KeepAlive(other)
+}
+
+func TestSharedMapHashIgnoresOrder(t *testing.T) {
+	seed := mapTable.seed
+	a := map[string]string{}
+	b := map[string]string{}
+	for i := 0; i < 8; i++ {
+		a[fmt.Sprint("k", i)] = fmt.Sprint("v", i)
+	}
+	for i := 7; i >= 0; i-- {
+		b[fmt.Sprint("k", i)] = fmt.Sprint("v", i)
+	}
+	for i := 0; i < 100; i++ { // map iteration order varies
+		if mapHash(seed, a) != mapHash(seed, b) {
+			t.Fatal("equal maps hash apart")
+		}
+	}
+	if mapHash(seed, map[string]string{"a": "b", "c": "d"}) == mapHash(seed, map[string]string{"a": "d", "c": "b"}) {
+		t.Error("swapped values hash alike")
+	}
+}
+
+// The table keeps no map alive: once no object holds a map, its entry goes.
+func TestSharedMapDropsWhatNoOneHolds(t *testing.T) {
+	const n = 4 * minSweep
+	held := make([]map[string]string, 0, n)
+	for i := 0; i < n; i++ {
+		held = append(held, SharedMap(map[string]string{"tenant.io/owner-uid": fmt.Sprint("dropped-", i)}))
+	}
+	mapTable.Lock()
+	before := len(mapTable.m)
+	mapTable.Unlock()
+	if before < n {
+		t.Fatalf("table holds %d maps, fewer than the %d held", before, n)
+	}
+	held = nil
+	runtime.GC()
+	// New maps make the table sweep.
+	for i := 0; i < 2*n; i++ {
+		SharedMap(map[string]string{"tenant.io/owner-uid": fmt.Sprint("later-", i)})
+	}
+	runtime.GC()
+	SharedMap(map[string]string{"tenant.io/owner-uid": "last"})
+	mapTable.Lock()
+	defer mapTable.Unlock()
+	live := 0
+	for _, p := range mapTable.m {
+		if p.Value() != nil {
+			live++
+		}
+	}
+	if len(mapTable.m) > 2*n || live > minSweep {
+		t.Errorf("table holds %d maps (%d live) after %d were dropped", len(mapTable.m), live, 3*n)
+	}
+	runtime.KeepAlive(held)
+}
+
+func TestSharedMapConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	got := make([]map[string]string, 8)
+	for g := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 1000; i++ {
+				m := SharedMap(map[string]string{"tenant.io/tenant": fmt.Sprint("t", i%10)})
+				if m["tenant.io/tenant"] != fmt.Sprint("t", i%10) {
+					t.Errorf("got %v", m)
+					return
+				}
+				if i == 999 {
+					got[g] = m
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, m := range got[1:] {
+		if pointerOf(m) != pointerOf(got[0]) {
+			t.Error("goroutines got apart copies of one map")
+		}
+	}
+}
+
+func keyOf(m map[string]string, k string) string {
+	for key := range m {
+		if key == k {
+			return key
+		}
+	}
+	return ""
+}
+
+func sameString(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
