@@ -17,8 +17,13 @@ import (
 // v1alpha1, decoded into the internal types. The objects it decodes share
 // their label and annotation keys and values, their managed-fields
 // managers and versions, and their conditions' types, reasons and
-// messages with the other objects it decoded: the watch caches hold every
-// object of every tenant, and those strings are mostly alike.
+// messages with the other objects it decoded, and equal label and
+// annotation maps are one map (intern.SharedMap): the watch caches hold
+// every object of every tenant, and those strings are mostly alike, the
+// labels of a tenant's objects all equal. Nothing writes into the label
+// and annotation maps of a stored object (the strategies write the
+// request's object, the syncer a deep copy), as nothing may into a watch
+// cache's.
 func StorageCodec() runtime.Codec {
 	return compactingCodec{Codec: Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)}
 }

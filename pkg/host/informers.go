@@ -16,7 +16,9 @@ import (
 // copy of each label and annotation key and value (and of a RoleBinding's
 // subjects and role): every host object the syncer makes carries the same
 // keys and, within a tenant, mostly the same values, which each decoded
-// object would otherwise hold a copy of.
+// object would otherwise hold a copy of; equal label and annotation maps
+// are one map (intern.SharedMap), as the marks of a host namespace and of
+// its RoleBinding are. Cached objects are read-only: a writer copies first.
 func Compact(obj interface{}) (interface{}, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {

@@ -25,6 +25,13 @@ import (
 // rare and seldom alike.
 const maxSharedEntries = 16
 
+// ownKeys are keys whose values name one object: a map holding one is
+// that object's alone (a namespace's labels name it, a tenant object's
+// annotations say when its spec last changed), and a weak pointer to it
+// would cost its table entry and nothing would ever share it. Measured:
+// the weak pointer of each new map is most of SharedMap's cost.
+var ownKeys = []string{"kubernetes.io/metadata.name", "tenant.io/changed-at"}
+
 // minSweep is the table size below which dead entries are left for later.
 const minSweep = 1 << 10
 
@@ -42,10 +49,10 @@ var mapTable = struct {
 // the first one lives; m itself is not kept. The maps it returns are
 // shared and must never be written: it is for objects that are read-only
 // once made, as the objects of watch caches and informers are (a writer
-// makes a deep copy first). Empty maps and maps of more than 16 entries
-// are returned as Map returns them.
+// makes a deep copy first). Empty maps, maps of more than 16 entries and
+// maps holding a key of ownKeys are returned as Map returns them.
 func SharedMap(m map[string]string) map[string]string {
-	if len(m) == 0 || len(m) > maxSharedEntries {
+	if len(m) == 0 || len(m) > maxSharedEntries || holdsOwnKey(m) {
 		return Map(m)
 	}
 	h := mapHash(mapTable.seed, m)
@@ -68,6 +75,15 @@ func SharedMap(m map[string]string) map[string]string {
 		mapTable.sweepAt = max(minSweep, 2*len(mapTable.m))
 	}
 	return out
+}
+
+func holdsOwnKey(m map[string]string) bool {
+	for _, k := range ownKeys {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // mapHash hashes m's entries independently of their order.

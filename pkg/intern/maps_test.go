@@ -59,6 +59,19 @@ func TestSharedMap(t *testing.T) {
 	if SharedMap(nil) != nil || len(SharedMap(map[string]string{})) != 0 {
 		t.Error("empty map changed")
 	}
+	// A map naming its object is its own.
+	for _, m := range []map[string]string{
+		{"kubernetes.io/metadata.name": "t-acme-team-5kq2x", "tenant.io/tenant": "acme"},
+		{"tenant.io/changed-by": "alice", "tenant.io/changed-at": "2026-11-26T04:00:00Z"},
+	} {
+		x, y := SharedMap(clone(m)), SharedMap(clone(m))
+		if !maps.Equal(x, m) || pointerOf(x) == pointerOf(y) {
+			t.Errorf("%v: shared %v, equal %v", m, pointerOf(x) == pointerOf(y), maps.Equal(x, m))
+		}
+		if k := keyOf(x, "tenant.io/tenant"); k != "" && !sameString(k, String(strings.Clone(k))) {
+			t.Errorf("%v: keys not interned", m)
+		}
+	}
 	large := map[string]string{}
 	for i := 0; i <= maxSharedEntries; i++ {
 		large[fmt.Sprint("k", i)] = "v"

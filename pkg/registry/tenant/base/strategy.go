@@ -2,6 +2,7 @@ package base
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -102,10 +103,7 @@ func (s Strategy[T, S, St]) PrepareForCreate(ctx context.Context, obj runtime.Ob
 	recordChange(ctx, o)
 	if s.Kind.TenantOwned {
 		if t, ok := tenancy.TenantFrom(ctx); ok && t != "" {
-			labels := o.GetLabels()
-			if labels == nil {
-				labels = map[string]string{}
-			}
+			labels := writable(o.GetLabels())
 			if _, set := labels[tenancy.TenantLabel]; !set {
 				labels[tenancy.TenantLabel] = t
 			}
@@ -134,28 +132,13 @@ func (s Strategy[T, S, St]) PrepareForUpdate(ctx context.Context, obj, old runti
 		s.Kind.KeepAssigned(n, o)
 	}
 	if s.Kind.TenantOwned {
-		if v, ok := o.GetLabels()[tenancy.TenantLabel]; ok {
-			if _, set := n.GetLabels()[tenancy.TenantLabel]; !set {
-				// A write that drops the label means "no change", not a move.
-				labels := n.GetLabels()
-				if labels == nil {
-					labels = map[string]string{}
-				}
-				labels[tenancy.TenantLabel] = v
-				n.SetLabels(labels)
-			}
+		// A write that drops the tenant label means "no change", not a
+		// move; the tenant UID label stays as the server set it.
+		keep := []string{tenancy.TenantUIDLabel}
+		if _, set := n.GetLabels()[tenancy.TenantLabel]; !set {
+			keep = append(keep, tenancy.TenantLabel)
 		}
-		// The tenant UID label stays as the server set it.
-		labels := n.GetLabels()
-		if v, ok := o.GetLabels()[tenancy.TenantUIDLabel]; ok {
-			if labels == nil {
-				labels = map[string]string{}
-			}
-			labels[tenancy.TenantUIDLabel] = v
-		} else {
-			delete(labels, tenancy.TenantUIDLabel)
-		}
-		n.SetLabels(labels)
+		n.SetLabels(keepValues(n.GetLabels(), o.GetLabels(), keep))
 	}
 	if !apiequality.Semantic.DeepEqual(*s.Kind.Spec(n), *s.Kind.Spec(o)) {
 		n.SetGeneration(o.GetGeneration() + 1)
@@ -172,10 +155,7 @@ var changeAnnotations = []string{hostnames.ChangedByAnnotation, hostnames.Change
 
 // recordChange records on o that the caller of ctx changed its spec now.
 func recordChange(ctx context.Context, o metav1.Object) {
-	a := o.GetAnnotations()
-	if a == nil {
-		a = map[string]string{}
-	}
+	a := writable(o.GetAnnotations())
 	for _, k := range changeAnnotations {
 		delete(a, k)
 	}
@@ -189,19 +169,43 @@ func recordChange(ctx context.Context, o metav1.Object) {
 // keepChange keeps on n what old recorded of its last change: a write that
 // leaves the spec alone changes neither.
 func keepChange(n, old metav1.Object) {
-	a := n.GetAnnotations()
-	for _, k := range changeAnnotations {
-		v, ok := old.GetAnnotations()[k]
-		switch {
-		case ok && a == nil:
-			a = map[string]string{k: v}
-		case ok:
-			a[k] = v
-		default:
-			delete(a, k)
+	n.SetAnnotations(keepValues(n.GetAnnotations(), old.GetAnnotations(), changeAnnotations))
+}
+
+// keepValues returns m with the keys of keep as old has them (absent where
+// old has none). m is left as it is: it may be a stored object's map,
+// which other objects share (see apiserver.StorageCodec); a copy is made
+// when something changes.
+func keepValues(m, old map[string]string, keep []string) map[string]string {
+	same := true
+	for _, k := range keep {
+		v, ok := old[k]
+		if w, has := m[k]; ok != has || v != w {
+			same = false
+			break
 		}
 	}
-	n.SetAnnotations(a)
+	if same {
+		return m
+	}
+	out := writable(m)
+	for _, k := range keep {
+		if v, ok := old[k]; ok {
+			out[k] = v
+		} else {
+			delete(out, k)
+		}
+	}
+	return out
+}
+
+// writable returns a copy of m to write into: the map an object holds may
+// be shared with other objects.
+func writable(m map[string]string) map[string]string {
+	if m == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(m)
 }
 
 // Validate implements rest.RESTCreateStrategy.

@@ -519,3 +519,48 @@ func TestChangeAnnotations(t *testing.T) {
 		t.Errorf("changed-at after a spec update: %q (%v), want a time after %s", changed.Annotations[hostnames.ChangedAtAnnotation], err, at)
 	}
 }
+
+// The strategies never write into the label and annotation maps of the
+// objects they are given: a stored object's maps are shared with other
+// objects (apiserver.StorageCodec), and an in-process writer may hand the
+// stored object back as the new one when it changes nothing.
+func TestStrategiesLeaveMapsAlone(t *testing.T) {
+	ctx := genericapirequest.WithUser(tenancy.WithTenantUID(tenantCtx("acme"), "uid-1"), &user.DefaultInfo{Name: "alice"})
+	stored := validNetwork(map[string]string{tenancy.TenantLabel: "acme", tenancy.TenantUIDLabel: "uid-1", "app": "web"})
+	stored.Annotations = map[string]string{hostnames.ChangedByAnnotation: "alice", hostnames.ChangedAtAnnotation: "2026-11-26T04:00:00Z"}
+	labels, annotations := maps.Clone(stored.Labels), maps.Clone(stored.Annotations)
+	unchanged := func(what string) {
+		t.Helper()
+		if !maps.Equal(stored.Labels, labels) || !maps.Equal(stored.Annotations, annotations) {
+			t.Errorf("%s wrote into the stored object's maps: %v %v", what, stored.Labels, stored.Annotations)
+		}
+	}
+	// The new object is the stored one, or shares its maps.
+	networkStrategy.PrepareForUpdate(ctx, stored, stored)
+	unchanged("an update handed the stored object")
+	for _, mutate := range []func(*tenant.Network){
+		func(n *tenant.Network) {},
+		func(n *tenant.Network) { n.Spec.Subnets = []string{"10.0.1.0/24"} },
+	} {
+		n := *stored
+		n.Labels, n.Annotations = stored.Labels, stored.Annotations
+		mutate(&n)
+		networkStrategy.PrepareForUpdate(ctx, &n, stored)
+		unchanged("an update sharing the stored object's maps")
+		networkStatusStrategy.PrepareForUpdate(ctx, &n, stored)
+		unchanged("a status update sharing the stored object's maps")
+	}
+	// What the request dropped or forged is put right on its own maps.
+	n := *stored
+	n.Labels = map[string]string{"app": "db"}
+	n.Annotations = nil
+	networkStrategy.PrepareForUpdate(ctx, &n, stored)
+	unchanged("an update dropping labels and annotations")
+	if n.Labels[tenancy.TenantLabel] != "acme" || n.Labels[tenancy.TenantUIDLabel] != "uid-1" || n.Annotations[hostnames.ChangedAtAnnotation] != annotations[hostnames.ChangedAtAnnotation] {
+		t.Errorf("update kept labels %v, annotations %v", n.Labels, n.Annotations)
+	}
+	created := validNetwork(nil)
+	created.Labels, created.Annotations = stored.Labels, stored.Annotations
+	networkStrategy.PrepareForCreate(ctx, created)
+	unchanged("a create given shared maps")
+}
