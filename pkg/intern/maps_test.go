@@ -131,9 +131,10 @@ func TestSharedMapDropsWhatNoOneHolds(t *testing.T) {
 	mapTable.Lock()
 	before := len(mapTable.m)
 	mapTable.Unlock()
-	if before < n {
-		t.Fatalf("table holds %d maps, fewer than the %d held", before, n)
+	if before < len(held) {
+		t.Fatalf("table holds %d maps, fewer than the %d held", before, len(held))
 	}
+	runtime.KeepAlive(held)
 	held = nil
 	runtime.GC()
 	// New maps make the table sweep.
@@ -153,7 +154,6 @@ func TestSharedMapDropsWhatNoOneHolds(t *testing.T) {
 	if len(mapTable.m) > 2*n || live > minSweep {
 		t.Errorf("table holds %d maps (%d live) after %d were dropped", len(mapTable.m), live, 3*n)
 	}
-	runtime.KeepAlive(held)
 }
 
 func TestSharedMapConcurrent(t *testing.T) {
