@@ -134,8 +134,7 @@ func TestSharedMapDropsWhatNoOneHolds(t *testing.T) {
 	if before < len(held) {
 		t.Fatalf("table holds %d maps, fewer than the %d held", before, len(held))
 	}
-	runtime.KeepAlive(held)
-	held = nil
+	runtime.KeepAlive(held) // and no further: the collection below frees them
 	runtime.GC()
 	// New maps make the table sweep.
 	for i := 0; i < 2*n; i++ {
