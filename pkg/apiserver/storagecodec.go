@@ -51,14 +51,16 @@ func compact(obj runtime.Object) {
 	managed := m.GetManagedFields()
 	for i := range managed {
 		e := &managed[i]
-		e.Manager, e.APIVersion, e.FieldsType, e.Subresource = intern.String(e.Manager), intern.String(e.APIVersion), intern.String(e.FieldsType), intern.String(e.Subresource)
-		e.Operation = metav1.ManagedFieldsOperationType(intern.String(string(e.Operation)))
+		op := string(e.Operation)
+		intern.Strings(&e.Manager, &e.APIVersion, &e.FieldsType, &e.Subresource, &op)
+		e.Operation = metav1.ManagedFieldsOperationType(op)
 	}
 	if conditions := conditionsOf(obj); conditions != nil {
 		for i := range *conditions {
 			c := &(*conditions)[i]
-			c.Type, c.Reason, c.Message = intern.String(c.Type), intern.String(c.Reason), intern.String(c.Message)
-			c.Status = metav1.ConditionStatus(intern.String(string(c.Status)))
+			status := string(c.Status)
+			intern.Strings(&c.Type, &c.Reason, &c.Message, &status)
+			c.Status = metav1.ConditionStatus(status)
 		}
 	}
 }

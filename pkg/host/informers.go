@@ -29,9 +29,9 @@ func Compact(obj interface{}) (interface{}, error) {
 	if rb, ok := obj.(*rbacv1.RoleBinding); ok {
 		for i := range rb.Subjects {
 			s := &rb.Subjects[i]
-			s.Kind, s.APIGroup, s.Name, s.Namespace = intern.String(s.Kind), intern.String(s.APIGroup), intern.String(s.Name), intern.String(s.Namespace)
+			intern.Strings(&s.Kind, &s.APIGroup, &s.Name, &s.Namespace)
 		}
-		rb.RoleRef.APIGroup, rb.RoleRef.Kind, rb.RoleRef.Name = intern.String(rb.RoleRef.APIGroup), intern.String(rb.RoleRef.Kind), intern.String(rb.RoleRef.Name)
+		intern.Strings(&rb.RoleRef.APIGroup, &rb.RoleRef.Kind, &rb.RoleRef.Name)
 	}
 	return obj, nil
 }

@@ -24,11 +24,24 @@ var table = struct {
 
 // String returns the copy of s that callers share.
 func String(s string) string {
+	table.Lock()
+	defer table.Unlock()
+	return stringLocked(s)
+}
+
+// Strings interns each of the strings ps point to, taking the table once.
+func Strings(ps ...*string) {
+	table.Lock()
+	defer table.Unlock()
+	for _, p := range ps {
+		*p = stringLocked(*p)
+	}
+}
+
+func stringLocked(s string) string {
 	if s == "" {
 		return s
 	}
-	table.Lock()
-	defer table.Unlock()
 	if v, ok := table.m[s]; ok {
 		return v
 	}
@@ -40,14 +53,17 @@ func String(s string) string {
 }
 
 // Map returns a copy of m whose keys and values are interned, or m itself
-// when it is empty.
+// when it is empty. It takes the table once for all of them: the caches
+// decode on several goroutines at once.
 func Map(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return m
 	}
 	out := make(map[string]string, len(m))
+	table.Lock()
+	defer table.Unlock()
 	for k, v := range m {
-		out[String(k)] = String(v)
+		out[stringLocked(k)] = stringLocked(v)
 	}
 	return out
 }

@@ -60,3 +60,14 @@ func TestMap(t *testing.T) {
 		t.Error("Map(nil) is not nil")
 	}
 }
+
+func TestStrings(t *testing.T) {
+	a, b, empty := strings.Clone("Synced"), strings.Clone("Synced"), ""
+	Strings(&a, &b, &empty)
+	if a != "Synced" || b != "Synced" || empty != "" {
+		t.Errorf("Strings changed the values: %q %q %q", a, b, empty)
+	}
+	if unsafe.StringData(a) != unsafe.StringData(b) || unsafe.StringData(a) != unsafe.StringData(String(strings.Clone("Synced"))) {
+		t.Error("equal strings interned apart")
+	}
+}

@@ -56,25 +56,53 @@ func SharedMap(m map[string]string) map[string]string {
 		return Map(m)
 	}
 	h := mapHash(mapTable.seed, m)
+	if shared, taken := lookupMap(h, m); shared != nil {
+		return shared
+	} else if taken {
+		// Another map with the same hash: m is not shared.
+		return Map(m)
+	}
+	// The copy and its weak pointer are made outside the table's lock,
+	// which the caches' decoding goroutines all take.
+	out := Map(m)
+	p := weak.Make(pointerOf(out))
 	mapTable.Lock()
 	defer mapTable.Unlock()
-	if p, ok := mapTable.m[h]; ok {
-		if v := p.Value(); v != nil {
+	if q, ok := mapTable.m[h]; ok {
+		if v := q.Value(); v != nil {
 			if shared := mapOf(v); maps.Equal(shared, m) {
-				return shared
+				return shared // made meanwhile
 			}
 			// Another map with the same hash: the later one is not
 			// shared; the one in the table keeps its place.
-			return Map(m)
+			return out
 		}
 	}
-	out := Map(m)
-	mapTable.m[h] = weak.Make(pointerOf(out))
+	mapTable.m[h] = p
 	if len(mapTable.m) >= mapTable.sweepAt {
 		maps.DeleteFunc(mapTable.m, func(_ uint64, p weak.Pointer[byte]) bool { return p.Value() == nil })
 		mapTable.sweepAt = max(minSweep, 2*len(mapTable.m))
 	}
 	return out
+}
+
+// lookupMap returns the shared map of hash h if it is equal to m, or
+// whether another map has taken the hash.
+func lookupMap(h uint64, m map[string]string) (shared map[string]string, taken bool) {
+	mapTable.Lock()
+	defer mapTable.Unlock()
+	q, ok := mapTable.m[h]
+	if !ok {
+		return nil, false
+	}
+	v := q.Value()
+	if v == nil {
+		return nil, false
+	}
+	if shared := mapOf(v); maps.Equal(shared, m) {
+		return shared, true
+	}
+	return nil, true
 }
 
 func holdsOwnKey(m map[string]string) bool {
