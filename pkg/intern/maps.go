@@ -56,27 +56,26 @@ func SharedMap(m map[string]string) map[string]string {
 		return Map(m)
 	}
 	h := mapHash(mapTable.seed, m)
-	if shared, taken := lookupMap(h, m); shared != nil {
+	mapTable.Lock()
+	shared, taken := lookupLocked(h, m)
+	mapTable.Unlock()
+	if shared != nil {
 		return shared
-	} else if taken {
-		// Another map with the same hash: m is not shared.
-		return Map(m)
 	}
 	// The copy and its weak pointer are made outside the table's lock,
 	// which the caches' decoding goroutines all take.
 	out := Map(m)
+	if taken {
+		// Another map with the same hash: m is not shared.
+		return out
+	}
 	p := weak.Make(pointerOf(out))
 	mapTable.Lock()
 	defer mapTable.Unlock()
-	if q, ok := mapTable.m[h]; ok {
-		if v := q.Value(); v != nil {
-			if shared := mapOf(v); maps.Equal(shared, m) {
-				return shared // made meanwhile
-			}
-			// Another map with the same hash: the later one is not
-			// shared; the one in the table keeps its place.
-			return out
-		}
+	if shared, taken := lookupLocked(h, m); shared != nil {
+		return shared // made meanwhile
+	} else if taken {
+		return out
 	}
 	mapTable.m[h] = p
 	if len(mapTable.m) >= mapTable.sweepAt {
@@ -86,11 +85,10 @@ func SharedMap(m map[string]string) map[string]string {
 	return out
 }
 
-// lookupMap returns the shared map of hash h if it is equal to m, or
-// whether another map has taken the hash.
-func lookupMap(h uint64, m map[string]string) (shared map[string]string, taken bool) {
-	mapTable.Lock()
-	defer mapTable.Unlock()
+// lookupLocked returns the shared map of hash h if it is equal to m, or
+// whether another live map has taken the hash (the one in the table keeps
+// its place). The caller holds the table's lock.
+func lookupLocked(h uint64, m map[string]string) (shared map[string]string, taken bool) {
 	q, ok := mapTable.m[h]
 	if !ok {
 		return nil, false
