@@ -48,6 +48,10 @@ type Reconciler[O any, X any] struct {
 	Kind string
 	// Tenants and Objects are the informers of Tenants and of the kind.
 	Tenants, Objects cache.SharedIndexInformer
+	// Written, when set, holds the objects whose status SetStatus wrote
+	// that Objects does not show yet (Sources.WrittenOf(Objects)): a
+	// reconcile reads the newer of the two.
+	Written *Written
 	// Health says whether the host answers; nil: it always does.
 	Health interface{ Err() error }
 	// Sync brings the host in line with o, of Tenant t.
@@ -85,14 +89,15 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 	if t.DeletionTimestamp != nil {
 		return nil
 	}
-	obj, exists, err = r.Objects.GetStore().GetByKey(ObjectKey(key.Tenant, key.Namespace, key.Name))
+	objKey := ObjectKey(key.Tenant, key.Namespace, key.Name)
+	obj, exists, err = r.Objects.GetStore().GetByKey(objKey)
 	if err != nil {
 		return err
 	}
 	if !exists {
 		return r.Remove(ctx, t, key)
 	}
-	o := obj.(O)
+	o := r.Written.Latest(objKey, obj).(O)
 	var out Outcome[X]
 	if down := r.hostDown(); down != nil {
 		// Not retried: the host's return requeues every object.

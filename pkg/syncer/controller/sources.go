@@ -153,8 +153,9 @@ type Sources struct {
 	// register their host kinds in it.
 	Orphans *Orphans
 
-	// written are the host objects the syncer wrote that the informers
-	// do not show yet, by informer (see Written).
+	// written are the host objects the syncer wrote, and the tenant
+	// objects whose status it wrote, that the informers do not show yet,
+	// by informer (see Written).
 	written map[cache.SharedIndexInformer]*Written
 
 	kube     informers.SharedInformerFactory
@@ -166,6 +167,11 @@ type Sources struct {
 	frrAll   dynamicinformer.DynamicSharedInformerFactory
 	cluster  dynamicinformer.DynamicSharedInformerFactory
 }
+
+// WrittenOf returns what the syncer wrote of the objects inf holds that
+// inf does not show yet (nil for an informer the syncer does not write
+// through).
+func (s *Sources) WrittenOf(inf cache.SharedIndexInformer) *Written { return s.written[inf] }
 
 // HostClients are the clients of the host API the syncer uses.
 type HostClients struct {
@@ -324,6 +330,17 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		w, err := NewWritten(inf)
 		if err != nil {
 			panic(err) // only fails once stopped
+		}
+		s.written[inf] = w
+	}
+	for inf, partitioned := range map[cache.SharedIndexInformer]bool{s.Tenants: false, s.Namespaces: true, s.Networks: true,
+		s.LoadBalancers: true, s.FloatingIPs: true, s.VRFPeerings: false, s.ProviderServices: false} {
+		w, err := NewWritten(inf)
+		if err != nil {
+			panic(err) // only fails once stopped
+		}
+		if partitioned {
+			w.cached = setCacheNamespace
 		}
 		s.written[inf] = w
 	}

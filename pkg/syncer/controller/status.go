@@ -31,11 +31,13 @@ const (
 // name (of tenant t, in namespace ns) and stores it through the status
 // storage, unless mutate reports no change. It reads the object from the
 // storage, never from an informer: what it writes is never older than
-// what is stored. A missing object is not an error (it was deleted).
-func UpdateStatus(ctx context.Context, statusStore rest.Updater, t, ns, name string, mutate func(obj runtime.Object) bool) error {
+// what is stored. A missing object is not an error (it was deleted). What
+// it stores goes to written (when not nil), the Written of the kind's
+// informer, until that informer shows it.
+func UpdateStatus(ctx context.Context, statusStore rest.Updater, written *Written, t, ns, name string, mutate func(obj runtime.Object) bool) error {
 	ctx = genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t), ns)
 	changed := false
-	_, _, err := statusStore.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
+	stored, _, err := statusStore.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		obj := old.DeepCopyObject()
 		if changed = mutate(obj); !changed {
 			return old, nil
@@ -44,6 +46,11 @@ func UpdateStatus(ctx context.Context, statusStore rest.Updater, t, ns, name str
 	}), nil, rest.ValidateAllObjectUpdateFunc, false, &metav1.UpdateOptions{FieldManager: FieldManager})
 	if apierrors.IsNotFound(err) {
 		return nil
+	}
+	if err == nil && changed && written != nil {
+		if m, merr := meta.Accessor(stored); merr == nil {
+			written.put(m)
+		}
 	}
 	return err
 }

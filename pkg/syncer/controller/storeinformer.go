@@ -167,16 +167,21 @@ func newStoreInformer(kind Kind, indexers cache.Indexers, partitioned bool) cach
 		if err != nil {
 			return nil, err
 		}
-		t := m.GetLabels()[tenancy.TenantLabel]
-		if t == "" {
+		if m.GetLabels()[tenancy.TenantLabel] == "" {
 			return nil, fmt.Errorf("%s %q has no %s label", kind.Resource+".tenant.io", m.GetName(), tenancy.TenantLabel)
 		}
-		m.SetNamespace(CacheNamespace(t, m.GetNamespace()))
+		setCacheNamespace(m)
 		return o, nil
 	}); err != nil {
 		panic(err) // only fails once the informer has started
 	}
 	return informer
+}
+
+// setCacheNamespace gives m, a tenant object of a partitioned informer,
+// the metadata.namespace of its cached copy.
+func setCacheNamespace(m metav1.Object) {
+	m.SetNamespace(CacheNamespace(m.GetLabels()[tenancy.TenantLabel], m.GetNamespace()))
 }
 
 // shallowCopy returns a new object whose top-level struct (ObjectMeta

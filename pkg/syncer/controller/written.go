@@ -16,16 +16,24 @@ import (
 // soon.
 const writtenTTL = 5 * time.Second
 
-// Written holds the host objects of one kind that the syncer created or
+// Written holds the objects of one kind that the syncer created or
 // updated and whose informer has not shown that version yet. A reconcile
 // that runs in between (on the event of another object, say the host
 // namespace a RoleBinding was just made in) reads them from here instead
 // of writing them again: without it, the create is answered 409 and the
-// object read back, or the update 409 on a stale resourceVersion.
+// object read back, or the update 409 on a stale resourceVersion. For
+// tenant objects it holds what the syncer's status writes stored: a
+// reconcile that finds the status it wrote has nothing to write, where
+// the informer's older copy would have it write again (a storage update
+// that fails on the stale version, reads the object back and finds
+// nothing to change).
 type Written struct {
 	mu   sync.Mutex
 	objs map[string]writtenObject
 	now  func() time.Time
+	// cached, when set, turns an object as stored into its informer's
+	// form (a tenant object's cache namespace, see newStoreInformer).
+	cached func(metav1.Object)
 }
 
 type writtenObject struct {
@@ -70,6 +78,9 @@ func (w *Written) put(obj metav1.Object) {
 		return
 	}
 	obj.SetManagedFields(nil) // as the informers keep host objects
+	if w.cached != nil {
+		w.cached(obj)
+	}
 	now := w.now()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -109,6 +120,20 @@ func (w *Written) newer(key string, cached metav1.Object) (metav1.Object, bool) 
 		return nil, false
 	}
 	return e.obj, true
+}
+
+// Latest returns the object written under key if it is newer than obj,
+// the informer's copy, and obj otherwise. Only objects the informer has
+// are looked up: a written copy never brings back one it has seen deleted.
+func (w *Written) Latest(key string, obj interface{}) interface{} {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return obj
+	}
+	if newer, ok := w.newer(key, m); ok {
+		return newer
+	}
+	return obj
 }
 
 // olderVersion says whether resourceVersion a is older than b. The host's

@@ -295,5 +295,5 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 	if !mutate(fip.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.FloatingIPs.Status, t.Name, ns, fip.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.FloatingIPs.Status, c.src.WrittenOf(c.src.FloatingIPs), t.Name, ns, fip.Name, mutate)
 }

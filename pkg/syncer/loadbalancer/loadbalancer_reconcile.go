@@ -114,5 +114,5 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 	if !mutate(lb.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.LoadBalancers.Status, t.Name, ns, lb.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.LoadBalancers.Status, c.src.WrittenOf(c.src.LoadBalancers), t.Name, ns, lb.Name, mutate)
 }

@@ -187,5 +187,5 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 	if !mutate(probe) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, t.Name, "", ns.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, c.src.WrittenOf(c.src.Namespaces), t.Name, "", ns.Name, mutate)
 }

@@ -171,6 +171,84 @@ func TestReconcileNamespace(t *testing.T) {
 	}
 }
 
+// TestReconcileReadsItsOwnStatusWrite: a reconcile that runs before the
+// informer shows the status the last one wrote (the host namespace's and
+// RoleBinding's events queue the Namespace again at once) finds that
+// status and writes nothing; once the informer catches up, its copy is
+// read again, and a Namespace it no longer has is removed, whatever was
+// written.
+func TestReconcileReadsItsOwnStatusWrite(t *testing.T) {
+	src, fakes := controllertest.NewSources(t)
+	c, err := New(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"},
+		Spec: tenant.TenantSpec{Members: tenant.TenantMembers{Users: []string{"alice"}}}}
+	ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev", UID: "ns-uid", ResourceVersion: "5",
+		Labels: map[string]string{hostnames.TenantLabel: "acme"}}, Spec: tenant.NamespaceSpec{Network: "default"}}
+	fakes.Tenants.Put("", "", tn)
+	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
+	fakes.Namespaces.Put(tn.Name, "", ns)
+	controllertest.Cache(t, src.Namespaces, tn.Name, "", ns)
+	key := queue.Key{Tenant: tn.Name, Name: ns.Name}
+	hostName := hostnames.Namespace(tn.Name, tn.UID, ns.Name)
+	reconcile := func(what string) {
+		t.Helper()
+		var requeue *controller.RequeueError
+		if err := c.Reconcile(ctx, key); err != nil && !errors.As(err, &requeue) {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	reconcile("first reconcile")
+	controllertest.Eventually(t, "the informer has the host namespace", func() bool {
+		_, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
+		return exists
+	})
+	reconcile("reconcile with the host namespace cached")
+	stored := fakes.Namespaces.Stored(tn.Name, "", ns.Name).(*tenant.Namespace)
+	if !conditionTrue(stored.Status.Conditions, tenant.ConditionHostSynced) || stored.ResourceVersion != "6" {
+		t.Fatalf("stored status %+v at version %s, want HostSynced at 6", stored.Status, stored.ResourceVersion)
+	}
+	writes := fakes.Namespaces.Updates
+
+	// The informer still has version 5, without a status.
+	for i := 0; i < 3; i++ {
+		reconcile("reconcile before the informer shows the status")
+	}
+	if fakes.Namespaces.Updates != writes {
+		t.Errorf("%d status updates while the informer lagged, want none: the status written is what is stored", fakes.Namespaces.Updates-writes)
+	}
+
+	// The informer shows version 6: its copy is read again, and a status
+	// that no longer matches is written.
+	caught := stored.DeepCopy()
+	caught.Status.Conditions = nil
+	controllertest.Uncache(t, src.Namespaces, tn.Name, "", ns.Name)
+	controllertest.Cache(t, src.Namespaces, tn.Name, "", caught)
+	reconcile("reconcile once the informer caught up")
+	if fakes.Namespaces.Updates != writes+1 {
+		t.Errorf("%d status updates once the informer showed a status without conditions, want 1", fakes.Namespaces.Updates-writes)
+	}
+
+	// Written again, then deleted before the informer showed the write:
+	// the Namespace is gone, and so is its host namespace.
+	stored = fakes.Namespaces.Stored(tn.Name, "", ns.Name).(*tenant.Namespace)
+	stale := stored.DeepCopy()
+	stale.ResourceVersion = "6"
+	stale.Status.Conditions = nil
+	controllertest.Uncache(t, src.Namespaces, tn.Name, "", ns.Name)
+	controllertest.Cache(t, src.Namespaces, tn.Name, "", stale)
+	reconcile("reconcile that writes the status again")
+	fakes.Namespaces.Remove(tn.Name, "", ns.Name)
+	controllertest.Uncache(t, src.Namespaces, tn.Name, "", ns.Name)
+	reconcile("reconcile of a deleted Namespace")
+	if _, err := fakes.Kube.CoreV1().Namespaces().Get(ctx, hostName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("host namespace of a deleted Namespace whose status was just written: %v, want it removed", err)
+	}
+}
+
 func hasSubject(b *rbacv1.RoleBinding, name string) bool {
 	for _, s := range b.Subjects {
 		if s.Name == name {

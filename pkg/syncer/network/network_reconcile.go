@@ -242,7 +242,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 	if !mutate(n.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Networks.Status, t.Name, "", n.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.Networks.Status, c.src.WrittenOf(c.src.Networks), t.Name, "", n.Name, mutate)
 }
 
 // maxMessage bounds a mirrored condition's message (metav1.Condition allows 32768).

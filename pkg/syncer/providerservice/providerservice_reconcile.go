@@ -260,7 +260,7 @@ func (c *Controller) setStatus(ctx context.Context, ps *tenant.ProviderService, 
 	if !mutate(ps.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.ProviderServices.Status, "", "", ps.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.ProviderServices.Status, c.src.WrittenOf(c.src.ProviderServices), "", "", ps.Name, mutate)
 }
 
 // connection is what became of a tenant's connection with one provider network.
@@ -566,7 +566,7 @@ func (c *Controller) namespaceCondition(ctx context.Context, t string, ns *tenan
 	if !mutate(probe) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, t, "", ns.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, c.src.WrittenOf(c.src.Namespaces), t, "", ns.Name, mutate)
 }
 
 // record keeps tenant t's entries and queues the ProviderServices whose

@@ -35,7 +35,8 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	if err != nil || !exists {
 		return err
 	}
-	t := obj.(*tenant.Tenant)
+	// The status this controller last wrote, when the informer is behind it.
+	t := c.src.WrittenOf(c.src.Tenants).Latest(key.Tenant, obj).(*tenant.Tenant)
 	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("tenant", t.Name))
 	if t.DeletionTimestamp != nil {
 		return c.offboard(ctx, t)
@@ -289,7 +290,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced boo
 	if !mutate(t.DeepCopy()) {
 		return nil // as cached: no read of the storage
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Tenants.Status, "", "", t.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.Tenants.Status, c.src.WrittenOf(c.src.Tenants), "", "", t.Name, mutate)
 }
 
 // ours are the tenant's host objects in an informer: made for this Tenant

@@ -302,7 +302,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.
 	if !mutate(p.DeepCopy()) {
 		return nil
 	}
-	return controller.UpdateStatus(ctx, c.src.Storage.VRFPeerings.Status, p.Spec.Tenant, "", p.Name, mutate)
+	return controller.UpdateStatus(ctx, c.src.Storage.VRFPeerings.Status, c.src.WrittenOf(c.src.VRFPeerings), p.Spec.Tenant, "", p.Name, mutate)
 }
 
 // acceptance is the peering's Accepted condition: the RouteAdvertisements'

@@ -139,13 +139,14 @@ const directPrefix = "direct-"
 // firstSeen records when keys were first seen, and when their creation
 // started.
 type firstSeen struct {
-	mu      sync.Mutex
-	started map[string]time.Time
-	seen    map[string]time.Time
+	mu       sync.Mutex
+	started  map[string]time.Time
+	returned map[string]time.Time // when the create request returned
+	seen     map[string]time.Time
 }
 
 func newFirstSeen() *firstSeen {
-	return &firstSeen{started: map[string]time.Time{}, seen: map[string]time.Time{}}
+	return &firstSeen{started: map[string]time.Time{}, returned: map[string]time.Time{}, seen: map[string]time.Time{}}
 }
 
 func (f *firstSeen) start(key string) {
@@ -153,6 +154,14 @@ func (f *firstSeen) start(key string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.started[key] = now
+}
+
+// done records that the create request of key returned.
+func (f *firstSeen) done(key string) {
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.returned[key] = now
 }
 
 // alias makes key's start also alias's: a later milestone of the same create.
@@ -358,6 +367,7 @@ func timedCreate(f *firstSeen, key string, requests *durations, create func(cont
 			return fmt.Errorf("%s: %w", key, err)
 		}
 		requests.add(time.Since(t0))
+		f.done(key)
 		return nil
 	}
 }
@@ -686,21 +696,13 @@ type apfLevel struct {
 
 // takeAPF reads the flow control metrics of both servers.
 func takeAPF(ctx context.Context, s *stack.Stack) (apfSnapshot, error) {
+	host, tenantServer, err := serverMetrics(ctx, s)
+	if err != nil {
+		return nil, err
+	}
 	out := apfSnapshot{}
-	host, _, err := s.Clients(stack.AdminUser)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := host.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out.add("kube-apiserver", string(raw))
-	tenantRaw, err := tenantMetrics(ctx, s)
-	if err != nil {
-		return nil, err
-	}
-	out.add("tenant-apiserver", tenantRaw)
+	out.add("kube-apiserver", host)
+	out.add("tenant-apiserver", tenantServer)
 	return out, nil
 }
 

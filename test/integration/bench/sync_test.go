@@ -287,6 +287,7 @@ func (r *syncRun) burst(ctx context.Context) {
 	stopProfiles := r.profile(ctx, "burst", 20*time.Second)
 	stopLag, lags := sampleCacheLag(ctx, r.s, r.members[0])
 	apf := r.takeAPF(ctx)
+	stages := r.takeStages(ctx)
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -311,6 +312,7 @@ func (r *syncRun) burst(ctx context.Context) {
 	}
 	cpuUse := cpu.since(r.s)
 	apfUse := apf.since(r.takeAPF(ctx))
+	stageUse := stages.since(r.takeStages(ctx), createStages)
 	stopLag()
 	stopProfiles()
 	synced := r.measure("ns-sync", fmt.Sprintf("2. tenant Namespace -> host namespace (burst of %d)", len(syncKeys)), syncKeys)
@@ -327,6 +329,36 @@ func (r *syncRun) burst(ctx context.Context) {
 	r.notef("  %s", cpuUse)
 	r.notef("  %s", apfUse)
 	r.noteLag(lags())
+	r.noteStages("synced", syncKeys, "direct", directKeys, stageUse)
+}
+
+// noteStages notes, for two sets of keys, the time from the end of their
+// create requests to their host namespaces, and where the step's requests
+// spent their time.
+func (r *syncRun) noteStages(aName string, a []string, bName string, b []string, stageUse []string) {
+	var parts []string
+	for _, side := range []struct {
+		name string
+		keys []string
+	}{{aName, a}, {bName, b}} {
+		if d := r.seen.afterReturn(side.keys); len(d) > 0 {
+			parts = append(parts, fmt.Sprintf("%s p50 %.1f / p99 %.1f ms", side.name, pctl(d, 50), pctl(d, 99)))
+		}
+	}
+	r.notef("  create returned -> host namespace seen: %s", strings.Join(parts, ", "))
+	r.notef("  where the time goes, from both servers' histograms over the step (p50 and p99 estimated from their buckets):")
+	for _, line := range stageUse {
+		r.notef("    %s", line)
+	}
+}
+
+// takeStages reads the histograms of createStages from both servers.
+func (r *syncRun) takeStages(ctx context.Context) stageSnapshot {
+	st, err := takeStages(ctx, r.s, createStages)
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	return st
 }
 
 // takeAPF reads both servers' flow control metrics.
@@ -639,6 +671,7 @@ func (r *syncRun) fairness(ctx context.Context) {
 	stopSampling, largest := r.sampleTenant(ctx, syncTenantName(0))
 	stopLag, lags := sampleCacheLag(ctx, r.s, r.members[0])
 	apf := r.takeAPF(ctx)
+	stages := r.takeStages(ctx)
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -676,6 +709,7 @@ func (r *syncRun) fairness(ctx context.Context) {
 	}
 	cpuUse := cpu.since(r.s)
 	apfUse := apf.since(r.takeAPF(ctx))
+	stageUse := stages.since(r.takeStages(ctx), createStages)
 	stopLag()
 	stopSampling()
 	stopProfiles()
@@ -705,6 +739,7 @@ func (r *syncRun) fairness(ctx context.Context) {
 		r.notef("  noisy tenant %s during the burst: largest Tenant %.1f KiB, largest Ready message %d bytes", syncTenantName(0), float64(largest().size)/1024, largest().message)
 	}
 	r.noteLag(lags())
+	r.noteStages("quiet", quietKeys, "noisy", noisyKeys, stageUse)
 }
 
 // tenantSize is how large a Tenant was.

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -126,6 +127,13 @@ func (s *Store) Update(ctx context.Context, name string, objInfo rest.UpdatedObj
 	obj, err := objInfo.UpdatedObject(ctx, old.DeepCopyObject())
 	if err != nil {
 		return nil, false, err
+	}
+	// An object stored with a resourceVersion gets the next one, as etcd
+	// would give it.
+	if m, err := meta.Accessor(obj); err == nil {
+		if rv, err := strconv.ParseUint(m.GetResourceVersion(), 10, 64); err == nil {
+			m.SetResourceVersion(strconv.FormatUint(rv+1, 10))
+		}
 	}
 	s.objects[key(ctx, name)] = obj
 	s.Updates++
