@@ -16,7 +16,6 @@ import (
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
@@ -48,7 +47,7 @@ func Requeue(after time.Duration, reason string, args ...any) error {
 // Worker runs a ReconcileFunc over a named fair work queue.
 type Worker struct {
 	Name      string
-	Queue     workqueue.TypedRateLimitingInterface[queue.Key]
+	Queue     *queue.Queue
 	Reconcile ReconcileFunc
 	// HandlersSynced are the HasSynced of the controller's event handler
 	// registrations: true once they have queued every object listed at start.

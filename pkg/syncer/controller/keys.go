@@ -40,10 +40,13 @@ func (k *Keys[T]) Enqueue(obj interface{}) {
 	}
 }
 
-// EnqueueAll queues every object of the kind.
+// EnqueueAll queues every object of the kind in the background (see
+// queue.Queue.AddBackground): behind the keys events queue.
 func (k *Keys[T]) EnqueueAll() {
 	for _, obj := range k.Objects.GetStore().List() {
-		k.Enqueue(obj)
+		if o, ok := obj.(T); ok {
+			k.Worker.Queue.AddBackground(k.Key(o))
+		}
 	}
 }
 

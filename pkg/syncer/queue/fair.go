@@ -2,10 +2,13 @@
 // client-go rate-limited work queue whose pending items are handed out in
 // turn per tenant, so that a tenant with thousands of pending objects
 // delays another tenant's next object by one item per busy tenant, not by
-// its whole backlog.
+// its whole backlog; and whose background items (the periodic check of
+// every object) wait until no other item does, but for one turn in
+// backgroundTurn.
 package queue
 
 import (
+	"sync"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -31,32 +34,72 @@ func (k Key) String() string {
 	return s
 }
 
+// Queue is the syncer's work queue of Keys: rate-limited, fair across
+// tenants, with a background lane (AddBackground).
+type Queue struct {
+	workqueue.TypedRateLimitingInterface[Key]
+	fair *Fair[Key]
+}
+
 // New returns a named rate-limited work queue of Keys that hands them out
 // fairly across tenants. A failing key is retried after base, doubling up
 // to limit.
-func New(name string, base, limit time.Duration) workqueue.TypedRateLimitingInterface[Key] {
+func New(name string, base, limit time.Duration) *Queue {
+	fair := NewFair(func(k Key) string { return k.Tenant })
 	fifo := workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[Key]{
 		Name:  name,
-		Queue: NewFair(func(k Key) string { return k.Tenant }),
+		Queue: fair,
 	})
 	delaying := workqueue.NewTypedDelayingQueueWithConfig(workqueue.TypedDelayingQueueConfig[Key]{
 		Name:  name,
 		Queue: fifo,
 	})
-	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedItemExponentialFailureRateLimiter[Key](base, limit),
-		workqueue.TypedRateLimitingQueueConfig[Key]{Name: name, DelayingQueue: delaying})
+	return &Queue{
+		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedItemExponentialFailureRateLimiter[Key](base, limit),
+			workqueue.TypedRateLimitingQueueConfig[Key]{Name: name, DelayingQueue: delaying}),
+		fair: fair,
+	}
 }
 
+// AddBackground queues key in the background lane, behind every key Add
+// queues: for work no event asked for (the periodic check of every object,
+// everything again once the host is back). A key already waiting keeps its
+// place; a background key that Add queues again moves to its tenant's lane.
+func (q *Queue) AddBackground(key Key) {
+	q.fair.mark(key)
+	q.Add(key)
+}
+
+// backgroundTurn is how often, while tenants' lanes wait, the background
+// lane is served anyway: one pop in backgroundTurn, so that a steady stream
+// of events does not hold the periodic check back for ever.
+const backgroundTurn = 8
+
 // Fair is a workqueue.Queue that keeps one FIFO lane per tenant and pops
-// from the lanes round-robin. The workqueue around it deduplicates items
-// and serialises their processing; Fair only decides the order. It is not
-// safe for concurrent use on its own (the workqueue holds its lock).
+// from the lanes round-robin, and a background FIFO served when the lanes
+// are empty (and one pop in backgroundTurn). The workqueue around it
+// deduplicates items and serialises their processing; Fair only decides
+// the order. Apart from mark, it is not safe for concurrent use on its own
+// (the workqueue holds its lock).
 type Fair[T comparable] struct {
 	tenantOf func(T) string
 	lanes    map[string]*lane[T]
 	// turn holds the tenants with pending items, in the order they are served.
 	turn ring[string]
-	n    int
+	// n counts the pending items: in lanes, and in background still to be
+	// served there.
+	n int
+
+	// background holds the items pushed while marked, in order; an item
+	// moved to a lane since stays in it, stale, and is skipped.
+	background   ring[T]
+	inBackground map[T]struct{}
+	sinceTurn    int
+
+	// marked are the items AddBackground is about to add: mark is called
+	// outside the workqueue's lock.
+	mu     sync.Mutex
+	marked map[T]struct{}
 }
 
 type lane[T any] struct{ items ring[T] }
@@ -65,14 +108,47 @@ var _ workqueue.Queue[Key] = &Fair[Key]{}
 
 // NewFair returns a fair queue whose items belong to tenantOf(item).
 func NewFair[T comparable](tenantOf func(T) string) *Fair[T] {
-	return &Fair[T]{tenantOf: tenantOf, lanes: map[string]*lane[T]{}}
+	return &Fair[T]{tenantOf: tenantOf, lanes: map[string]*lane[T]{}, inBackground: map[T]struct{}{}, marked: map[T]struct{}{}}
 }
 
-// Touch implements workqueue.Queue: an item added again keeps its place.
-func (q *Fair[T]) Touch(T) {}
+// mark says that the next Push or Touch of item comes from AddBackground.
+func (q *Fair[T]) mark(item T) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.marked[item] = struct{}{}
+}
+
+// takeMark says whether item was marked, and unmarks it.
+func (q *Fair[T]) takeMark(item T) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	_, ok := q.marked[item]
+	delete(q.marked, item)
+	return ok
+}
+
+// Touch implements workqueue.Queue: an item added again while it waits
+// keeps its place, unless it waits in the background and this add is not
+// a background one: then it moves to its tenant's lane.
+func (q *Fair[T]) Touch(item T) {
+	if q.takeMark(item) {
+		return
+	}
+	if _, ok := q.inBackground[item]; ok {
+		delete(q.inBackground, item)
+		q.n--
+		q.Push(item)
+	}
+}
 
 // Push implements workqueue.Queue.
 func (q *Fair[T]) Push(item T) {
+	if q.takeMark(item) {
+		q.background.push(item)
+		q.inBackground[item] = struct{}{}
+		q.n++
+		return
+	}
 	t := q.tenantOf(item)
 	l, ok := q.lanes[t]
 	if !ok {
@@ -88,8 +164,21 @@ func (q *Fair[T]) Push(item T) {
 func (q *Fair[T]) Len() int { return q.n }
 
 // Pop implements workqueue.Queue: the next item of the tenant whose turn
-// it is. The workqueue only pops when Len() > 0.
+// it is, or of the background when no tenant has one (or its turn has
+// come). The workqueue only pops when Len() > 0.
 func (q *Fair[T]) Pop() T {
+	q.sinceTurn++
+	if len(q.inBackground) > 0 && (q.turn.len() == 0 || q.sinceTurn >= backgroundTurn) {
+		q.sinceTurn = 0
+		for {
+			item := q.background.pop()
+			if _, ok := q.inBackground[item]; ok {
+				delete(q.inBackground, item)
+				q.n--
+				return item
+			}
+		}
+	}
 	t := q.turn.pop()
 	l := q.lanes[t]
 	item := l.items.pop()

@@ -78,6 +78,63 @@ func TestQueueServesQuietTenantFirst(t *testing.T) {
 	}
 }
 
+// TestQueueBackground drives the whole client-go queue: the periodic
+// check's keys (AddBackground) wait behind the keys events queue, but for
+// one turn in backgroundTurn; a background key that an event queues again
+// moves up; a key waiting in a lane stays there when the check queues it.
+func TestQueueBackground(t *testing.T) {
+	q := New("", time.Millisecond, time.Second)
+	defer q.ShutDown()
+	for i := 0; i < 100; i++ {
+		q.AddBackground(Key{Tenant: "noisy", Name: fmt.Sprint(i)})
+	}
+	q.Add(Key{Tenant: "quiet", Name: "new"})
+	q.Add(Key{Tenant: "noisy", Name: "50"})            // an event for a key waiting in the background
+	q.Add(Key{Tenant: "noisy", Name: "new"})           // an event
+	q.AddBackground(Key{Tenant: "noisy", Name: "new"}) // the check finds it waiting: it keeps its place
+	if q.Len() != 102 {
+		t.Fatalf("Len %d, want 102: 100 checks and 2 new keys, nothing twice", q.Len())
+	}
+	var order []string
+	for q.Len() > 0 {
+		k, _ := q.Get()
+		order = append(order, k.String())
+		q.Done(k)
+	}
+	want := []string{"quiet/new", "noisy/50", "noisy/new", "noisy/0", "noisy/1"}
+	if fmt.Sprint(order[:5]) != fmt.Sprint(want) {
+		t.Fatalf("first out %v, want %v", order[:5], want)
+	}
+	if len(order) != 102 {
+		t.Fatalf("%d keys out, want 102", len(order))
+	}
+	for i, k := range order[3:] {
+		if k == "noisy/50" {
+			t.Fatalf("noisy/50 out twice (again at %d)", i+3)
+		}
+	}
+
+	// While events keep lanes busy, one pop in backgroundTurn serves the
+	// background.
+	for i := 0; i < 10; i++ {
+		q.AddBackground(Key{Tenant: "check", Name: fmt.Sprint(i)})
+	}
+	for i := 0; i < 3*backgroundTurn; i++ {
+		q.Add(Key{Tenant: fmt.Sprint("t", i%5), Name: fmt.Sprint(i)})
+	}
+	checks := 0
+	for i := 0; i < 3*backgroundTurn; i++ {
+		k, _ := q.Get()
+		if k.Tenant == "check" {
+			checks++
+		}
+		q.Done(k)
+	}
+	if checks != 3 {
+		t.Errorf("%d checks served among the first %d keys while lanes waited, want 3", checks, 3*backgroundTurn)
+	}
+}
+
 func BenchmarkFairPushPop(b *testing.B) {
 	q := NewFair(func(k Key) string { return k.Tenant })
 	keys := make([]Key, 1024)

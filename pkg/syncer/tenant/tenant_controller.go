@@ -109,10 +109,10 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	return c, nil
 }
 
-// EnqueueAll queues every Tenant.
+// EnqueueAll queues every Tenant in the background, behind the keys events queue.
 func (c *Controller) EnqueueAll() {
 	for _, name := range c.src.Tenants.GetStore().ListKeys() {
-		c.Queue.Add(queue.Key{Tenant: name})
+		c.Queue.AddBackground(queue.Key{Tenant: name})
 	}
 }
 

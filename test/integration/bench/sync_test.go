@@ -202,6 +202,10 @@ func (r *syncRun) tenantsReady(ctx context.Context) {
 	}
 	var reqs durations
 	keys, jobs := r.tenantCreates(names, &quota, &reqs)
+	if len(jobs) == 0 { // the burst gave every tenant its Namespaces
+		r.waitAllSynced(ctx)
+		return
+	}
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
@@ -393,6 +397,10 @@ func (r *syncRun) fill(ctx context.Context) {
 			key, create := r.createNamespace(i, fmt.Sprintf("r-%03d", j), &reqs)
 			keys, jobs = append(keys, key), append(jobs, create)
 		}
+	}
+	if len(jobs) == 0 { // the burst gave every tenant its Namespaces
+		r.waitAllSynced(ctx)
+		return
 	}
 	cpu := takeCPU(r.s)
 	start := time.Now()
