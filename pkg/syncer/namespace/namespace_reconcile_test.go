@@ -59,21 +59,8 @@ func TestWantNamespaceLabelsPodSecurity(t *testing.T) {
 // repaired (labels others add are kept), a RoleBinding whose roleRef was
 // changed is replaced, and the host namespace goes with the Namespace.
 func TestReconcileNamespace(t *testing.T) {
-	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, fakes, tn, ns, reconcile := namespaceFixture(t, "")
 	ctx := context.Background()
-	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"},
-		Spec: tenant.TenantSpec{Members: tenant.TenantMembers{Users: []string{"alice"}}}}
-	ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev", UID: "ns-uid", Labels: map[string]string{hostnames.TenantLabel: "acme"}},
-		Spec: tenant.NamespaceSpec{Network: "default"}}
-	fakes.Tenants.Put("", "", tn)
-	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
-	fakes.Namespaces.Put(tn.Name, "", ns)
-	controllertest.Cache(t, src.Namespaces, tn.Name, "", ns)
-	key := queue.Key{Tenant: tn.Name, Name: ns.Name}
 	hostName := hostnames.Namespace(tn.Name, tn.UID, ns.Name)
 	namespaces, bindings := fakes.Kube.CoreV1().Namespaces(), fakes.Kube.RbacV1().RoleBindings(hostName)
 	status := func() tenant.NamespaceStatus {
@@ -83,13 +70,6 @@ func TestReconcileNamespace(t *testing.T) {
 		return func() bool {
 			obj, exists, _ := src.HostRoleBindings.GetStore().GetByKey(hostName + "/" + hostnames.MembersRoleBinding)
 			return exists && check(obj.(*rbacv1.RoleBinding))
-		}
-	}
-	reconcile := func(what string) {
-		t.Helper()
-		var requeue *controller.RequeueError
-		if err := c.Reconcile(ctx, key); err != nil && !errors.As(err, &requeue) {
-			t.Fatalf("%s: %v", what, err)
 		}
 	}
 
@@ -178,29 +158,9 @@ func TestReconcileNamespace(t *testing.T) {
 // read again, and a Namespace it no longer has is removed, whatever was
 // written.
 func TestReconcileReadsItsOwnStatusWrite(t *testing.T) {
-	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
-	if err != nil {
-		t.Fatal(err)
-	}
+	src, fakes, tn, ns, reconcile := namespaceFixture(t, "5")
 	ctx := context.Background()
-	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"},
-		Spec: tenant.TenantSpec{Members: tenant.TenantMembers{Users: []string{"alice"}}}}
-	ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev", UID: "ns-uid", ResourceVersion: "5",
-		Labels: map[string]string{hostnames.TenantLabel: "acme"}}, Spec: tenant.NamespaceSpec{Network: "default"}}
-	fakes.Tenants.Put("", "", tn)
-	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
-	fakes.Namespaces.Put(tn.Name, "", ns)
-	controllertest.Cache(t, src.Namespaces, tn.Name, "", ns)
-	key := queue.Key{Tenant: tn.Name, Name: ns.Name}
 	hostName := hostnames.Namespace(tn.Name, tn.UID, ns.Name)
-	reconcile := func(what string) {
-		t.Helper()
-		var requeue *controller.RequeueError
-		if err := c.Reconcile(ctx, key); err != nil && !errors.As(err, &requeue) {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
 	reconcile("first reconcile")
 	controllertest.Eventually(t, "the informer has the host namespace", func() bool {
 		_, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
@@ -247,6 +207,34 @@ func TestReconcileReadsItsOwnStatusWrite(t *testing.T) {
 	if _, err := fakes.Kube.CoreV1().Namespaces().Get(ctx, hostName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("host namespace of a deleted Namespace whose status was just written: %v, want it removed", err)
 	}
+}
+
+// namespaceFixture is a Namespace controller over fakes with Tenant acme
+// (member alice) and its Namespace dev (stored and cached at
+// resourceVersion rv), and a func that reconciles dev, requeues allowed.
+func namespaceFixture(t *testing.T, rv string) (*controller.Sources, *controllertest.Fakes, *tenant.Tenant, *tenant.Namespace, func(what string)) {
+	src, fakes := controllertest.NewSources(t)
+	c, err := New(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"},
+		Spec: tenant.TenantSpec{Members: tenant.TenantMembers{Users: []string{"alice"}}}}
+	ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev", UID: "ns-uid", ResourceVersion: rv,
+		Labels: map[string]string{hostnames.TenantLabel: "acme"}}, Spec: tenant.NamespaceSpec{Network: "default"}}
+	fakes.Tenants.Put("", "", tn)
+	controllertest.Cache(t, src.Tenants, tn.Name, "", tn)
+	fakes.Namespaces.Put(tn.Name, "", ns)
+	controllertest.Cache(t, src.Namespaces, tn.Name, "", ns)
+	key := queue.Key{Tenant: tn.Name, Name: ns.Name}
+	reconcile := func(what string) {
+		t.Helper()
+		var requeue *controller.RequeueError
+		if err := c.Reconcile(context.Background(), key); err != nil && !errors.As(err, &requeue) {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	return src, fakes, tn, ns, reconcile
 }
 
 func hasSubject(b *rbacv1.RoleBinding, name string) bool {
