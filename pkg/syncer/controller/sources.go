@@ -169,8 +169,8 @@ type Sources struct {
 }
 
 // WrittenOf returns what the syncer wrote of the objects inf holds that
-// inf does not show yet (nil for an informer the syncer does not write
-// through).
+// inf does not show yet (nil for an informer whose objects the syncer
+// does not write, or does not read back).
 func (s *Sources) WrittenOf(inf cache.SharedIndexInformer) *Written { return s.written[inf] }
 
 // HostClients are the clients of the host API the syncer uses.
@@ -333,8 +333,11 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		}
 		s.written[inf] = w
 	}
+	// The tenant kinds whose controllers read back what they wrote; the
+	// VRF peering and provider service controllers write status from what
+	// the host shows and read none of it back, so they keep none.
 	for inf, partitioned := range map[cache.SharedIndexInformer]bool{s.Tenants: false, s.Namespaces: true, s.Networks: true,
-		s.LoadBalancers: true, s.FloatingIPs: true, s.VRFPeerings: false, s.ProviderServices: false} {
+		s.LoadBalancers: true, s.FloatingIPs: true} {
 		w, err := NewWritten(inf)
 		if err != nil {
 			panic(err) // only fails once stopped
