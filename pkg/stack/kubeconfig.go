@@ -1,7 +1,9 @@
 package stack
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -97,3 +99,29 @@ func (t *requestHeaderRoundTripper) RoundTrip(req *http.Request) (*http.Response
 
 // WrappedRoundTripper lets client-go's debugging wrappers see through it.
 func (t *requestHeaderRoundTripper) WrappedRoundTripper() http.RoundTripper { return t.next }
+
+// TenantMetrics reads tenant-apiserver's own /metrics (the aggregator does
+// not proxy it), as a member of system:masters.
+func (s *Stack) TenantMetrics(ctx context.Context) (string, error) {
+	client, err := rest.HTTPClientFor(s.DirectTenantConfig(AdminUser, "system:masters"))
+	if err != nil {
+		return "", err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.TenantAPIServerURL()+"/metrics", nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET /metrics: %s: %.512s", resp.Status, body)
+	}
+	return string(body), nil
+}

@@ -39,6 +39,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
+	"tenant.io/tenant-apiserver/pkg/authzcache"
 	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/ipam"
@@ -119,6 +120,11 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 			"0 sets none. GOMEMLIMIT in the environment, when set, wins.")
 	if f := fss.FlagSet("generic").Lookup("storage-media-type"); f != nil {
 		f.Usage = "The media type tenant.io objects are stored in: " + runtime.ContentTypeJSON + ", the only one."
+	}
+	if f := fss.FlagSet("generic").Lookup("authorization-webhook-cache-authorized-ttl"); f != nil {
+		f.Usage = "How long an allowed answer of the host to a SubjectAccessReview is used. Once it is half as old, " +
+			"the next request that uses it has the host asked again in the background, so that a permission in steady use " +
+			"is not asked for on the request's path; concurrent requests asking the same share one review. 0 asks for every request."
 	}
 	compatibility.DefaultComponentGlobalsRegistry.AddFlags(fss.FlagSet("generic"))
 	return fss
@@ -209,8 +215,19 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	serverConfig.FeatureGate = compatibility.DefaultComponentGlobalsRegistry.FeatureGateFor(basecompatibility.DefaultKubeComponent)
 	serverConfig.EffectiveVersion = compatibility.DefaultComponentGlobalsRegistry.EffectiveVersionFor(basecompatibility.DefaultKubeComponent)
 
+	// The host's allowed answers to SubjectAccessReviews are kept by
+	// authzcache, which asks again before they expire; the generic
+	// webhook authorizer keeps none of them (its denials it still keeps).
+	var allowTTL time.Duration
+	if a := o.RecommendedOptions.Authorization; a != nil {
+		allowTTL, a.AllowCacheTTL = a.AllowCacheTTL, 0
+		defer func() { a.AllowCacheTTL = allowTTL }()
+	}
 	if err := o.applyRecommended(serverConfig); err != nil {
 		return nil, err
+	}
+	if a := serverConfig.Authorization.Authorizer; a != nil && o.RecommendedOptions.Authorization != nil {
+		serverConfig.Authorization.Authorizer = authzcache.New(a, allowTTL, authzcache.DefaultSize)
 	}
 	// The admission webhooks and policies match namespace selectors
 	// against an informer of every host namespace: it keeps no managed

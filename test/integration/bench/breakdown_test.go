@@ -24,7 +24,7 @@ func serverMetrics(ctx context.Context, s *stack.Stack) (host, tenantServer stri
 	if err != nil {
 		return "", "", err
 	}
-	tenantServer, err = tenantMetrics(ctx, s)
+	tenantServer, err = s.TenantMetrics(ctx)
 	return string(raw), tenantServer, err
 }
 
@@ -44,6 +44,14 @@ var createStages = []stage{
 		map[string]string{"priority_level": "tenant-io", "execute": "true"}},
 	{"kube-apiserver: tenant.io request holding a seat (proxied, non-watch)", "kube-apiserver", "apiserver_flowcontrol_request_execution_seconds",
 		map[string]string{"priority_level": "tenant-io", "type": "regular"}},
+	{"tenant-apiserver: authentication filter (every request)", "tenant-apiserver", "apiserver_request_filter_duration_seconds",
+		map[string]string{"filter": "authentication"}},
+	{"tenant-apiserver: authorization filter (every request)", "tenant-apiserver", "apiserver_request_filter_duration_seconds",
+		map[string]string{"filter": "authorization"}},
+	{"tenant-apiserver: SubjectAccessReview to the host (cache misses)", "tenant-apiserver", "apiserver_delegated_authz_request_duration_seconds",
+		map[string]string{}},
+	{"tenant-apiserver: request queued in its own APF (every level)", "tenant-apiserver", "apiserver_flowcontrol_request_wait_duration_seconds",
+		map[string]string{"execute": "true"}},
 	{"tenant-apiserver: POST namespaces (the create, behind the front door)", "tenant-apiserver", "apiserver_request_duration_seconds",
 		map[string]string{"verb": "POST", "group": "tenant.io", "resource": "namespaces"}},
 	{"tenant-apiserver: etcd update of a Tenant (quota charges, status)", "tenant-apiserver", "etcd_request_duration_seconds",

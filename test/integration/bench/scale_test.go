@@ -470,7 +470,7 @@ func heapMiB(ctx context.Context, b *testing.B, set *scaleSet) [2]float64 {
 // and the free slots between them), the free spans not yet returned to the
 // system, and the runtime's total; RSS is about what it has not returned.
 func logMemory(ctx context.Context, b *testing.B, set *scaleSet, when string) {
-	metrics, err := tenantMetrics(ctx, set.large)
+	metrics, err := set.large.TenantMetrics(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}

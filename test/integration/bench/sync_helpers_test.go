@@ -22,7 +22,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
@@ -406,7 +405,7 @@ func syncerInitialSync(ctx context.Context, s *stack.Stack) (float64, error) {
 // metricValue reads an unlabelled metric from tenant-apiserver's own
 // /metrics; found is false when the process has not set it.
 func metricValue(ctx context.Context, s *stack.Stack, name string) (v float64, found bool, err error) {
-	metrics, err := tenantMetrics(ctx, s)
+	metrics, err := s.TenantMetrics(ctx)
 	if err != nil {
 		return 0, false, err
 	}
@@ -417,31 +416,6 @@ func metricValue(ctx context.Context, s *stack.Stack, name string) (v float64, f
 		}
 	}
 	return 0, false, nil
-}
-
-// tenantMetrics reads tenant-apiserver's own /metrics.
-func tenantMetrics(ctx context.Context, s *stack.Stack) (string, error) {
-	client, err := rest.HTTPClientFor(s.DirectTenantConfig(stack.AdminUser, "system:masters"))
-	if err != nil {
-		return "", err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.TenantAPIServerURL()+"/metrics", nil)
-	if err != nil {
-		return "", err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return "", err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return "", fmt.Errorf("GET /metrics: %s: %.512s", resp.Status, body)
-	}
-	return string(body), nil
 }
 
 // logLines returns the lines of a log file containing substr.
