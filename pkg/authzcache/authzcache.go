@@ -11,8 +11,8 @@
 //
 // Cache answers the same questions with the same bound on staleness: an
 // allowed answer is used for at most the TTL after the host gave it, as
-// before. Once an answer is half the TTL old, the next request that uses it
-// asks the host again in the background, so a question asked steadily is
+// before. Once an answer is three quarters of the TTL old, the next request
+// that uses it asks the host again in the background, so a question asked steadily is
 // answered from memory, and a revoked permission stops being used within
 // the TTL (plus one review's time) as it did. Concurrent requests that miss
 // share one review. Denials and "no opinion" answers are not kept here (the
@@ -37,6 +37,13 @@ import (
 // DefaultSize is how many allowed answers are kept, least recently used
 // first out: the generic webhook authorizer's size.
 const DefaultSize = 8192
+
+// refreshWindow: an answer in the last 1/refreshWindow of its TTL is
+// refreshed when used. A later refresh asks the host less often (at half
+// the TTL a question in steady use cost two reviews per TTL instead of one
+// without this cache); the window must still be longer than a review takes
+// under load (p99 0.9 s measured, against the 2.5 s of a 10 s TTL).
+const refreshWindow = 4
 
 // refreshTimeout bounds a background review.
 const refreshTimeout = time.Minute
@@ -77,7 +84,7 @@ func (c *Cache) Authorize(ctx context.Context, a authorizer.Attributes) (authori
 	}
 	if v, found := c.entries.Get(key); found {
 		e := v.(entry)
-		if c.clock.Since(e.asked) >= c.ttl/2 {
+		if c.clock.Since(e.asked) >= c.ttl-c.ttl/refreshWindow {
 			c.refresh(ctx, key, a)
 		}
 		lookups.WithLabelValues("hit").Inc()
@@ -196,7 +203,7 @@ var (
 	refreshes = metrics.NewCounterVec(&metrics.CounterOpts{
 		Subsystem:      "tenant_authorization_cache",
 		Name:           "refreshes_total",
-		Help:           "Background reviews of allowed answers half their TTL old, by result: allowed, revoked (the host no longer allows) or error.",
+		Help:           "Background reviews of allowed answers three quarters of their TTL old, by result: allowed, revoked (the host no longer allows) or error.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"result"})
 )

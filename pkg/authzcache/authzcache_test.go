@@ -107,7 +107,7 @@ func TestCacheKeepsAllowedAnswersForTheTTL(t *testing.T) {
 	if h.count() != 4 {
 		t.Fatalf("host asked %d times, want 4 (answers other than allowed are not kept)", h.count())
 	}
-	// An answer not used after half its TTL expires at the TTL.
+	// An answer not used in the last quarter of its TTL expires at the TTL.
 	clock.Step(10 * time.Second)
 	clock.Step(time.Millisecond)
 	authorize(t, c, create("alice", "ns1"), authorizer.DecisionAllow)
@@ -125,12 +125,12 @@ func TestCacheRefreshesBeforeExpiry(t *testing.T) {
 	clock.Step(4 * time.Second)
 	authorize(t, c, create("alice", ""), authorizer.DecisionAllow)
 	if h.count() != 1 {
-		t.Fatalf("host asked %d times before half the TTL, want 1", h.count())
+		t.Fatalf("host asked %d times before three quarters of the TTL, want 1", h.count())
 	}
-	// Half the TTL old: the request is answered from memory, and the host
-	// is asked again behind it.
+	// Three quarters of the TTL old: the request is answered from memory,
+	// and the host is asked again behind it.
 	h.set(func(h *host) { h.hold = make(chan struct{}) })
-	clock.Step(time.Second)
+	clock.Step(4 * time.Second)
 	authorize(t, c, create("alice", ""), authorizer.DecisionAllow)
 	waitAsked(t, h, 2)
 	// One review at a time per question.
@@ -168,9 +168,9 @@ func TestCacheRevocationTakesEffect(t *testing.T) {
 
 	authorize(t, c, create("alice", ""), authorizer.DecisionAllow)
 	h.set(func(h *host) { h.allowed["alice"] = false })
-	// Within half the TTL the kept answer is used, as the generic cache
-	// would; at half of it a refresh finds the permission gone.
-	clock.Step(5 * time.Second)
+	// The kept answer is used, as the generic cache would use it; at three
+	// quarters of its TTL a refresh finds the permission gone.
+	clock.Step(8 * time.Second)
 	authorize(t, c, create("alice", ""), authorizer.DecisionAllow)
 	waitAsked(t, h, 2)
 	deadline := time.Now().Add(10 * time.Second)
@@ -193,10 +193,10 @@ func TestCacheKeepsNoErrorsAndExpiresOnTimeWhenTheHostFails(t *testing.T) {
 
 	authorize(t, c, create("alice", ""), authorizer.DecisionAllow)
 	h.set(func(h *host) { h.fail = errors.New("host unreachable") })
-	clock.Step(6 * time.Second)
+	clock.Step(8 * time.Second)
 	authorize(t, c, create("alice", ""), authorizer.DecisionAllow) // refresh fails in the background
 	waitAsked(t, h, 2)
-	clock.Step(4*time.Second + time.Millisecond)
+	clock.Step(2*time.Second + time.Millisecond)
 	if _, _, err := c.Authorize(context.Background(), create("alice", "")); err == nil {
 		t.Fatal("an answer past its TTL was used while the host fails")
 	}

@@ -79,16 +79,16 @@ func TestAuthorizationFollowsHostRBAC(t *testing.T) {
 	poll("list allowed once bound", func(err error) bool { return err == nil })
 
 	before := authzCacheCounters(ctx, t, s)
-	// Longer than half the TTL, one request every 250 ms: each is allowed,
-	// and the answer is refreshed behind them at least once.
-	for end := time.Now().Add(7 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
+	// Longer than three quarters of the TTL, one request every 250 ms: each
+	// is allowed, and the answer is refreshed behind them at least once.
+	for end := time.Now().Add(9 * time.Second); time.Now().Before(end); time.Sleep(250 * time.Millisecond) {
 		if err := list(); err != nil {
 			t.Fatalf("list by %s while bound: %v", name, err)
 		}
 	}
 	during := authzCacheCounters(ctx, t, s)
 	if during[`refreshes_total{result="allowed"}`] <= before[`refreshes_total{result="allowed"}`] {
-		t.Errorf("no allowed answer refreshed while the same request was made for 7 s: %v -> %v", before, during)
+		t.Errorf("no allowed answer refreshed while the same request was made for 9 s: %v -> %v", before, during)
 	}
 	if during[`lookups_total{result="hit"}`] <= before[`lookups_total{result="hit"}`] {
 		t.Errorf("no request answered from the kept answers: %v -> %v", before, during)

@@ -122,7 +122,7 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 		f.Usage = "The media type tenant.io objects are stored in: " + runtime.ContentTypeJSON + ", the only one."
 	}
 	if f := fss.FlagSet("generic").Lookup("authorization-webhook-cache-authorized-ttl"); f != nil {
-		f.Usage = "How long an allowed answer of the host to a SubjectAccessReview is used. Once it is half as old, " +
+		f.Usage = "How long an allowed answer of the host to a SubjectAccessReview is used. Once it is three quarters as old, " +
 			"the next request that uses it has the host asked again in the background, so that a permission in steady use " +
 			"is not asked for on the request's path; concurrent requests asking the same share one review. 0 asks for every request."
 	}

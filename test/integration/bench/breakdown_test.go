@@ -48,7 +48,7 @@ var createStages = []stage{
 		map[string]string{"filter": "authentication"}},
 	{"tenant-apiserver: authorization filter (every request)", "tenant-apiserver", "apiserver_request_filter_duration_seconds",
 		map[string]string{"filter": "authorization"}},
-	{"tenant-apiserver: SubjectAccessReview to the host (cache misses)", "tenant-apiserver", "apiserver_delegated_authz_request_duration_seconds",
+	{"tenant-apiserver: SubjectAccessReview to the host (misses, refreshes)", "tenant-apiserver", "apiserver_delegated_authz_request_duration_seconds",
 		map[string]string{}},
 	{"tenant-apiserver: request queued in its own APF (every level)", "tenant-apiserver", "apiserver_flowcontrol_request_wait_duration_seconds",
 		map[string]string{"execute": "true"}},
