@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -106,7 +107,8 @@ func TestPoolNamespaces(t *testing.T) {
 // Namespaces: what keeps them from being synced, and its pool's host
 // namespaces.
 func tenantSummary(c *Controller, t *tenant.Tenant) (pending, pool []string) {
-	return c.pendingNamespaces(t), c.poolNamespaces(t)
+	pending, _ = c.pendingNamespaces(t, time.Now())
+	return pending, c.poolNamespaces(t)
 }
 
 // BenchmarkTenantSummary: a Tenant with 1,000 synced Namespaces (two of
@@ -148,5 +150,51 @@ func BenchmarkTenantSummary(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		tenantSummary(c, tn)
+	}
+}
+
+// TestNewNamespaceGrace: a Ready Tenant leaves out of its pending
+// Namespaces those created in the last NewNamespaceGrace that the syncer
+// has not reconciled yet, and rechecks when the first comes of age; a
+// Namespace older than that, or one the syncer found failing, counts; a
+// Tenant not Ready yet counts every Namespace.
+func TestNewNamespaceGrace(t *testing.T) {
+	src, _ := controllertest.NewSources(t)
+	c, err := New(src, AdvertiseL2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	ready := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
+	ready.Status.Conditions = []metav1.Condition{{Type: tenant.ConditionReady, Status: metav1.ConditionTrue, Reason: controller.ReasonSynced}}
+	provisioning := ready.DeepCopy()
+	provisioning.Status.Conditions[0].Status = metav1.ConditionFalse
+
+	namespace := func(name string, age time.Duration, status metav1.ConditionStatus, reason string) {
+		ns := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID("ns-" + name),
+			Labels: map[string]string{hostnames.TenantLabel: ready.Name}, CreationTimestamp: metav1.NewTime(now.Add(-age))}}
+		ns.Status.Conditions = []metav1.Condition{{Type: tenant.ConditionHostSynced, Status: status, Reason: reason, Message: "m"}}
+		controllertest.Cache(t, src.Namespaces, ready.Name, "", ns)
+	}
+	namespace("synced", time.Hour, metav1.ConditionTrue, controller.ReasonSynced)
+	namespace("new", time.Second, metav1.ConditionFalse, "NotSynced")
+	namespace("newer", 2*time.Second/10, metav1.ConditionFalse, "NotSynced")
+	namespace("stale", NewNamespaceGrace+time.Second, metav1.ConditionFalse, "NotSynced")
+	namespace("failing", time.Second, metav1.ConditionFalse, controller.ReasonHostError)
+
+	pending, recheck := c.pendingNamespaces(ready, now)
+	if want := []string{"Namespace failing: HostError: m", "Namespace stale: NotSynced: m"}; !slices.Equal(pending, want) {
+		t.Errorf("pending of a Ready Tenant: %q, want %q", pending, want)
+	}
+	if recheck != NewNamespaceGrace-time.Second {
+		t.Errorf("recheck %v, want %v (when Namespace new comes of age)", recheck, NewNamespaceGrace-time.Second)
+	}
+	pending, recheck = c.pendingNamespaces(provisioning, now)
+	if len(pending) != 4 || recheck != 0 {
+		t.Errorf("pending of a Tenant not Ready: %q, recheck %v; want all four not synced and no recheck", pending, recheck)
+	}
+	pending, recheck = c.pendingNamespaces(ready, now.Add(NewNamespaceGrace))
+	if len(pending) != 4 || recheck != 0 {
+		t.Errorf("pending once the grace is over: %q, recheck %v; want all four and no recheck", pending, recheck)
 	}
 }

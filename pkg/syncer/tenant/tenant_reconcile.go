@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -20,6 +21,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
@@ -49,7 +51,8 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	if err := c.src.Health.Err(); err != nil {
 		return c.setStatus(ctx, t, false, controller.ReasonHostUnreachable, err.Error())
 	}
-	problems = append(problems, c.pendingNamespaces(t)...)
+	pending, recheck := c.pendingNamespaces(t, time.Now())
+	problems = append(problems, pending...)
 	problems = append(problems, c.networks(t)...)
 	metallbProblems, err := c.syncMetalLB(ctx, t, c.poolNamespaces(t))
 	if err != nil {
@@ -68,8 +71,31 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	}
 	// No counts in the message: it would change, and be written, with
 	// every Namespace the tenant creates.
-	return c.setStatus(ctx, t, true, controller.ReasonSynced, "the host namespaces, their RoleBindings, the networks and the MetalLB pool match")
+	if err := c.setStatus(ctx, t, true, controller.ReasonSynced, syncedMessage); err != nil {
+		return err
+	}
+	if recheck > 0 {
+		return controller.Requeue(recheck, "new Namespaces wait for their first sync")
+	}
+	return nil
 }
+
+// syncedMessage is the message of a Tenant's HostSynced and Ready
+// conditions when they are True.
+var syncedMessage = fmt.Sprintf("the host namespaces, their RoleBindings, the networks and the MetalLB pool match "+
+	"(a Namespace created in the last %s reports its own sync)", NewNamespaceGrace)
+
+// NewNamespaceGrace is how long a Ready Tenant stays Ready while a
+// Namespace created since waits for the syncer's first reconcile (its
+// HostSynced condition still the registry's NotSynced): the Namespace's
+// own status says where it is meanwhile. Without it, each Namespace a
+// Ready tenant creates turned the Tenant Provisioning and back, two status
+// writes of the Tenant per Namespace, racing the quota charges of the
+// tenant's next creates on the same object. A Namespace still not synced
+// after it counts as any other; one the syncer has reconciled and found
+// failing counts from the Tenant's next reconcile, at the latest when
+// the grace ends.
+const NewNamespaceGrace = 5 * time.Second
 
 // maxProblems bounds how many problems a condition message lists.
 const maxProblems = 5
@@ -155,27 +181,39 @@ func (c *Controller) updateTenant(ctx context.Context, t *tenant.Tenant, mutate 
 }
 
 // pendingNamespaces returns what keeps the tenant's Namespaces from being
-// synced, sorted. It runs on every reconcile of a Tenant, whose Namespaces
-// may be thousands: one condition look-up each, nothing built for those
-// that are synced.
-func (c *Controller) pendingNamespaces(t *tenant.Tenant) []string {
+// synced, sorted, at now. Of a Ready Tenant, Namespaces younger than
+// NewNamespaceGrace that the syncer has not reconciled yet are left out,
+// and recheck is when the first of them comes of age (0: none). It runs on
+// every reconcile of a Tenant, whose Namespaces may be thousands: one
+// condition look-up each, nothing built for those that are synced.
+func (c *Controller) pendingNamespaces(t *tenant.Tenant, now time.Time) (pending []string, recheck time.Duration) {
 	objs, err := c.src.Namespaces.GetIndexer().ByIndex(controller.ByTenant, t.Name)
 	if err != nil {
-		return []string{err.Error()}
+		return []string{err.Error()}, 0
 	}
-	var pending []string
+	ready := meta.IsStatusConditionTrue(t.Status.Conditions, tenant.ConditionReady)
 	for _, obj := range objs {
 		ns := obj.(*tenant.Namespace)
-		if c := meta.FindStatusCondition(ns.Status.Conditions, tenant.ConditionHostSynced); c == nil || c.Status != metav1.ConditionTrue {
-			why := "not synced yet"
-			if c != nil {
-				why = c.Reason + ": " + c.Message
-			}
-			pending = append(pending, fmt.Sprintf("Namespace %s: %s", ns.Name, why))
+		c := meta.FindStatusCondition(ns.Status.Conditions, tenant.ConditionHostSynced)
+		if c != nil && c.Status == metav1.ConditionTrue {
+			continue
 		}
+		if ready && c != nil && c.Reason == base.ReasonNotSynced {
+			if left := NewNamespaceGrace - now.Sub(ns.CreationTimestamp.Time); left > 0 {
+				if recheck == 0 || left < recheck {
+					recheck = left
+				}
+				continue
+			}
+		}
+		why := "not synced yet"
+		if c != nil {
+			why = c.Reason + ": " + c.Message
+		}
+		pending = append(pending, fmt.Sprintf("Namespace %s: %s", ns.Name, why))
 	}
 	sort.Strings(pending)
-	return pending
+	return pending, recheck
 }
 
 // poolNamespaces returns, sorted, the host namespaces the tenant's MetalLB
