@@ -8,11 +8,13 @@ package namespace
 
 import (
 	"reflect"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -27,8 +29,9 @@ const ControllerName = "tenant-namespaces"
 // Controller reconciles tenant Namespaces with their host namespaces.
 type Controller struct {
 	*controller.Worker
-	src  *controller.Sources
-	keys *controller.Keys[*tenant.Namespace]
+	src    *controller.Sources
+	keys   *controller.Keys[*tenant.Namespace]
+	shares settle
 }
 
 // New returns a Controller reading and writing through src.
@@ -83,10 +86,16 @@ func New(src *controller.Sources) (*Controller, error) {
 			o, okOld := old.(*corev1.ResourceQuota)
 			n, okNew := obj.(*corev1.ResourceQuota)
 			if okOld && okNew && !apiequality.Semantic.DeepEqual(o.Status.Used, n.Status.Used) {
+				c.shares.usedChanged(n.Namespace, time.Now())
 				rebalance(obj)
 			}
 		},
-		DeleteFunc: rebalance,
+		DeleteFunc: func(obj interface{}) {
+			if m, err := meta.Accessor(controller.Unwrap(obj)); err == nil {
+				c.shares.forget(m.GetNamespace())
+			}
+			rebalance(obj)
+		},
 	}); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package namespace
 
 import (
 	"context"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -44,11 +45,31 @@ func (c *Controller) syncComputeQuota(ctx context.Context, marks hostnames.Marks
 	rq := &corev1.ResourceQuota{ObjectMeta: *meta.DeepCopy(), Spec: corev1.ResourceQuotaSpec{
 		Hard: UsageOf(c.src, t).Share(t.Spec.Quota.Compute, hostName)}}
 	rq.Name = hostnames.ComputeQuota
+	if wait := c.shareWait(quotas, rq, marks); wait > 0 {
+		return outcome{Synced: true, Details: details{active: true}, RequeueAfter: wait}, nil
+	}
 	gotRQ, err := quotas.Ensure(ctx, rq, marks)
 	if err != nil {
 		return outcome{}, err
 	}
 	return outcome{Synced: gotRQ.Synced, Reason: gotRQ.Reason, Message: gotRQ.Message, Details: details{active: true}}, nil
+}
+
+// shareWait says how long the share want of a host namespace waits for
+// the namespace's usage to settle (ShareSettle) before it is written: 0
+// when it is written now, as is anything else about the ResourceQuota (a
+// missing one, a changed scope, missing marks).
+func (c *Controller) shareWait(quotas controller.HostKind[*corev1.ResourceQuota], want *corev1.ResourceQuota, marks hostnames.Marks) time.Duration {
+	have, ok := quotas.Cached(want.Namespace, want.Name)
+	if !ok || have.DeletionTimestamp != nil || !hostnames.OwnedBy(have, marks.OwnerUID) || !marks.On(have) ||
+		len(have.Spec.Scopes) != 0 || have.Spec.ScopeSelector != nil {
+		return 0
+	}
+	if quotas.Matches(have, want) {
+		c.shares.done(want.Namespace)
+		return 0
+	}
+	return c.shares.wait(want.Namespace, time.Now())
 }
 
 // ContainerDefaultsSpec is the LimitRange of a tenant with compute quota:

@@ -176,8 +176,12 @@ func eventually(ctx context.Context, t *testing.T, timeout time.Duration, what s
 	t.Helper()
 	last := "(not checked)"
 	err := wait.PollUntilContextTimeout(ctx, pollInterval, timeout, true, func(ctx context.Context) (bool, error) {
-		var done bool
-		done, last = check(ctx)
+		done, state := check(ctx)
+		// A check cut short by the deadline says only that: keep what
+		// the one before it saw.
+		if done || ctx.Err() == nil {
+			last = state
+		}
 		return done, nil
 	})
 	if err != nil {
