@@ -8,8 +8,10 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metainternalversion "k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/apiserver/pkg/authentication/user"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -273,5 +275,69 @@ func TestCreateThroughUpdateChargesQuota(t *testing.T) {
 	}
 	if got := usage(t, storage).Namespaces; got != 2 {
 		t.Fatalf("usage after a refused create through update: %d, want 2", got)
+	}
+}
+
+// TestChargesOfOneTenantShareWrites creates 40 Namespaces of one tenant at
+// once under a quota with room for 30: the charges waiting while one is
+// written go together in the next write, so the Tenant is written fewer
+// times than there are creates, and the batches still admit exactly 30.
+func TestChargesOfOneTenantShareWrites(t *testing.T) {
+	storage := setup(t, 30)
+	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	obj, err := storage.Tenants.Store.Get(ctx, "acme", &metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := storage.Tenants.Store.Watch(ctx, &metainternalversion.ListOptions{ResourceVersion: obj.(*tenant.Tenant).ResourceVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	const creates = 40
+	var wg sync.WaitGroup
+	errs := make([]error, creates)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = createNamespace(storage, fmt.Sprintf("ns-%d", i))
+		}()
+	}
+	wg.Wait()
+	admitted := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			admitted++
+		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota: namespaces, requested 1, used 30, limited 30"):
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if admitted != 30 {
+		t.Errorf("admitted %d creates, want 30", admitted)
+	}
+	if u := usage(t, storage); u.Namespaces != 30 {
+		t.Errorf("usage %d, want 30", u.Namespaces)
+	}
+
+	// One more write marks the end: the watch delivers writes in order.
+	setUsage(t, storage, 31)
+	writes := 0
+	for ev := range w.ResultChan() {
+		tn, ok := ev.Object.(*tenant.Tenant)
+		if ev.Type != watch.Modified || !ok {
+			t.Fatalf("watch event %s %T", ev.Type, ev.Object)
+		}
+		if tn.Status.Usage.Namespaces == 31 {
+			break
+		}
+		writes++
+	}
+	t.Logf("%d creates at once, %d admitted: %d writes of the Tenant", creates, admitted, writes)
+	if writes >= admitted {
+		t.Errorf("%d writes of the Tenant for %d charges: want fewer (charges waiting for a write go together)", writes, admitted)
 	}
 }
