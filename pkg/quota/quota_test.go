@@ -27,7 +27,7 @@ import (
 
 var alice = &user.DefaultInfo{Name: "alice", Groups: []string{"tenant.io:acme"}}
 
-func setup(t *testing.T, namespaceQuota int32) *base.Storages {
+func setup(t testing.TB, namespaceQuota int32) *base.Storages {
 	t.Helper()
 	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), false)
 	storage, err := apiserver.NewStorage(getter, base.Deps{Resolver: tenancy.GroupResolver{}})
