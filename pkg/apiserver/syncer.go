@@ -12,7 +12,11 @@ import (
 // installSyncer runs the syncer once the server serves: it campaigns for
 // the host Lease, and syncs while it leads.
 func (s *Server) installSyncer(config syncer.Config) error {
-	sy, err := syncer.New(config, syncerStorage(s.Storage, s.Connects))
+	storage := syncerStorage(s.Storage, s.Connects)
+	// Namespaces this process creates go to its syncer at once.
+	storage.Namespaces.Created = &controller.HandOff{}
+	s.Storage.Namespaces.Install(base.Hooks{AfterCreate: storage.Namespaces.Created.AfterCreate})
+	sy, err := syncer.New(config, storage)
 	if err != nil {
 		return err
 	}

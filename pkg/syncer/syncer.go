@@ -187,6 +187,10 @@ func (s *Syncer) lead(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Starting the namespace controller")
 		return
 	}
+	if h := s.storage.Namespaces.Created; h != nil {
+		h.Take(namespaces.HandOff)
+		defer h.Release()
+	}
 	networks, err := network.New(src)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the network controller")

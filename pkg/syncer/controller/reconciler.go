@@ -94,10 +94,15 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 	if err != nil {
 		return err
 	}
-	if !exists {
+	unseen := false
+	if exists {
+		obj = r.Written.Latest(objKey, obj)
+	} else if created, ok := r.Written.Unseen(objKey); ok {
+		obj, unseen = created, true // just created here, not in the informer yet (HandOff)
+	} else {
 		return r.Remove(ctx, t, key)
 	}
-	o := r.Written.Latest(objKey, obj).(O)
+	o := obj.(O)
 	var out Outcome[X]
 	if down := r.hostDown(); down != nil {
 		// Not retried: the host's return requeues every object.
@@ -123,6 +128,11 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 		return Requeue(waitingRecheck, "%s", out.Message)
 	case out.RequeueAfter > 0:
 		return Requeue(out.RequeueAfter, "%s", out.Message)
+	case unseen:
+		// Looked at again from the informer's view: an object deleted
+		// right after its create may have been synced from the created
+		// copy while its delete was on its way.
+		return Requeue(writtenTTL, "synced from the created object, before its informer showed it")
 	}
 	return nil
 }

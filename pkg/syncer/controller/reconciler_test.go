@@ -40,6 +40,7 @@ func TestReconciler(t *testing.T) {
 		status   *Outcome[string] // the status written, if any
 		requeue  time.Duration    // a *RequeueError after that long
 		failWith error            // the error returned, other than a requeue
+		created  bool             // green was just created here (HandOff), its informer has not shown it
 	}{
 		{name: "no tenant", key: queue.Key{Tenant: "gone", Name: "blue"}},
 		{name: "tenant being deleted", key: queue.Key{Tenant: "leaving", Name: "blue"}},
@@ -60,6 +61,9 @@ func TestReconciler(t *testing.T) {
 		{name: "synced, looking again later", key: queue.Key{Tenant: "acme", Name: "blue"}, calls: []string{"sync blue"},
 			outcome: Outcome[string]{Synced: true, Reason: "TargetNotFound", RequeueAfter: 5 * time.Second},
 			status:  &Outcome[string]{Synced: true, Reason: "TargetNotFound", RequeueAfter: 5 * time.Second}, requeue: 5 * time.Second},
+		{name: "just created, not in the informer yet", key: queue.Key{Tenant: "acme", Name: "green"}, created: true,
+			outcome: Outcome[string]{Synced: true}, calls: []string{"sync green"},
+			status: &Outcome[string]{Synced: true}, requeue: writtenTTL},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tenants := cache.NewSharedIndexInformer(&cache.ListWatch{}, &tenant.Tenant{}, 0, cache.Indexers{})
@@ -74,10 +78,18 @@ func TestReconciler(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			written, err := NewWritten(objects)
+			if err != nil {
+				t.Fatal(err)
+			}
+			green := &tenant.Network{ObjectMeta: metav1.ObjectMeta{Namespace: CacheNamespace("acme", ""), Name: "green", UID: "uid-green", ResourceVersion: "7"}}
+			if c.created {
+				written.Created(green)
+			}
 			var calls []string
 			var status *Outcome[string]
 			r := &Reconciler[*tenant.Network, string]{
-				Kind: "network", Tenants: tenants, Objects: objects, Health: downHost{c.health},
+				Kind: "network", Tenants: tenants, Objects: objects, Written: written, Health: downHost{c.health},
 				Sync: func(_ context.Context, tn *tenant.Tenant, n *tenant.Network, _ queue.Key) (Outcome[string], error) {
 					if tn != acme {
 						t.Errorf("sync for tenant %s", tn.Name)
@@ -90,14 +102,14 @@ func TestReconciler(t *testing.T) {
 					return nil
 				},
 				SetStatus: func(_ context.Context, _ *tenant.Tenant, _ queue.Key, n *tenant.Network, out Outcome[string]) error {
-					if n != blue {
+					if n != blue && (!c.created || n != green) {
 						t.Errorf("status of %s", n.Name)
 					}
 					status = &out
 					return nil
 				},
 			}
-			err := r.Reconcile(context.Background(), c.key)
+			err = r.Reconcile(context.Background(), c.key)
 			if !slices.Equal(calls, c.calls) {
 				t.Errorf("calls %v, want %v", calls, c.calls)
 			}

@@ -30,6 +30,9 @@ type Kind struct {
 	// Create creates an object as its tenant would (guard, quota,
 	// defaults and hooks): onboarding creates a tenant's defaults with it.
 	Create rest.Creater
+	// Created, when set, hands the syncer the objects the storage has just
+	// created (HandOff).
+	Created *HandOff
 }
 
 // Storage is the storage of the kinds the syncer reads and writes.

@@ -39,6 +39,9 @@ type Written struct {
 type writtenObject struct {
 	obj metav1.Object
 	at  time.Time
+	// created: the storage created it (HandOff) and the informer has not
+	// shown it yet.
+	created bool
 }
 
 // NewWritten returns the written objects of the kind informer holds; its
@@ -73,7 +76,14 @@ func (w *Written) seen(obj interface{}) {
 }
 
 // put records obj, just written.
-func (w *Written) put(obj metav1.Object) {
+func (w *Written) put(obj metav1.Object) { w.record(obj, false) }
+
+// Created records obj, a tenant object the storage has just created, in
+// its informer's form, until the informer shows it (or writtenTTL): a
+// reconcile that runs before then reads it from here (Unseen).
+func (w *Written) Created(obj metav1.Object) { w.record(obj, true) }
+
+func (w *Written) record(obj metav1.Object, created bool) {
 	if w == nil {
 		return
 	}
@@ -91,7 +101,30 @@ func (w *Written) put(obj metav1.Object) {
 			}
 		}
 	}
-	w.objs[ref(obj.GetNamespace(), obj.GetName())] = writtenObject{obj: obj, at: now}
+	key := ref(obj.GetNamespace(), obj.GetName())
+	if e, ok := w.objs[key]; ok && e.created && now.Sub(e.at) <= writtenTTL {
+		created = true // a status written before the informer showed the create
+	}
+	w.objs[key] = writtenObject{obj: obj, at: now, created: created}
+}
+
+// Unseen returns the object the storage created under key (Created) if its
+// informer has not shown it yet.
+func (w *Written) Unseen(key string) (metav1.Object, bool) {
+	if w == nil {
+		return nil, false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	e, ok := w.objs[key]
+	if !ok || !e.created {
+		return nil, false
+	}
+	if w.now().Sub(e.at) > writtenTTL {
+		delete(w.objs, key)
+		return nil, false
+	}
+	return e.obj, true
 }
 
 func (w *Written) forget(key string) {

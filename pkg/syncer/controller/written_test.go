@@ -148,3 +148,73 @@ func TestOlderVersion(t *testing.T) {
 		}
 	}
 }
+
+// TestCreatedStandsInUntilTheInformerShowsIt: an object the storage just
+// created (HandOff) is read from Written while its informer has not shown
+// it, also after a status write of it; once the informer shows it, shows
+// it deleted, or the TTL passes, it is not.
+func TestCreatedStandsInUntilTheInformerShowsIt(t *testing.T) {
+	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &rbacv1.RoleBinding{}, 0, cache.Indexers{})
+	written, err := NewWritten(informer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1000, 0)
+	written.now = func() time.Time { return now }
+	obj := func(rv string) *rbacv1.RoleBinding {
+		return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "acme", Name: "dev", ResourceVersion: rv}}
+	}
+	const key = "acme/dev"
+
+	var handedOver []metav1.Object
+	h := &HandOff{}
+	h.AfterCreate(obj("10"), &metav1.CreateOptions{}) // nobody takes it yet
+	h.Take(func(o metav1.Object) { handedOver = append(handedOver, o) })
+	h.AfterCreate(obj("11"), &metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	created := obj("12")
+	h.AfterCreate(created, &metav1.CreateOptions{})
+	h.Release()
+	h.AfterCreate(obj("13"), &metav1.CreateOptions{})
+	if len(handedOver) != 1 || handedOver[0].GetResourceVersion() != "12" {
+		t.Fatalf("handed over %v, want only the create while taken, not the dry run", handedOver)
+	}
+	if handedOver[0] == metav1.Object(created) {
+		t.Error("the created object itself was handed over, want a copy (the request still returns it)")
+	}
+
+	written.Created(handedOver[0])
+	if got, ok := written.Unseen(key); !ok || got.GetResourceVersion() != "12" {
+		t.Fatalf("Unseen after Created: %v %v", got, ok)
+	}
+	written.put(obj("14")) // its status written before the informer shows it
+	if got, ok := written.Unseen(key); !ok || got.GetResourceVersion() != "14" {
+		t.Fatalf("Unseen after a status write: %v %v, want the written version 14", got, ok)
+	}
+	written.seen(obj("12")) // the informer shows the create: the status write still stands in
+	if got, ok := written.newer(key, obj("12")); !ok || got.GetResourceVersion() != "14" {
+		t.Errorf("the informer at the create's version: newer %v %v, want 14", got, ok)
+	}
+	written.seen(obj("14"))
+	if _, ok := written.Unseen(key); ok {
+		t.Error("still unseen once the informer showed it")
+	}
+
+	written.Created(obj("20"))
+	if err := informer.GetStore().Add(obj("20")); err != nil {
+		t.Fatal(err)
+	}
+	written.forget(key) // what the informer's delete handler does
+	if _, ok := written.Unseen(key); ok {
+		t.Error("still unseen once the informer showed it deleted")
+	}
+
+	written.Created(obj("30"))
+	now = now.Add(writtenTTL + time.Second)
+	if _, ok := written.Unseen(key); ok {
+		t.Error("still unseen past the TTL")
+	}
+	written.put(obj("31"))
+	if _, ok := written.Unseen(key); ok {
+		t.Error("an object the syncer wrote, not created by the storage, is unseen")
+	}
+}

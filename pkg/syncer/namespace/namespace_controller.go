@@ -103,6 +103,17 @@ func New(src *controller.Sources) (*Controller, error) {
 	return c, nil
 }
 
+// HandOff queues the reconcile of a Namespace this process' storage has
+// just created, before the informer shows it (controller.HandOff).
+func (c *Controller) HandOff(obj metav1.Object) {
+	ns, ok := obj.(*tenant.Namespace)
+	if !ok {
+		return
+	}
+	c.src.WrittenOf(c.src.Namespaces).Created(ns) // in the informer's form
+	c.Queue.Add(c.keys.Key(ns))
+}
+
 // EnqueueAll queues every tenant Namespace: after the host comes back, and
 // on the periodic check.
 func (c *Controller) EnqueueAll() { c.keys.EnqueueAll() }

@@ -471,6 +471,35 @@ func TestDriftRepairAndOrphans(t *testing.T) {
 		})
 	})
 
+	t.Run("a Namespace deleted right after its create leaves nothing", func(t *testing.T) {
+		// The syncer reconciles a Namespace created through its own
+		// replica before its watch cache shows it; one deleted at once
+		// must not keep what that reconcile made.
+		const n = 8
+		for i := range n {
+			ns := fmt.Sprintf("blink-%d", i)
+			if _, err := member.TenantV1alpha1().Namespaces().Create(ctx, namespaceObject(ns), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := member.TenantV1alpha1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range n {
+			h := hostnames.Namespace(name, tn.UID, fmt.Sprintf("blink-%d", i))
+			eventually(ctx, t, syncTimeout, "host namespace "+h+" gone", func(ctx context.Context) (bool, string) {
+				hn, err := host.CoreV1().Namespaces().Get(ctx, h, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return true, "gone"
+				}
+				if err != nil {
+					return false, err.Error()
+				}
+				return hn.DeletionTimestamp != nil, fmt.Sprintf("uid %s, not being deleted", hn.UID)
+			})
+		}
+	})
+
 	// After all this, everything is as it should be.
 	waitHostState(ctx, t, admin, member, name, syncTimeout)
 	waitTenantReady(ctx, t, admin, name)

@@ -29,6 +29,7 @@ type AroundUpdateFunc func(ctx context.Context) (context.Context, func(stored ru
 type Hooks struct {
 	BeginCreate  genericregistry.BeginCreateFunc
 	BeginUpdate  genericregistry.BeginUpdateFunc
+	AfterCreate  genericregistry.AfterCreateFunc
 	AfterDelete  genericregistry.AfterDeleteFunc
 	BeforeDelete BeforeDeleteFunc
 	AroundUpdate AroundUpdateFunc
@@ -48,6 +49,9 @@ func (s *Storage) Install(h Hooks) {
 	}
 	if h.BeginUpdate != nil {
 		s.Store.BeginUpdate = chainBeginUpdate(s.Store.BeginUpdate, h.BeginUpdate)
+	}
+	if h.AfterCreate != nil {
+		s.Store.AfterCreate = chainAfterCreate(s.Store.AfterCreate, h.AfterCreate)
 	}
 	if h.AfterDelete != nil {
 		s.Store.AfterDelete = chainAfterDelete(s.Store.AfterDelete, h.AfterDelete)
@@ -119,6 +123,16 @@ func chainBeginUpdate(first, then genericregistry.BeginUpdateFunc) genericregist
 			return nil, err
 		}
 		return chainFinish(f1, f2), nil
+	}
+}
+
+func chainAfterCreate(first, then genericregistry.AfterCreateFunc) genericregistry.AfterCreateFunc {
+	if first == nil {
+		return then
+	}
+	return func(obj runtime.Object, options *metav1.CreateOptions) {
+		first(obj, options)
+		then(obj, options)
 	}
 }
 
