@@ -73,6 +73,42 @@ func usage(t *testing.T, storage *base.Storages) tenant.TenantUsage {
 	return obj.(*tenant.Tenant).Status.Usage
 }
 
+// createAtOnce creates n Namespaces ns-0... at once under a quota of
+// limit Namespaces (none used before): exactly limit are admitted, the
+// others refused with the quota's 403, and usage is limit. It returns
+// each create's error.
+func createAtOnce(t *testing.T, storage *base.Storages, n int, limit int32) []error {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = createNamespace(storage, fmt.Sprintf("ns-%d", i))
+		}()
+	}
+	wg.Wait()
+	full := fmt.Sprintf("exceeded quota: namespaces, requested 1, used %d, limited %d", limit, limit)
+	admitted := int32(0)
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			admitted++
+		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), full):
+		default:
+			t.Errorf("unexpected error: %v", err)
+		}
+	}
+	if admitted != limit {
+		t.Errorf("admitted %d creates, want %d", admitted, limit)
+	}
+	if u := usage(t, storage); u.Namespaces != limit {
+		t.Errorf("usage %d, want %d", u.Namespaces, limit)
+	}
+	return errs
+}
+
 func createNamespace(storage *base.Storages, name string) error {
 	_, err := storage.Namespaces.Main.Create(asAlice(), &tenant.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -84,32 +120,7 @@ func createNamespace(storage *base.Storages, name string) error {
 // TestConcurrentCreatesRespectQuota fires 50 creates at a quota of 10.
 func TestConcurrentCreatesRespectQuota(t *testing.T) {
 	storage := setup(t, 10)
-	var wg sync.WaitGroup
-	errs := make([]error, 50)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = createNamespace(storage, fmt.Sprintf("ns-%d", i))
-		}()
-	}
-	wg.Wait()
-	admitted := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			admitted++
-		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota: namespaces, requested 1, used 10, limited 10"):
-		default:
-			t.Errorf("unexpected error: %v", err)
-		}
-	}
-	if admitted != 10 {
-		t.Errorf("admitted %d creates, want 10", admitted)
-	}
-	if u := usage(t, storage); u.Namespaces != 10 {
-		t.Errorf("usage %d, want 10", u.Namespaces)
-	}
+	errs := createAtOnce(t, storage, 50, 10)
 
 	// A delete gives the unit back; a create that fails validation never takes one.
 	for i, err := range errs {
@@ -295,33 +306,8 @@ func TestChargesOfOneTenantShareWrites(t *testing.T) {
 	}
 	defer w.Stop()
 
-	const creates = 40
-	var wg sync.WaitGroup
-	errs := make([]error, creates)
-	for i := range errs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = createNamespace(storage, fmt.Sprintf("ns-%d", i))
-		}()
-	}
-	wg.Wait()
-	admitted := 0
-	for _, err := range errs {
-		switch {
-		case err == nil:
-			admitted++
-		case apierrors.IsForbidden(err) && strings.Contains(err.Error(), "exceeded quota: namespaces, requested 1, used 30, limited 30"):
-		default:
-			t.Errorf("unexpected error: %v", err)
-		}
-	}
-	if admitted != 30 {
-		t.Errorf("admitted %d creates, want 30", admitted)
-	}
-	if u := usage(t, storage); u.Namespaces != 30 {
-		t.Errorf("usage %d, want 30", u.Namespaces)
-	}
+	const creates, admitted = 40, 30
+	createAtOnce(t, storage, creates, admitted)
 
 	// One more write marks the end: the watch delivers writes in order.
 	setUsage(t, storage, 31)

@@ -15,11 +15,10 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
-// TestWrittenStandsInForTheInformer: a RoleBinding just made is not made
-// again while its informer lags (no second create, no 409 and read back),
-// until the informer shows it or a later version, or it ages out; one the
-// syncer deletes is forgotten at once.
-func TestWrittenStandsInForTheInformer(t *testing.T) {
+// newTestWritten returns an informer of RoleBindings (never started), its
+// Written, and the clock Written reads, for the test to move.
+func newTestWritten(t *testing.T) (cache.SharedIndexInformer, *Written, *time.Time) {
+	t.Helper()
 	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &rbacv1.RoleBinding{}, 0, cache.Indexers{})
 	written, err := NewWritten(informer)
 	if err != nil {
@@ -27,6 +26,15 @@ func TestWrittenStandsInForTheInformer(t *testing.T) {
 	}
 	now := time.Unix(1000, 0)
 	written.now = func() time.Time { return now }
+	return informer, written, &now
+}
+
+// TestWrittenStandsInForTheInformer: a RoleBinding just made is not made
+// again while its informer lags (no second create, no 409 and read back),
+// until the informer shows it or a later version, or it ages out; one the
+// syncer deletes is forgotten at once.
+func TestWrittenStandsInForTheInformer(t *testing.T) {
+	informer, written, now := newTestWritten(t)
 
 	var creates, gets, updates, deletes int
 	var stored *rbacv1.RoleBinding
@@ -122,7 +130,7 @@ func TestWrittenStandsInForTheInformer(t *testing.T) {
 
 	// Aged out: made again (409 and read back, as without the cache).
 	written.put(stored.DeepCopy())
-	now = now.Add(writtenTTL + time.Second)
+	*now = now.Add(writtenTTL + time.Second)
 	ensure("aged out")
 	counts("aged out", 2, 1)
 
@@ -154,13 +162,7 @@ func TestOlderVersion(t *testing.T) {
 // it, also after a status write of it; once the informer shows it, shows
 // it deleted, or the TTL passes, it is not.
 func TestCreatedStandsInUntilTheInformerShowsIt(t *testing.T) {
-	informer := cache.NewSharedIndexInformer(&cache.ListWatch{}, &rbacv1.RoleBinding{}, 0, cache.Indexers{})
-	written, err := NewWritten(informer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Unix(1000, 0)
-	written.now = func() time.Time { return now }
+	informer, written, now := newTestWritten(t)
 	obj := func(rv string) *rbacv1.RoleBinding {
 		return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "acme", Name: "dev", ResourceVersion: rv}}
 	}
@@ -209,7 +211,7 @@ func TestCreatedStandsInUntilTheInformerShowsIt(t *testing.T) {
 	}
 
 	written.Created(obj("30"))
-	now = now.Add(writtenTTL + time.Second)
+	*now = now.Add(writtenTTL + time.Second)
 	if _, ok := written.Unseen(key); ok {
 		t.Error("still unseen past the TTL")
 	}
