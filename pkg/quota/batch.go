@@ -69,15 +69,11 @@ func (q *Tracker) add(ctx context.Context, tenantName, resource string, delta in
 		// before the write began), then hands what came meanwhile to a
 		// writer of its own, so that no request waits for more than the
 		// write in flight and its own.
-		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chargeWriteTimeout)
-		q.writeNext(wctx, tenantName, tc)
-		cancel()
+		q.writeNext(ctx, tenantName, tc)
 		if q.more(tenantName, tc) {
 			go func() {
-				wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chargeWriteTimeout)
-				defer cancel()
 				for {
-					q.writeNext(wctx, tenantName, tc)
+					q.writeNext(ctx, tenantName, tc)
 					if !q.more(tenantName, tc) {
 						return
 					}
@@ -115,6 +111,10 @@ func (q *Tracker) writeNext(ctx context.Context, tenantName string, tc *tenantCh
 	if len(batch) == 0 {
 		return
 	}
+	// Each write has its own deadline: a writer that goes on for a tenant
+	// creating without pause must not run out of time.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), chargeWriteTimeout)
+	defer cancel()
 	apply := func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {
 		t := old.(*tenant.Tenant).DeepCopy()
 		applied := false
