@@ -32,9 +32,12 @@ type ReconcileFunc func(ctx context.Context, key queue.Key) error
 
 // RequeueError asks for key to be looked at again after After: the world
 // is not ready yet (a host namespace still terminating), nothing failed.
+// A Background look again waits behind the keys events queue
+// (queue.Queue.AddBackground): nothing is known to have changed.
 type RequeueError struct {
-	After  time.Duration
-	Reason string
+	After      time.Duration
+	Reason     string
+	Background bool
 }
 
 func (e *RequeueError) Error() string { return fmt.Sprintf("requeue after %s: %s", e.After, e.Reason) }
@@ -42,6 +45,12 @@ func (e *RequeueError) Error() string { return fmt.Sprintf("requeue after %s: %s
 // Requeue returns a *RequeueError.
 func Requeue(after time.Duration, reason string, args ...any) error {
 	return &RequeueError{After: after, Reason: fmt.Sprintf(reason, args...)}
+}
+
+// RequeueBackground returns a *RequeueError for a look again in the
+// background lane.
+func RequeueBackground(after time.Duration, reason string, args ...any) error {
+	return &RequeueError{After: after, Reason: fmt.Sprintf(reason, args...), Background: true}
 }
 
 // Worker runs a ReconcileFunc over a named fair work queue.
@@ -135,7 +144,11 @@ func (w *Worker) next(ctx context.Context) bool {
 	case errors.As(err, &requeue):
 		reconciles.WithLabelValues(w.Name, resultRequeue).Inc()
 		w.Queue.Forget(key)
-		w.Queue.AddAfter(key, requeue.After)
+		if requeue.Background {
+			w.Queue.AddBackgroundAfter(key, requeue.After)
+		} else {
+			w.Queue.AddAfter(key, requeue.After)
+		}
 	default:
 		reconciles.WithLabelValues(w.Name, resultError).Inc()
 		klog.FromContext(ctx).V(2).Info("Reconcile failed, retrying", "key", key.String(), "err", err)

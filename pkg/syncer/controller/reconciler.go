@@ -131,8 +131,9 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 	case unseen:
 		// Looked at again from the informer's view: an object deleted
 		// right after its create may have been synced from the created
-		// copy while its delete was on its way.
-		return Requeue(writtenTTL, "synced from the created object, before its informer showed it")
+		// copy while its delete was on its way. Behind the tenant's new
+		// objects: most likely nothing changed.
+		return RequeueBackground(writtenTTL, "synced from the created object, before its informer showed it")
 	}
 	return nil
 }

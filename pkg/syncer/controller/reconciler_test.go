@@ -39,6 +39,7 @@ func TestReconciler(t *testing.T) {
 		calls    []string
 		status   *Outcome[string] // the status written, if any
 		requeue  time.Duration    // a *RequeueError after that long
+		later    bool             // the requeue is a background one
 		failWith error            // the error returned, other than a requeue
 		created  bool             // green was just created here (HandOff), its informer has not shown it
 	}{
@@ -63,7 +64,7 @@ func TestReconciler(t *testing.T) {
 			status:  &Outcome[string]{Synced: true, Reason: "TargetNotFound", RequeueAfter: 5 * time.Second}, requeue: 5 * time.Second},
 		{name: "just created, not in the informer yet", key: queue.Key{Tenant: "acme", Name: "green"}, created: true,
 			outcome: Outcome[string]{Synced: true}, calls: []string{"sync green"},
-			status: &Outcome[string]{Synced: true}, requeue: writtenTTL},
+			status: &Outcome[string]{Synced: true}, requeue: writtenTTL, later: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tenants := cache.NewSharedIndexInformer(&cache.ListWatch{}, &tenant.Tenant{}, 0, cache.Indexers{})
@@ -122,8 +123,8 @@ func TestReconciler(t *testing.T) {
 			var requeue *RequeueError
 			switch {
 			case c.requeue > 0:
-				if !errors.As(err, &requeue) || requeue.After != c.requeue {
-					t.Errorf("error %v, want a requeue after %s", err, c.requeue)
+				if !errors.As(err, &requeue) || requeue.After != c.requeue || requeue.Background != c.later {
+					t.Errorf("error %+v, want a requeue after %s (background %t)", err, c.requeue, c.later)
 				}
 			case c.failWith != nil:
 				if !errors.Is(err, c.failWith) {

@@ -70,6 +70,16 @@ func (q *Queue) AddBackground(key Key) {
 	q.Add(key)
 }
 
+// AddBackgroundAfter queues key in the background lane once d has
+// passed: for a look again that nothing is waiting for.
+func (q *Queue) AddBackgroundAfter(key Key, d time.Duration) {
+	time.AfterFunc(d, func() {
+		if !q.ShuttingDown() {
+			q.AddBackground(key)
+		}
+	})
+}
+
 // backgroundTurn is how often, while tenants' lanes wait, the background
 // lane is served anyway: one pop in backgroundTurn, so that a steady stream
 // of events does not hold the periodic check back for ever.

@@ -135,6 +135,44 @@ func TestQueueBackground(t *testing.T) {
 	}
 }
 
+// TestQueueBackgroundAfter checks that a delayed background key arrives
+// in the background lane, behind a key an event queued meanwhile, and that
+// one due after the queue shut down is dropped.
+func TestQueueBackgroundAfter(t *testing.T) {
+	q := New("", time.Millisecond, time.Second)
+	q.AddBackgroundAfter(Key{Tenant: "acme", Name: "later"}, 20*time.Millisecond)
+	if q.Len() != 0 {
+		t.Fatalf("Len %d before the delay passed, want 0", q.Len())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for q.Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the delayed background key never arrived")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	q.Add(Key{Tenant: "acme", Name: "new"})
+	var order []string
+	for q.Len() > 0 {
+		k, _ := q.Get()
+		order = append(order, k.String())
+		q.Done(k)
+	}
+	if want := []string{"acme/new", "acme/later"}; fmt.Sprint(order) != fmt.Sprint(want) {
+		t.Fatalf("out %v, want %v", order, want)
+	}
+
+	q.AddBackgroundAfter(Key{Tenant: "acme", Name: "after-shutdown"}, 5*time.Millisecond)
+	q.ShutDown()
+	time.Sleep(50 * time.Millisecond)
+	q.fair.mu.Lock()
+	marked := len(q.fair.marked)
+	q.fair.mu.Unlock()
+	if q.Len() != 0 || marked != 0 {
+		t.Fatalf("Len %d, %d marked after shutdown, want none", q.Len(), marked)
+	}
+}
+
 func BenchmarkFairPushPop(b *testing.B) {
 	q := NewFair(func(k Key) string { return k.Tenant })
 	keys := make([]Key, 1024)
