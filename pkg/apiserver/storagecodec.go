@@ -18,12 +18,14 @@ import (
 // their label and annotation keys and values, their managed-fields
 // managers and versions, and their conditions' types, reasons and
 // messages with the other objects it decoded, and equal label and
-// annotation maps are one map (intern.SharedMap): the watch caches hold
+// annotation maps are one map (intern.SharedMap), equal managed-fields
+// field sets one field set (intern.SharedFields): the watch caches hold
 // every object of every tenant, and those strings are mostly alike, the
 // labels of a tenant's objects all equal. Nothing writes into the label
 // and annotation maps of a stored object (the strategies write the
 // request's object, the syncer a deep copy), as nothing may into a watch
-// cache's.
+// cache's, nor into their field sets (the server's managed-fields code
+// encodes new ones).
 func StorageCodec() runtime.Codec {
 	return compactingCodec{Codec: Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)}
 }
@@ -54,6 +56,7 @@ func compact(obj runtime.Object) {
 		op := string(e.Operation)
 		intern.Strings(&e.Manager, &e.APIVersion, &e.FieldsType, &e.Subresource, &op)
 		e.Operation = metav1.ManagedFieldsOperationType(op)
+		e.FieldsV1 = intern.SharedFields(e.FieldsV1)
 	}
 	if conditions := conditionsOf(obj); conditions != nil {
 		for i := range *conditions {

@@ -5,9 +5,7 @@ import (
 	"maps"
 	"math/bits"
 	"reflect"
-	"sync"
 	"unsafe"
-	"weak"
 )
 
 // A Go map of up to eight entries costs 336 bytes however few it holds,
@@ -32,17 +30,9 @@ const maxSharedEntries = 16
 // the weak pointer of each new map is most of SharedMap's cost.
 var ownKeys = []string{"kubernetes.io/metadata.name", "tenant.io/changed-at"}
 
-// minSweep is the table size below which dead entries are left for later.
-const minSweep = 1 << 10
-
-var mapTable = struct {
-	sync.Mutex
-	seed maphash.Seed
-	m    map[uint64]weak.Pointer[byte]
-	// sweepAt is the size at which the table next drops the entries
-	// whose maps no object holds any more.
-	sweepAt int
-}{seed: maphash.MakeSeed(), m: map[uint64]weak.Pointer[byte]{}, sweepAt: minSweep}
+// mapTable holds the shared maps by the hash of their entries, each as
+// the allocation its map value points to.
+var mapTable = newWeakTable[byte]()
 
 // SharedMap returns a map equal to m, with its keys and values interned,
 // that it also returns for every other map equal to m while any holder of
@@ -55,52 +45,9 @@ func SharedMap(m map[string]string) map[string]string {
 	if len(m) == 0 || len(m) > maxSharedEntries || holdsOwnKey(m) {
 		return Map(m)
 	}
-	h := mapHash(mapTable.seed, m)
-	mapTable.Lock()
-	shared, taken := lookupLocked(h, m)
-	mapTable.Unlock()
-	if shared != nil {
-		return shared
-	}
-	// The copy and its weak pointer are made outside the table's lock,
-	// which the caches' decoding goroutines all take.
-	out := Map(m)
-	if taken {
-		// Another map with the same hash: m is not shared.
-		return out
-	}
-	p := weak.Make(pointerOf(out))
-	mapTable.Lock()
-	defer mapTable.Unlock()
-	if shared, taken := lookupLocked(h, m); shared != nil {
-		return shared // made meanwhile
-	} else if taken {
-		return out
-	}
-	mapTable.m[h] = p
-	if len(mapTable.m) >= mapTable.sweepAt {
-		maps.DeleteFunc(mapTable.m, func(_ uint64, p weak.Pointer[byte]) bool { return p.Value() == nil })
-		mapTable.sweepAt = max(minSweep, 2*len(mapTable.m))
-	}
-	return out
-}
-
-// lookupLocked returns the shared map of hash h if it is equal to m, or
-// whether another live map has taken the hash (the one in the table keeps
-// its place). The caller holds the table's lock.
-func lookupLocked(h uint64, m map[string]string) (shared map[string]string, taken bool) {
-	q, ok := mapTable.m[h]
-	if !ok {
-		return nil, false
-	}
-	v := q.Value()
-	if v == nil {
-		return nil, false
-	}
-	if shared := mapOf(v); maps.Equal(shared, m) {
-		return shared, true
-	}
-	return nil, true
+	return mapOf(mapTable.share(mapHash(mapTable.seed, m),
+		func(p *byte) bool { return maps.Equal(mapOf(p), m) },
+		func() *byte { return pointerOf(Map(m)) }))
 }
 
 func holdsOwnKey(m map[string]string) bool {
