@@ -7,10 +7,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// A managed-fields entry holds the set of fields its manager set, as JSON:
-// 50 to 600 bytes, the same in every object of a kind that one client
-// wrote the same way (every Namespace's status by the syncer, every
-// create by kubectl). fieldsTable lets equal field sets be one.
+// A managed-fields entry holds the set of fields its manager set, as JSON,
+// the same in every object of a kind that one client wrote the same way
+// (every Namespace a tenant's tool creates alike). Only requests through
+// the API record them: the syncer's in-process status writes add none.
+// fieldsTable lets equal field sets be one.
 var fieldsTable = newWeakTable[metav1.FieldsV1]()
 
 // SharedFields returns a field set equal to f that it also returns for
