@@ -23,7 +23,7 @@ import (
 // (without it no user is a member of any tenant). The host's aggregator
 // sends requests to a restarted server as soon as it accepts connections,
 // before its readiness says anything; a 503 tells clients to retry.
-// Health checks pass the gate.
+// Health checks and profiles pass the gate.
 type startupGate struct {
 	open atomic.Bool
 	// loopbackAuthorization is the Authorization header of the server's
@@ -76,9 +76,12 @@ func (g *startupGate) run(ctx context.Context, timeout time.Duration) {
 	g.open.Store(true)
 }
 
-// healthPaths pass the gate: the kubelet and the aggregator ask them while
-// the server starts.
-var healthPaths = []string{"/healthz", "/livez", "/readyz"}
+// ungatedPaths pass the gate: the kubelet and the aggregator ask the health
+// checks while the server starts, and the profiles (/debug/pprof, when
+// --profiling is on) are how to see what a start spends its time on. The
+// chain inside the gate still authenticates and authorizes them: until the
+// client CA is in, a certificate's user is anonymous and refused (403).
+var ungatedPaths = []string{"/healthz", "/livez", "/readyz", "/debug/pprof"}
 
 // wrap puts the gate in front of handler.
 func (g *startupGate) wrap(handler http.Handler) http.Handler {
@@ -91,7 +94,7 @@ func (g *startupGate) wrap(handler http.Handler) http.Handler {
 			handler.ServeHTTP(w, r)
 			return
 		}
-		for _, p := range healthPaths {
+		for _, p := range ungatedPaths {
 			if r.URL.Path == p || strings.HasPrefix(r.URL.Path, p+"/") {
 				handler.ServeHTTP(w, r)
 				return

@@ -35,9 +35,14 @@ func TestStartupGate(t *testing.T) {
 		!strings.Contains(w.Body.String(), "waiting for the tenant membership index") {
 		t.Errorf("a request while starting: %d %q (Retry-After %q), want 503 naming what is missing", w.Code, w.Body.String(), w.Header().Get("Retry-After"))
 	}
-	for _, p := range []string{"/readyz", "/livez/ping", "/healthz"} {
+	for _, p := range []string{"/readyz", "/livez/ping", "/healthz", "/debug/pprof/profile"} {
 		if w := serve(p, ""); w.Code != http.StatusOK {
 			t.Errorf("%s while starting: %d, want it served", p, w.Code)
+		}
+	}
+	for _, p := range []string{"/debug/pprofile", "/debugging"} {
+		if w := serve(p, "Bearer someone"); w.Code != http.StatusServiceUnavailable {
+			t.Errorf("%s while starting: %d, want 503", p, w.Code)
 		}
 	}
 	if w := serve("/apis/tenant.io/v1alpha1/tenants", "Bearer loopback"); w.Code != http.StatusOK {

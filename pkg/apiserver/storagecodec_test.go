@@ -3,16 +3,22 @@ package apiserver
 import (
 	"fmt"
 	"maps"
+	"math/rand"
 	"reflect"
+	"strings"
 	"testing"
 	"unsafe"
 
+	apifuzzer "k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metafuzzer "k8s.io/apimachinery/pkg/apis/meta/fuzzer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kruntime "k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	tenantfuzzer "tenant.io/tenant-apiserver/pkg/apis/tenant/fuzzer"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/intern/interntest"
@@ -151,6 +157,161 @@ func BenchmarkStoredNamespaceHeld(b *testing.B) {
 				}
 				return cache
 			})
+		})
+	}
+}
+
+// BenchmarkStoredDecode decodes stored tenant Namespaces (10,000 of 1,000
+// tenants) into new objects, as a watch cache filling from etcd does: the
+// codec's own decoder then the interning of StorageCodec ("decoder"), and
+// StorageCodec ("storage-codec"), which reads what it stored the short way.
+func BenchmarkStoredDecode(b *testing.B) {
+	const tenants, perTenant = 1000, 10
+	codec := StorageCodec()
+	var stored [][]byte
+	for t := 0; t < tenants; t++ {
+		for i := 0; i < perTenant; i++ {
+			data, err := kruntime.Encode(codec, storedNamespaceOf(t, i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			stored = append(stored, data)
+		}
+	}
+	decoder := codec.(compactingCodec).Codec
+	for _, c := range []struct {
+		name   string
+		decode func(data []byte, into kruntime.Object) error
+	}{
+		{"decoder", func(data []byte, into kruntime.Object) error {
+			obj, _, err := decoder.Decode(data, nil, into)
+			if err == nil {
+				compact(obj)
+			}
+			return err
+		}},
+		{"storage-codec", func(data []byte, into kruntime.Object) error {
+			_, _, err := codec.Decode(data, nil, into)
+			return err
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if err := c.decode(stored[n%len(stored)], &tenant.Namespace{}); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		})
+	}
+}
+
+// TestStoredDecodeReadsAsTheDecoder fills every tenant.io kind at random,
+// stores it as the server does and reads it back both ways: the short way
+// the codec takes for what it stored itself, and the codec's own decoder.
+// Both must give the same object, with the caller's object to decode into
+// and without one.
+func TestStoredDecodeReadsAsTheDecoder(t *testing.T) {
+	codec := StorageCodec()
+	decoder := codec.(compactingCodec).Codec
+	filler := apifuzzer.FuzzerFor(apifuzzer.MergeFuzzerFuncs(metafuzzer.Funcs, tenantfuzzer.Funcs), rand.NewSource(1), Codecs)
+	internal := schema.GroupVersion{Group: v1alpha1.GroupName, Version: kruntime.APIVersionInternal}
+	kinds := 0
+	for kind, typ := range Scheme.KnownTypes(internal) {
+		if typ.PkgPath() != reflect.TypeFor[tenant.Tenant]().PkgPath() {
+			continue // the options and watch events every group version has
+		}
+		kinds++
+		for i := 0; i < 20; i++ {
+			obj, err := Scheme.New(internal.WithKind(kind))
+			if err != nil {
+				t.Fatal(err)
+			}
+			filler.Fill(obj)
+			data, err := kruntime.Encode(codec, obj)
+			if err != nil {
+				t.Fatalf("%s: %v", kind, err)
+			}
+			if k, ok := storedKind(data); !ok || k != kind {
+				t.Fatalf("%s stored as %.60s...: read as kind %q (%v)", kind, data, k, ok)
+			}
+			for _, given := range []bool{true, false} {
+				var fastInto, slowInto kruntime.Object
+				if given {
+					fastInto, _ = Scheme.New(internal.WithKind(kind))
+					slowInto, _ = Scheme.New(internal.WithKind(kind))
+				}
+				fast, gvk, ok := decodeStored(data, nil, fastInto)
+				if !ok {
+					t.Fatalf("%s (into given: %v): not read the short way", kind, given)
+				}
+				slow, slowGVK, err := decoder.Decode(data, nil, slowInto)
+				if err != nil {
+					t.Fatalf("%s: %v", kind, err)
+				}
+				if *gvk != *slowGVK || !apiequality.Semantic.DeepEqual(fast, slow) {
+					t.Fatalf("%s (into given: %v): read the short way as %v\n%#v\nthe decoder's (%v)\n%#v", kind, given, gvk, fast, slowGVK, slow)
+				}
+				if given && fast != fastInto {
+					t.Errorf("%s: not decoded into the given object", kind)
+				}
+			}
+		}
+	}
+	if kinds < 8 {
+		t.Errorf("only %d kinds tried", kinds)
+	}
+	// The v1alpha1 defaults apply, as they do to what the decoder reads: the
+	// filled objects above have them already.
+	obj, _, ok := decodeStored([]byte(`{"kind":"Namespace","apiVersion":"tenant.io/v1alpha1","metadata":{"name":"a"},"spec":{}}`), nil, nil)
+	if ns, isNamespace := obj.(*tenant.Namespace); !ok || !isNamespace || ns.Name != "a" || ns.Spec.Network != v1alpha1.DefaultNetworkName {
+		t.Errorf("a Namespace stored without its network read as %#v (%v)", obj, ok)
+	}
+}
+
+// TestStoredDecodeLeavesTheRestToTheDecoder checks what the short way does
+// not read: each is read by the codec's own decoder, with its result or
+// its error.
+func TestStoredDecodeLeavesTheRestToTheDecoder(t *testing.T) {
+	codec := StorageCodec()
+	ns := storedNamespaceOf(1, 1)
+	data, err := kruntime.Encode(codec, ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := strings.TrimPrefix(string(data), `{"kind":"Namespace","apiVersion":"tenant.io/v1alpha1",`)
+	if body == string(data) {
+		t.Fatalf("stored as %.60s...", data)
+	}
+	for _, c := range []struct {
+		name    string
+		data    string
+		into    kruntime.Object
+		want    kruntime.Object // nil: an error
+		wantErr string
+	}{
+		{name: "apiVersion first", data: `{"apiVersion":"tenant.io/v1alpha1","kind":"Namespace",` + body, want: ns},
+		{name: "spaces", data: `{ "kind":"Namespace","apiVersion":"tenant.io/v1alpha1",` + body, want: ns},
+		{name: "a later kind decides", data: `{"kind":"Namespace","apiVersion":"tenant.io/v1alpha1",` + strings.TrimSuffix(strings.TrimSpace(body), "}") + `,"kind":"Tenant"}`,
+			into: &tenant.Namespace{}, wantErr: "TenantSpec"},
+		{name: "another version", data: `{"kind":"Namespace","apiVersion":"tenant.io/v1beta1",` + body, wantErr: "v1beta1"},
+		{name: "an unknown kind", data: `{"kind":"Namespaces","apiVersion":"tenant.io/v1alpha1",` + body, wantErr: "Namespaces"},
+		{name: "into another kind", data: string(data), into: &tenant.Tenant{}, wantErr: "Namespace"},
+		{name: "not JSON", data: `{"kind":"Namespace","apiVersion":"tenant.io/v1alpha1",` + body[:40], wantErr: "unexpected end"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if _, _, ok := decodeStored([]byte(c.data), nil, c.into); ok {
+				t.Fatal("read the short way")
+			}
+			got, _, err := codec.Decode([]byte(c.data), nil, c.into)
+			switch {
+			case c.want != nil && (err != nil || !apiequality.Semantic.DeepEqual(got, c.want)):
+				t.Errorf("decoded %+v, %v; want %+v", got, err, c.want)
+			case c.want == nil && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Errorf("decoded %+v, %v; want an error naming %q", got, err, c.wantErr)
+			}
 		})
 	}
 }

@@ -535,13 +535,13 @@ func (r *syncRun) restartOnce(ctx context.Context, path string, profile bool) fl
 		r.b.Fatal(err)
 	}
 	start := time.Now()
+	if profile {
+		defer r.profileFromStart(ctx, "restart", start, 20*time.Second)()
+	}
 	if err := r.s.StartTenantAPIServer(ctx); err != nil {
 		r.b.Fatal(err)
 	}
 	serving := time.Since(start)
-	if profile {
-		defer r.profile(ctx, "restart", 20*time.Second)()
-	}
 	var initial float64
 	deadline := time.Now().Add(r.z.timeout())
 	for {
@@ -787,6 +787,78 @@ func (r *syncRun) sampleTenant(ctx context.Context, name string) (stop func(), l
 // background; the returned func waits for them.
 func (r *syncRun) profile(ctx context.Context, step string, d time.Duration) func() {
 	return profileCPUInto(ctx, r.b, r.s, r.profileDir, step, d)
+}
+
+// profileFromStart profiles, when profiles are asked for, a tenant-apiserver
+// that is starting: from the moment it accepts connections (before it is
+// ready: its lists and the syncer's initial sync are what a restart
+// profile is for), over d from then (start is when it was started), beside kube-apiserver over the same time. With
+// BENCH_SYNC_TRACE set it also takes an execution trace of tenant-apiserver
+// (dir/<step>-tenant-apiserver.trace), whose goroutine timeline shows what
+// waits for what. The returned func waits for them.
+func (r *syncRun) profileFromStart(ctx context.Context, step string, start time.Time, d time.Duration) func() {
+	if r.profileDir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(r.profileDir, 0o755); err != nil {
+		r.b.Fatal(err)
+	}
+	cfg := r.s.DirectTenantConfig(stack.AdminUser, "system:masters")
+	type fetch struct{ url, path string }
+	fetches := []fetch{{fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", r.s.TenantAPIServerURL(), int(d.Seconds())),
+		filepath.Join(r.profileDir, step+"-tenant-apiserver.pprof")}}
+	if os.Getenv("BENCH_SYNC_TRACE") != "" {
+		fetches = append(fetches, fetch{fmt.Sprintf("%s/debug/pprof/trace?seconds=%d", r.s.TenantAPIServerURL(), int(d.Seconds())),
+			filepath.Join(r.profileDir, step+"-tenant-apiserver.trace")})
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		// The first answer marks the start; until then, connections are refused.
+		deadline := time.Now().Add(time.Minute)
+		for {
+			probe, err := rest.HTTPClientFor(cfg)
+			if err == nil {
+				var resp *http.Response
+				if resp, err = probe.Get(r.s.TenantAPIServerURL() + "/livez"); err == nil {
+					_ = resp.Body.Close()
+					break
+				}
+			}
+			if time.Now().After(deadline) || ctx.Err() != nil {
+				r.b.Logf("profile of the starting tenant-apiserver: %v", err)
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		r.b.Logf("profiling the starting tenant-apiserver from %s after its start", time.Since(start).Round(time.Millisecond))
+		var inner sync.WaitGroup
+		for _, f := range fetches {
+			inner.Add(1)
+			go func() {
+				defer inner.Done()
+				// Refused (403) until the server has its client CA: ask again.
+				for try := 0; ; try++ {
+					err := fetchProfile(ctx, cfg, f.url, f.path)
+					if err == nil {
+						return
+					}
+					if try == 50 || ctx.Err() != nil {
+						r.b.Logf("profile %s: %v", f.path, err)
+						return
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+			}()
+		}
+		host := filepath.Join(r.profileDir, step+"-kube-apiserver.pprof")
+		if err := fetchProfile(ctx, r.s.RESTConfig(stack.AdminUser), fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", r.s.KubeAPIServerURL(), int(d.Seconds())), host); err != nil {
+			r.b.Logf("profile %s: %v", host, err)
+		}
+		inner.Wait()
+	}()
+	return wg.Wait
 }
 
 // profileCPU is profileCPUInto BENCH_PROFILE_DIR.
