@@ -37,11 +37,24 @@ func Compact(obj interface{}) (interface{}, error) {
 }
 
 // Protobuf returns a copy of cfg whose clients send and accept protobuf
-// (JSON too, when the host answers in it): for clients of the host's
-// built-in kinds only, custom resources are served in JSON alone.
+// (JSON too, when the host answers in it), uncompressed (see
+// Uncompressed): for clients of the host's built-in kinds only, custom
+// resources are served in JSON alone.
 func Protobuf(cfg *rest.Config) *rest.Config {
-	out := rest.CopyConfig(cfg)
+	out := Uncompressed(cfg)
 	out.ContentType = runtime.ContentTypeProtobuf
 	out.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
+	return out
+}
+
+// Uncompressed returns a copy of cfg whose clients do not ask the host to
+// gzip its answers. The host compresses the large ones, which are the
+// lists that fill informers: at 40,000 host namespaces a quarter of the
+// host's CPU serving the lists of a restart went to compressing them, and
+// this process spent as much again taking them apart, for a connection
+// within the cluster.
+func Uncompressed(cfg *rest.Config) *rest.Config {
+	out := rest.CopyConfig(cfg)
+	out.DisableCompression = true
 	return out
 }

@@ -1,9 +1,14 @@
 package host_test
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"net/http"
+	"net/http/httptest"
 	"reflect"
+	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -11,6 +16,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/intern/interntest"
@@ -196,5 +203,42 @@ func benchmarkHeld(b *testing.B, objectsOf func(tb testing.TB, t, i int) []inter
 				return cache
 			})
 		})
+	}
+}
+
+// TestClientsAskNoCompression lists namespaces through clients made from
+// Protobuf and Uncompressed configurations against a TLS server that records
+// what they accept: neither asks for gzip, and the given configuration,
+// which does, is left as it was.
+func TestClientsAskNoCompression(t *testing.T) {
+	var mu sync.Mutex
+	var accepted []string
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		accepted = append(accepted, r.Header.Get("Accept-Encoding"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"NamespaceList","apiVersion":"v1","metadata":{},"items":[]}`))
+	}))
+	defer srv.Close()
+	// Over TLS, as to the host: client-go gives a plain HTTP client Go's
+	// default transport, whatever it asks.
+	cfg := &rest.Config{Host: srv.URL, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	for _, c := range []*rest.Config{cfg, host.Protobuf(cfg), host.Uncompressed(cfg)} {
+		client, err := kubernetes.NewForConfig(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(accepted) != 3 || !strings.Contains(accepted[0], "gzip") || accepted[1] != "" || accepted[2] != "" {
+		t.Errorf("Accept-Encoding of the given, protobuf and uncompressed clients: %q; want gzip, none, none", accepted)
+	}
+	if cfg.DisableCompression || cfg.ContentType != "" {
+		t.Errorf("the given configuration changed: %+v", cfg)
 	}
 }

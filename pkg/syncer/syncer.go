@@ -116,19 +116,21 @@ func New(config Config, storage controller.Storage) (*Syncer, error) {
 	// decodes its lists of namespaces and RoleBindings (one of each per
 	// tenant Namespace) several times faster than as JSON. The clients of
 	// custom resources stay on JSON, the only form those are served in.
+	// None asks for compressed answers (hostapi.Uncompressed).
 	if host.Kube, err = kubernetes.NewForConfig(hostapi.Protobuf(config.Host)); err != nil {
 		return nil, err
 	}
-	if host.Dynamic, err = dynamic.NewForConfig(config.Host); err != nil {
+	custom := hostapi.Uncompressed(config.Host)
+	if host.Dynamic, err = dynamic.NewForConfig(custom); err != nil {
 		return nil, err
 	}
-	if host.UDN, err = udnclientset.NewForConfig(config.Host); err != nil {
+	if host.UDN, err = udnclientset.NewForConfig(custom); err != nil {
 		return nil, err
 	}
-	if host.EgressIP, err = egressipclientset.NewForConfig(config.Host); err != nil {
+	if host.EgressIP, err = egressipclientset.NewForConfig(custom); err != nil {
 		return nil, err
 	}
-	if host.RA, err = raclientset.NewForConfig(config.Host); err != nil {
+	if host.RA, err = raclientset.NewForConfig(custom); err != nil {
 		return nil, err
 	}
 	host.Namespaces = config.HostNamespaces

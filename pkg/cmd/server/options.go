@@ -288,9 +288,10 @@ func (o *Options) Config() (*apiserver.Config, error) {
 
 // applyRecommended applies the recommended options, with the host's
 // informers of built-in kinds (the namespaces the admission plugins match
-// selectors against, APF's configuration) listing and watching protobuf:
-// at 100,000 host namespaces a JSON list of them costs the host and this
-// process several times the CPU. The host client configuration itself
+// selectors against, APF's configuration) listing and watching protobuf,
+// uncompressed: at 100,000 host namespaces a JSON list of them costs the
+// host and this process several times the CPU, and a gzipped one more
+// again (host.Uncompressed). The host client configuration itself
 // (config.ClientConfig, which the syncer's clients of custom resources
 // start from) stays on JSON.
 func (o *Options) applyRecommended(config *genericapiserver.RecommendedConfig) error {
