@@ -816,15 +816,17 @@ func (r *syncRun) profileFromStart(ctx context.Context, step string, start time.
 	go func() {
 		defer wg.Done()
 		// The first answer marks the start; until then, connections are refused.
+		probe, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			r.b.Logf("profile of the starting tenant-apiserver: %v", err)
+			return
+		}
 		deadline := time.Now().Add(time.Minute)
 		for {
-			probe, err := rest.HTTPClientFor(cfg)
+			resp, err := probe.Get(r.s.TenantAPIServerURL() + "/livez")
 			if err == nil {
-				var resp *http.Response
-				if resp, err = probe.Get(r.s.TenantAPIServerURL() + "/livez"); err == nil {
-					_ = resp.Body.Close()
-					break
-				}
+				_ = resp.Body.Close()
+				break
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
 				r.b.Logf("profile of the starting tenant-apiserver: %v", err)
