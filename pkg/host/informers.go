@@ -49,10 +49,10 @@ func Protobuf(cfg *rest.Config) *rest.Config {
 
 // Uncompressed returns a copy of cfg whose clients do not ask the host to
 // gzip its answers. The host compresses the large ones, which are the
-// lists that fill informers: at 40,000 host namespaces a quarter of the
+// lists that fill informers: at 41,000 host namespaces a quarter of the
 // host's CPU serving the lists of a restart went to compressing them, and
-// this process spent as much again taking them apart, for a connection
-// within the cluster.
+// this process spent half as much again taking them apart, for a
+// connection within the cluster.
 func Uncompressed(cfg *rest.Config) *rest.Config {
 	out := rest.CopyConfig(cfg)
 	out.DisableCompression = true
