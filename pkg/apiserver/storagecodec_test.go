@@ -301,6 +301,8 @@ func TestStoredDecodeLeavesTheRestToTheDecoder(t *testing.T) {
 		want    kruntime.Object // nil: an error
 		wantErr string
 	}{
+		{name: "bytes after the object", data: string(data) + " x", wantErr: "after top-level value"},
+		{name: "not JSON in a field not read", data: `{"kind":"Namespace","apiVersion":"tenant.io/v1alpha1","unknown":[1,,2],` + body, wantErr: "beginning of value"},
 		{name: "apiVersion first", data: `{"apiVersion":"tenant.io/v1alpha1","kind":"Namespace",` + body, want: ns},
 		{name: "spaces", data: `{ "kind":"Namespace","apiVersion":"tenant.io/v1alpha1",` + body, want: ns},
 		{name: "a later kind decides", data: `{"kind":"Namespace","apiVersion":"tenant.io/v1alpha1",` + strings.TrimSuffix(strings.TrimSpace(body), "}") + `,"kind":"Tenant"}`,
