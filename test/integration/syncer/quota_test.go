@@ -296,6 +296,7 @@ func TestComputeQuota(t *testing.T) {
 		// recounts dev, and until then the syncer's shares rest on the
 		// wrong count.
 		const total = 4
+		setComputeQuota(ctx, t, name, fmt.Sprintf(`{"pods":"%d"}`, total))
 		e.deletePods()
 		e.waitShares(total)
 		if err := e.createPod("dev", "undercount-0", ""); err != nil {
