@@ -3,8 +3,10 @@
 package registrytest
 
 import (
+	"errors"
 	"net"
 	"net/url"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,21 +24,36 @@ import (
 // StartEtcd runs an embedded etcd on loopback for the test and returns its
 // client URL. (k8s.io/apiserver/pkg/storage/etcd3/testing does the same but
 // imports testify, which this module does not require.)
+//
+// Its ports are found free and then bound by etcd: test packages run in
+// parallel, and another may take a port in between, so a start that finds
+// its port taken is tried again on new ones.
 func StartEtcd(t testing.TB) string {
 	t.Helper()
-	clientURL, peerURL := freeLoopbackURL(t), freeLoopbackURL(t)
-	cfg := embed.NewConfig()
-	cfg.Dir = t.TempDir()
-	cfg.UnsafeNoFsync = true
-	cfg.LogLevel = "error"
-	cfg.ListenClientUrls = []url.URL{clientURL}
-	cfg.AdvertiseClientUrls = []url.URL{clientURL}
-	cfg.ListenPeerUrls = []url.URL{peerURL}
-	cfg.AdvertisePeerUrls = []url.URL{peerURL}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	e, err := embed.StartEtcd(cfg)
-	if err != nil {
-		t.Fatalf("starting etcd: %v", err)
+	var (
+		e         *embed.Etcd
+		clientURL url.URL
+		err       error
+	)
+	for attempt := 1; ; attempt++ {
+		var peerURL url.URL
+		clientURL, peerURL = freeLoopbackURL(t), freeLoopbackURL(t)
+		cfg := embed.NewConfig()
+		cfg.Dir = t.TempDir()
+		cfg.UnsafeNoFsync = true
+		cfg.LogLevel = "error"
+		cfg.ListenClientUrls = []url.URL{clientURL}
+		cfg.AdvertiseClientUrls = []url.URL{clientURL}
+		cfg.ListenPeerUrls = []url.URL{peerURL}
+		cfg.AdvertisePeerUrls = []url.URL{peerURL}
+		cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+		e, err = embed.StartEtcd(cfg)
+		if err == nil {
+			break
+		}
+		if attempt == 5 || !errors.Is(err, syscall.EADDRINUSE) {
+			t.Fatalf("starting etcd: %v", err)
+		}
 	}
 	t.Cleanup(e.Close)
 	select {
