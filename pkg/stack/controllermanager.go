@@ -64,8 +64,9 @@ func (s *Stack) startControllerManager(ctx context.Context) (*process, error) {
 		"--kube-api-qps=200",
 		"--kube-api-burst=400",
 		// A recount of a ResourceQuota that races admissions in its
-		// namespace can write a usage below the truth; the controller's
-		// full resync is what corrects it (docs/quota.md, "Recounts").
+		// namespace can write a usage below the truth. The syncer has the
+		// host recount on every drop; one that misses the same pod twice
+		// is corrected by the full resync (docs/quota.md, "Recounts").
 		// Every 30 s instead of the default 5 min: on a small host a full
 		// resync reads every quota's objects from the controller's own
 		// informers and writes only the quotas that were wrong.

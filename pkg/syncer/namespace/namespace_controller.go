@@ -32,6 +32,7 @@ type Controller struct {
 	src    *controller.Sources
 	keys   *controller.Keys[*tenant.Namespace]
 	shares settle
+	drops  drops
 }
 
 // New returns a Controller reading and writing through src.
@@ -85,14 +86,21 @@ func New(src *controller.Sources) (*Controller, error) {
 		UpdateFunc: func(old, obj interface{}) {
 			o, okOld := old.(*corev1.ResourceQuota)
 			n, okNew := obj.(*corev1.ResourceQuota)
-			if okOld && okNew && !apiequality.Semantic.DeepEqual(o.Status.Used, n.Status.Used) {
+			if !okOld || !okNew || n.Name != hostnames.ComputeQuota {
+				return
+			}
+			believed := c.drops.observe(o, n, time.Now())
+			if !apiequality.Semantic.DeepEqual(o.Status.Used, n.Status.Used) {
 				c.shares.usedChanged(n.Namespace, time.Now())
+				rebalance(obj)
+			} else if believed {
 				rebalance(obj)
 			}
 		},
 		DeleteFunc: func(obj interface{}) {
 			if m, err := meta.Accessor(controller.Unwrap(obj)); err == nil {
 				c.shares.forget(m.GetNamespace())
+				c.drops.forget(m.GetNamespace())
 			}
 			rebalance(obj)
 		},

@@ -42,8 +42,10 @@ func (c *Controller) syncComputeQuota(ctx context.Context, marks hostnames.Marks
 	if err != nil || !got.Synced {
 		return outcome{Reason: got.Reason, Message: got.Message, Details: details{active: true}}, err
 	}
+	reported := UsageOf(c.src, t)
+	counted, believe := c.drops.counted(reported, time.Now())
 	rq := &corev1.ResourceQuota{ObjectMeta: *meta.DeepCopy(), Spec: corev1.ResourceQuotaSpec{
-		Hard: UsageOf(c.src, t).Share(t.Spec.Quota.Compute, hostName)}}
+		Hard: reported.Share(t.Spec.Quota.Compute, hostName, counted)}}
 	rq.Name = hostnames.ComputeQuota
 	if wait := c.shareWait(quotas, rq, marks); wait > 0 {
 		return outcome{Synced: true, Details: details{active: true}, RequeueAfter: wait}, nil
@@ -52,7 +54,9 @@ func (c *Controller) syncComputeQuota(ctx context.Context, marks hostnames.Marks
 	if err != nil {
 		return outcome{}, err
 	}
-	return outcome{Synced: gotRQ.Synced, Reason: gotRQ.Reason, Message: gotRQ.Message, Details: details{active: true}}, nil
+	// A drop not believed yet is believed after a while even without a
+	// recount: the shares are computed again then.
+	return outcome{Synced: gotRQ.Synced, Reason: gotRQ.Reason, Message: gotRQ.Message, Details: details{active: true}, RequeueAfter: believe}, nil
 }
 
 // shareWait says how long the share want of a host namespace waits for
@@ -66,6 +70,12 @@ func (c *Controller) shareWait(quotas controller.HostKind[*corev1.ResourceQuota]
 		return 0
 	}
 	if quotas.Matches(have, want) {
+		c.shares.done(want.Namespace)
+		return 0
+	}
+	if c.drops.pending(want.Namespace) {
+		// Its usage dropped and is not believed: the lower share is
+		// written now, and is what has the host recount it.
 		c.shares.done(want.Namespace)
 		return 0
 	}
@@ -139,13 +149,15 @@ func (u Usage) Total(compute corev1.ResourceList) corev1.ResourceList {
 }
 
 // Share is the hard limit of host namespace ns's ResourceQuota: for each
-// resource of the tenant's total, what ns uses plus all that is free of
-// the total (never below what it uses). Every namespace may so grow to the
-// whole free amount; the syncer takes the share of the others down as soon
-// as their ResourceQuotas report the use, which bounds a burst across N
-// namespaces at (N-1) times the free amount over the total (docs/quota.md).
-func (u Usage) Share(total corev1.ResourceList, ns string) corev1.ResourceList {
-	used := u.Total(total)
+// resource of the tenant's total, what ns reports it uses (u) plus all
+// that is free of the total by the usage counted (never below what it
+// uses). Every namespace may so grow to the whole free amount; the syncer
+// takes the share of the others down as soon as their ResourceQuotas
+// report the use, which bounds a burst across N namespaces at (N-1) times
+// the free amount over the total (docs/quota.md). counted is u but for
+// drops of usage not believed yet (drops.counted).
+func (u Usage) Share(total corev1.ResourceList, ns string, counted Usage) corev1.ResourceList {
+	used := counted.Total(total)
 	hard := corev1.ResourceList{}
 	for r, limit := range total {
 		free := limit.DeepCopy()

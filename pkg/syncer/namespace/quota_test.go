@@ -35,7 +35,7 @@ func TestShare(t *testing.T) {
 		{"over the total (a burst)", Usage{"a": list("pods", "3"), "b": list("pods", "4", "count/virtualmachines.kubevirt.io", "1")}, "a",
 			list("requests.cpu", "2", "pods", "3", "count/virtualmachines.kubevirt.io", "0")},
 	} {
-		got := tc.usage.Share(total, tc.ns)
+		got := tc.usage.Share(total, tc.ns, tc.usage)
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
@@ -43,6 +43,16 @@ func TestShare(t *testing.T) {
 			if g := got[r]; g.Cmp(q) != 0 {
 				t.Errorf("%s: %s = %s, want %s", tc.name, r, g.String(), q.String())
 			}
+		}
+	}
+	// A drop of b's usage not believed yet: free is computed with what b
+	// had, a's share does not grow by it, and b's own share is what b
+	// reports plus that free amount.
+	reported := Usage{"a": list("pods", "1"), "b": list("pods", "1")}
+	counted := Usage{"a": list("pods", "1"), "b": list("pods", "3")}
+	for ns, want := range map[string]int64{"a": 1 + 1, "b": 1 + 1} {
+		if got := reported.Share(total, ns, counted); got.Pods().Value() != want {
+			t.Errorf("with a drop of b held: %s's share is %d pods, want %d", ns, got.Pods().Value(), want)
 		}
 	}
 	if got := (Usage{"a": list("pods", "2"), "b": list("pods", "1", "requests.cpu", "1")}).Total(total); got.Pods().Value() != 3 ||

@@ -11,9 +11,8 @@ import (
 // of pods. A recount that runs while pods are being admitted in the
 // namespace can miss the newest ones (their admission has already charged
 // the quota; their pods are not in the controller's informer yet) and
-// write a usage below the truth, which nothing corrects until the
-// controller's next full resync (5 minutes by default) and under which the
-// namespace admits more than its share. So the syncer changes a
+// write a usage below the truth, under which the namespace admits more
+// than its share until a later recount (recount.go). So the syncer changes a
 // namespace's share once its ResourceQuota's usage has been still for
 // ShareSettle, and at the latest ShareSettleMax after it first found the
 // share out of date: a burst of admissions in the namespace triggers one

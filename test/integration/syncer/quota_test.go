@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 
@@ -90,6 +91,107 @@ func (e *quotaEnv) createPod(ns, name string, cpu string) error {
 	}
 	_, err := e.member.CoreV1().Pods(e.ns[ns]).Create(e.ctx, pod, metav1.CreateOptions{})
 	return err
+}
+
+// quotaRecord follows the ResourceQuotas of the tenant's host namespaces
+// from the moment it is made: how far the host's count of pods dropped
+// (drops) and the lowest and highest pod limit each had.
+type quotaRecord struct {
+	mu        sync.Mutex
+	drops     map[string]int64
+	low, high map[string]int64
+	stop      []func()
+}
+
+// record starts a quotaRecord; it stops with the test.
+func (e *quotaEnv) record() *quotaRecord {
+	e.t.Helper()
+	r := &quotaRecord{drops: map[string]int64{}, low: map[string]int64{}, high: map[string]int64{}}
+	for _, h := range e.ns {
+		rq, err := e.host.CoreV1().ResourceQuotas(h).Get(e.ctx, hostnames.ComputeQuota, metav1.GetOptions{})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		w, err := e.host.CoreV1().ResourceQuotas(h).Watch(e.ctx, metav1.ListOptions{
+			FieldSelector: "metadata.name=" + hostnames.ComputeQuota, ResourceVersion: rq.ResourceVersion})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		r.stop = append(r.stop, w.Stop)
+		used := rq.Status.Used[corev1.ResourcePods]
+		hard := rq.Spec.Hard[corev1.ResourcePods]
+		last := used.Value()
+		r.low[h], r.high[h] = hard.Value(), hard.Value()
+		go func() {
+			for ev := range w.ResultChan() {
+				rq, ok := ev.Object.(*corev1.ResourceQuota)
+				if !ok {
+					continue
+				}
+				used, hard := rq.Status.Used[corev1.ResourcePods], rq.Spec.Hard[corev1.ResourcePods]
+				r.mu.Lock()
+				if used.Value() < last {
+					r.drops[h] += last - used.Value()
+				}
+				last = used.Value()
+				r.low[h], r.high[h] = min(r.low[h], hard.Value()), max(r.high[h], hard.Value())
+				r.mu.Unlock()
+			}
+		}()
+	}
+	e.t.Cleanup(r.done)
+	return r
+}
+
+func (r *quotaRecord) done() {
+	for _, stop := range r.stop {
+		stop()
+	}
+}
+
+// dropped is how far the host's count of pods in host namespace h dropped.
+func (r *quotaRecord) dropped(h string) int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.drops[h]
+}
+
+func (r *quotaRecord) limits(h string) (low, high int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.low[h], r.high[h]
+}
+
+// refused creates a pod in tenant Namespace ns that the tenant's total has
+// no room for, and fails the test unless the host refuses it with its
+// quota message. One exception the syncer cannot prevent: a recount by
+// kube-controller-manager that races the admission of a pod counts one
+// pod less than there is (docs/quota.md, "Recounts"), and that
+// namespace's own ResourceQuota then admits one more until the next
+// recount. So a pod admitted where rec saw the host's count drop (rec
+// begins before the pods are created, and none is deleted until the
+// check) is logged and deleted; one admitted anywhere else fails.
+func (e *quotaEnv) refused(t *testing.T, rec *quotaRecord, ns, name string) {
+	t.Helper()
+	err := e.createPod(ns, name, "")
+	if err != nil {
+		if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: "+hostnames.ComputeQuota) || !strings.Contains(err.Error(), "limited: pods=") {
+			t.Errorf("a pod beyond the total in %s: %v, want the host's 403 exceeded quota", ns, err)
+		}
+		return
+	}
+	h := e.ns[ns]
+	// The watch may show the drop a moment after the admission.
+	if wait.PollUntilContextTimeout(e.ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return rec.dropped(h) > 0, nil
+	}) != nil {
+		t.Errorf("a pod beyond the total was admitted in %s, with the host counting its pods right", ns)
+	} else {
+		t.Logf("a pod beyond the total got in %s: a recount by the host had counted %d pod(s) less there", ns, rec.dropped(h))
+	}
+	if err := e.host.CoreV1().Pods(h).Delete(e.ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func (e *quotaEnv) deletePods() {
@@ -194,15 +296,13 @@ func TestComputeQuota(t *testing.T) {
 	})
 
 	t.Run("the tenant's total holds across namespaces", func(t *testing.T) {
+		rec := e.record() // no pod is deleted from here to the end of the checks
 		if err := e.createPod("dev", "dev-1", "500m"); err != nil {
 			t.Fatal(err)
 		}
 		e.waitShares(3)
 		for _, ns := range []string{"qa", "dev"} {
-			err := e.createPod(ns, ns+"-over", "")
-			if !apierrors.IsForbidden(err) || !strings.Contains(err.Error(), "exceeded quota: "+hostnames.ComputeQuota) || !strings.Contains(err.Error(), "limited: pods=") {
-				t.Errorf("a fourth pod in %s: %v, want the host's 403 exceeded quota", ns, err)
-			}
+			e.refused(t, rec, ns, ns+"-over")
 		}
 		// CPU too: 700m of 1 used, 500m more is over.
 		eventually(ctx, t, syncTimeout, "usage in the Tenant's status", func(ctx context.Context) (bool, string) {
@@ -244,6 +344,7 @@ func TestComputeQuota(t *testing.T) {
 		for round := 1; round <= rounds; round++ {
 			e.deletePods()
 			e.waitShares(total)
+			rec := e.record()
 			var wg sync.WaitGroup
 			var mu sync.Mutex
 			admitted, conflicts := 0, 0
@@ -273,16 +374,25 @@ func TestComputeQuota(t *testing.T) {
 			t.Logf("burst %d: %d pods at once in each of 2 namespaces, total %d: %d admitted (%d over the total), %d refused with 409",
 				round, perNamespace, total, admitted, max(0, admitted-total), conflicts)
 			worst = max(worst, admitted-total)
-			if admitted > 2*total {
-				t.Errorf("%d pods admitted, over the bound %d", admitted, 2*total)
+			// No pod is deleted during a burst: a drop of the host's
+			// count is a recount that missed pods being admitted, and
+			// each pod missed lets one more into that namespace (never
+			// into the other: the syncer does not believe the drop).
+			undercount := rec.dropped(e.ns["dev"]) + rec.dropped(e.ns["qa"])
+			if undercount > 0 {
+				t.Logf("burst %d: the host's recounts counted %d pod(s) less than were admitted", round, undercount)
+			}
+			if bound := 2*total + int(undercount); admitted > bound {
+				t.Errorf("%d pods admitted, over the bound %d", admitted, bound)
 			}
 			// Once caught up, nothing more gets in.
 			e.waitShares(total)
-			for _, ns := range []string{"dev", "qa"} {
-				if err := e.createPod(ns, fmt.Sprintf("after-burst-%d", round), ""); !apierrors.IsForbidden(err) && (admitted >= total || err != nil) {
-					t.Errorf("a pod after burst %d in %s: %v, want 403", round, ns, err)
+			if admitted >= total {
+				for _, ns := range []string{"dev", "qa"} {
+					e.refused(t, rec, ns, fmt.Sprintf("after-burst-%d", round))
 				}
 			}
+			rec.done()
 		}
 		t.Logf("worst overshoot over %d bursts: %d pods (bound %d)", rounds, max(0, worst), total)
 	})
@@ -291,10 +401,6 @@ func TestComputeQuota(t *testing.T) {
 		// The host's quota controller can write a usage below the truth
 		// when its recount races admissions (docs/quota.md, "Recounts").
 		// Written here directly: one pod in dev, its quota saying none.
-		// dev's share stays as it was (it grows by what its used lost;
-		// only qa's grows), so nothing but the controller's full resync
-		// recounts dev, and until then the syncer's shares rest on the
-		// wrong count.
 		const total = 4
 		setComputeQuota(ctx, t, name, fmt.Sprintf(`{"pods":"%d"}`, total))
 		e.deletePods()
@@ -303,6 +409,7 @@ func TestComputeQuota(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.waitShares(total)
+		rec := e.record()
 		start := time.Now()
 		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 			rq, err := host.CoreV1().ResourceQuotas(e.ns["dev"]).Get(ctx, hostnames.ComputeQuota, metav1.GetOptions{})
@@ -318,6 +425,16 @@ func TestComputeQuota(t *testing.T) {
 		}
 		e.waitShares(total)
 		t.Logf("an undercount of dev's pods recounted and its shares put back in %s", time.Since(start).Round(100*time.Millisecond))
+		rec.done()
+		// The syncer did not believe the drop: qa was never given dev's
+		// pod as free, and dev's own share went down by it, which is what
+		// had the host recount dev.
+		if _, high := rec.limits(e.ns["qa"]); high > total-1 {
+			t.Errorf("qa's pod limit rose to %d on dev's undercount, want at most %d (one pod is in dev)", high, total-1)
+		}
+		if low, _ := rec.limits(e.ns["dev"]); low > total-1 {
+			t.Errorf("dev's pod limit stayed at %d or more through its undercount, want it lowered to %d", low, total-1)
+		}
 	})
 
 	t.Run("removed with the quota", func(t *testing.T) {
