@@ -11,10 +11,8 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
-	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
@@ -74,29 +72,13 @@ func freeLoopbackURL(t testing.TB) url.URL {
 	return url.URL{Scheme: "http", Host: l.Addr().String()}
 }
 
-// RESTOptionsGetter hands out storage on the etcd at url, as the server's
-// storage factory does: one key prefix per group and resource, through the
+// RESTOptionsGetter hands out storage on the etcd at url from the server's
+// own storage factory: one key prefix per group and resource, through the
 // watch cache when cached is true.
 func RESTOptionsGetter(url string, cached bool) generic.RESTOptionsGetter {
 	config := storagebackend.NewDefaultConfig("/registry", apiserver.Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion))
 	config.Transport.ServerList = []string{url}
-	g := restOptionsGetter{config: config, decorator: generic.UndecoratedStorage}
-	if cached {
-		g.decorator = genericregistry.StorageWithCacher()
-	}
-	return g
-}
-
-type restOptionsGetter struct {
-	config    *storagebackend.Config
-	decorator generic.StorageDecorator
-}
-
-func (g restOptionsGetter) GetRESTOptions(resource schema.GroupResource, _ runtime.Object) (generic.RESTOptions, error) {
-	return generic.RESTOptions{
-		StorageConfig:           g.config.ForResource(resource),
-		Decorator:               g.decorator,
-		ResourcePrefix:          resource.Group + "/" + resource.Resource,
-		DeleteCollectionWorkers: 1,
-	}, nil
+	opts := genericoptions.NewEtcdOptions(config)
+	opts.EnableWatchCache = cached
+	return &genericoptions.StorageFactoryRestOptionsFactory{Options: *opts, StorageFactory: &genericoptions.SimpleStorageFactory{StorageConfig: *config}}
 }
