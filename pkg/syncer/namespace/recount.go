@@ -27,8 +27,14 @@ import (
 // usage again confirms the drop (a pod was deleted; its room is handed out
 // then), or corrects the undercount. A recount that lowers it again (it
 // raced another admission) is a new drop and is not believed either.
-// Failing any recount, a drop is believed after DropBelievedAfter.
-const DropBelievedAfter = time.Minute
+//
+// Failing any recount, a drop is believed after DropBelievedAfter. No
+// recount comes when the lower share is the one already written (drops
+// in a row as pods are deleted in several namespaces can leave it so). An
+// undercount's lower share is below the share written from the count
+// before it by what the drop took, so its recount comes, and well within
+// this time.
+const DropBelievedAfter = 5 * time.Second
 
 // drops holds, by host namespace, the usage a namespace reported before a
 // drop that no recount has confirmed yet.

@@ -68,8 +68,8 @@ func TestDrops(t *testing.T) {
 
 	// No recount at all: believed after DropBelievedAfter.
 	d.observe(rq(four, four, list("pods", "3")), rq(four, four, list("pods", "2")), at(20*time.Second))
-	if _, next := d.counted(Usage{"x": list("pods", "2")}, at(30*time.Second)); next != DropBelievedAfter-10*time.Second {
-		t.Errorf("the drop is believed in %s, want %s", next, DropBelievedAfter-10*time.Second)
+	if _, next := d.counted(Usage{"x": list("pods", "2")}, at(20*time.Second+time.Second)); next != DropBelievedAfter-time.Second {
+		t.Errorf("the drop is believed in %s, want %s", next, DropBelievedAfter-time.Second)
 	}
 	if got := countedPods(&d, list("pods", "2"), at(20*time.Second+DropBelievedAfter)); got != 2 || d.pending("x") {
 		t.Errorf("after DropBelievedAfter: counted %d pods, want the 2 reported", got)
