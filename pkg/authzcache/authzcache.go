@@ -92,8 +92,13 @@ func (c *Cache) Authorize(ctx context.Context, a authorizer.Attributes) (authori
 	}
 	lookups.WithLabelValues("miss").Inc()
 	// The review is shared by every request asking the same question
-	// meanwhile: it must not end with the first one's request.
+	// meanwhile: it must not end with the first one's request. A review
+	// that ended between the lookup above and this one has kept its
+	// answer, which is not asked for again.
 	ch := c.flight.DoChan(key, func() (interface{}, error) {
+		if v, found := c.entries.Get(key); found {
+			return answer{decision: authorizer.DecisionAllow, reason: v.(entry).reason}, nil
+		}
 		return c.ask(context.WithoutCancel(ctx), key, a), nil
 	})
 	select {
