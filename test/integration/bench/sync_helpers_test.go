@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -740,4 +741,124 @@ func (a apfSnapshot) since(now apfSnapshot) string {
 			k, dispatched, n.seats, wait*1000, n.rejected-b.rejected))
 	}
 	return "API Priority and Fairness, by server and level: " + strings.Join(parts, "; ")
+}
+
+// nadResource is the NetworkAttachmentDefinitions OVN-Kubernetes'
+// cluster-manager renders from a ClusterUserDefinedNetwork into each
+// namespace it selects, labelled udnLabel.
+var nadResource = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
+
+const udnLabel = "k8s.ovn.org/user-defined-network"
+
+// ovnSnapshot is how far OVN-Kubernetes' cluster-manager had got with the
+// tenants' host namespaces: each is selected by its tenant's default
+// network, and gets a NetworkAttachmentDefinition of it. A step's figures
+// compare with another run's only if the host did the same work in both:
+// a cluster-manager gone idle (it did once, unnoticed) leaves the host
+// lighter.
+type ovnSnapshot struct {
+	at         time.Time
+	namespaces int // tenants' host namespaces
+	rendered   int // of them with a NetworkAttachmentDefinition
+}
+
+// ovnWatch follows cluster-manager over a step: its progress from start,
+// and the longest time it used no CPU (sampled every second from a second
+// into the step, when the step's first namespaces wait for it).
+type ovnWatch struct {
+	start ovnSnapshot
+	stop  func() time.Duration // ends the sampling; the longest idle time
+}
+
+// idleCPU is less CPU than cluster-manager uses in a second with work to
+// do; idleLimit is how long it may use that little while namespaces wait.
+const (
+	idleCPU   = 0.005
+	idleLimit = 10 * time.Second
+)
+
+// watchOVN starts following cluster-manager, when the stack runs it.
+func (r *syncRun) watchOVN(ctx context.Context) *ovnWatch {
+	if !r.ovn {
+		return nil
+	}
+	w := &ovnWatch{start: r.countOVN(ctx)}
+	pid := r.s.PID("ovnkube-cluster-manager")
+	done := make(chan struct{})
+	result := make(chan time.Duration, 1)
+	go func() {
+		var longest, idle time.Duration
+		last := cpuSeconds(pid)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for first := true; ; first = false {
+			select {
+			case <-done:
+				result <- max(longest, idle)
+				return
+			case <-tick.C:
+			}
+			now := cpuSeconds(pid)
+			if now-last < idleCPU && !first {
+				idle += time.Second
+			} else {
+				longest, idle = max(longest, idle), 0
+			}
+			last = now
+		}
+	}()
+	w.stop = func() time.Duration {
+		close(done)
+		return <-result
+	}
+	return w
+}
+
+// countOVN counts the tenants' host namespaces and those that have their
+// NetworkAttachmentDefinition.
+func (r *syncRun) countOVN(ctx context.Context) ovnSnapshot {
+	c := ovnSnapshot{at: time.Now()}
+	nads, err := r.meta.Resource(nadResource).Namespace(metav1.NamespaceAll).List(ctx, metav1.ListOptions{LabelSelector: udnLabel})
+	if err != nil {
+		r.b.Fatalf("listing NetworkAttachmentDefinitions: %v", err)
+	}
+	withNAD := make(map[string]bool, len(nads.Items))
+	for _, n := range nads.Items {
+		withNAD[n.Namespace] = true
+	}
+	nss, err := r.meta.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).List(ctx, metav1.ListOptions{LabelSelector: hostnames.TenantLabel})
+	if err != nil {
+		r.b.Fatalf("listing host namespaces: %v", err)
+	}
+	c.namespaces = len(nss.Items)
+	for _, ns := range nss.Items {
+		if withNAD[ns.Name] {
+			c.rendered++
+		}
+	}
+	return c
+}
+
+// checkOVN notes what cluster-manager rendered during the step, and fails
+// the benchmark if it exited, or stopped working while namespaces waited
+// for it (rendered nothing, or used no CPU for idleLimit): the step ran on
+// a lighter host than the figures assume.
+func (r *syncRun) checkOVN(ctx context.Context, step string, w *ovnWatch) {
+	if w == nil {
+		return
+	}
+	idle := w.stop()
+	c, now := w.start, r.countOVN(ctx)
+	wall := now.at.Sub(c.at).Seconds()
+	waiting := now.namespaces - now.rendered
+	r.notef("  OVN-Kubernetes' cluster-manager: %d NetworkAttachmentDefinitions rendered over %.0f s (%.1f/s); %d of %d tenant host namespaces without one at the step's end (%d at its start); longest without CPU %s",
+		now.rendered-c.rendered, wall, float64(now.rendered-c.rendered)/wall, waiting, now.namespaces, c.namespaces-c.rendered, idle)
+	switch {
+	case r.s.PID("ovnkube-cluster-manager") == 0:
+		r.b.Errorf("%s: OVN-Kubernetes' cluster-manager has exited (see %s): the step's figures do not compare with other runs'", step, r.s.LogPath("ovnkube-cluster-manager"))
+	case waiting > 0 && now.rendered == c.rendered:
+		r.b.Errorf("%s: OVN-Kubernetes' cluster-manager rendered no NetworkAttachmentDefinition in %.0f s while %d namespaces waited for one: it went idle, and the step's figures do not compare with other runs'", step, wall, waiting)
+	case waiting > 0 && idle >= idleLimit:
+		r.b.Errorf("%s: OVN-Kubernetes' cluster-manager used no CPU for %s while %d namespaces waited for their NetworkAttachmentDefinitions: it went idle, and the step's figures do not compare with other runs'", step, idle, waiting)
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
@@ -91,7 +92,7 @@ func BenchmarkSync(b *testing.B) {
 	})
 	defer stop()
 	b.Logf("sync stack in %s, sizes %+v", s.WorkDir(), z)
-	r := &syncRun{b: b, z: z, s: s, seen: newFirstSeen(), profileDir: profileDir}
+	r := &syncRun{b: b, z: z, s: s, seen: newFirstSeen(), profileDir: profileDir, ovn: os.Getenv("BENCH_SYNC_SKIP_OVNKUBE") == ""}
 	r.clients()
 
 	// One watch of every host namespace for the whole run, and one of
@@ -144,6 +145,8 @@ type syncRun struct {
 
 	admin   clientset.Interface
 	host    kubernetes.Interface
+	meta    metadata.Interface
+	ovn     bool                  // the stack runs OVN-Kubernetes' cluster-manager
 	members []clientset.Interface // by tenant index
 
 	rows    []row
@@ -157,6 +160,9 @@ func (r *syncRun) clients() {
 		r.b.Fatal(err)
 	}
 	if r.host, err = kubernetes.NewForConfig(adminConfig); err != nil {
+		r.b.Fatal(err)
+	}
+	if r.meta, err = metadata.NewForConfig(adminConfig); err != nil {
 		r.b.Fatal(err)
 	}
 	for i := 0; i < r.z.tenants; i++ {
@@ -292,6 +298,7 @@ func (r *syncRun) burst(ctx context.Context) {
 	stopLag, lags := sampleCacheLag(ctx, r.s, r.members[0])
 	apf := r.takeAPF(ctx)
 	stages := r.takeStages(ctx)
+	ovn := r.watchOVN(ctx)
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -331,6 +338,7 @@ func (r *syncRun) burst(ctx context.Context) {
 		p50, p99, ends[0].Sub(start).Round(time.Millisecond), ends[1].Sub(start).Round(time.Millisecond),
 		r.seen.lastSeen(syncKeys).Sub(start).Round(time.Millisecond), r.seen.lastSeen(directKeys).Sub(start).Round(time.Millisecond))
 	r.notef("  %s", cpuUse)
+	r.checkOVN(ctx, "step 2", ovn)
 	r.notef("  %s", apfUse)
 	r.noteLag(lags())
 	r.noteStages("synced", syncKeys, "direct", directKeys, stageUse)
@@ -402,6 +410,7 @@ func (r *syncRun) fill(ctx context.Context) {
 		r.waitAllSynced(ctx)
 		return
 	}
+	ovn := r.watchOVN(ctx)
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
@@ -418,6 +427,7 @@ func (r *syncRun) fill(ctx context.Context) {
 		len(keys), created.Round(time.Millisecond), float64(len(keys))/created.Seconds(),
 		onHost.Round(time.Millisecond), float64(len(keys))/onHost.Seconds(), time.Since(start).Round(time.Millisecond))
 	r.notef("  %s", cpuUse)
+	r.checkOVN(ctx, "step 3", ovn)
 }
 
 // waitAllSynced waits until every tenant Namespace says HostSynced and
@@ -680,6 +690,7 @@ func (r *syncRun) fairness(ctx context.Context) {
 	stopLag, lags := sampleCacheLag(ctx, r.s, r.members[0])
 	apf := r.takeAPF(ctx)
 	stages := r.takeStages(ctx)
+	ovn := r.watchOVN(ctx)
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	var wg sync.WaitGroup
@@ -742,6 +753,7 @@ func (r *syncRun) fairness(ctx context.Context) {
 		quietStart.Sub(start).Round(time.Millisecond), quietDone.Sub(start).Round(time.Millisecond), quietLast.Sub(start).Round(time.Millisecond),
 		behind, len(noisyKeys), noisyDone.Sub(start).Round(time.Millisecond), r.seen.lastSeen(noisyKeys).Sub(start).Round(time.Millisecond))
 	r.notef("  %s", cpuUse)
+	r.checkOVN(ctx, "step 4", ovn)
 	r.notef("  %s", apfUse)
 	if r.z.noisy > 0 {
 		r.notef("  noisy tenant %s during the burst: largest Tenant %.1f KiB, largest Ready message %d bytes", syncTenantName(0), float64(largest().size)/1024, largest().message)
@@ -900,33 +912,34 @@ func profileCPUInto(ctx context.Context, b *testing.B, s *stack.Stack, dir, step
 }
 
 func fetchProfile(ctx context.Context, cfg *rest.Config, url, path string) error {
+	data, err := fetchDebug(ctx, cfg, url)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// fetchDebug reads a debug endpoint (a profile, a goroutine dump).
+func fetchDebug(ctx context.Context, cfg *rest.Config, url string) ([]byte, error) {
 	cfg = rest.CopyConfig(cfg)
 	cfg.Timeout = 2 * time.Minute
 	client, err := rest.HTTPClientFor(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s", resp.Status)
+		return nil, fmt.Errorf("%s", resp.Status)
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
+	return io.ReadAll(resp.Body)
 }
 
 // report prints the summary table.
