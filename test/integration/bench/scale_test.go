@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -465,6 +466,92 @@ func heapMiB(ctx context.Context, b *testing.B, set *scaleSet) [2]float64 {
 	return heap
 }
 
+// busyWork names what a goroutine dump of tenant-apiserver shows while
+// work runs that holds memory only while it runs: a watch cache's
+// consistency check (a page of up to 10,000 objects decoded from etcd,
+// and the cache's list beside it) and the syncer's periodic check.
+var busyWork = map[string]string{
+	"cacher.(*consistencyChecker).check": "a watch cache's consistency check",
+	"checker.(*Checker).Pass":            "the syncer's periodic check",
+}
+
+// busyWith says what s's tenant-apiserver is busy with, "" if nothing:
+// the work above, or keys in the syncer's queues (waiting or being
+// reconciled; the periodic check queues every object after its pass).
+func busyWith(ctx context.Context, s *stack.Stack) (string, error) {
+	metrics, err := s.TenantMetrics(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, line := range strings.Split(metrics, "\n") {
+		name, rest, ok := strings.Cut(line, "{")
+		if !ok || (name != "workqueue_depth" && name != "workqueue_unfinished_work_seconds") {
+			continue
+		}
+		f := strings.Fields(rest)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil && v > 0 {
+			return "a work queue (" + line + ")", nil
+		}
+	}
+	dump, err := fetchDebug(ctx, s.DirectTenantConfig(stack.AdminUser, "system:masters"), s.TenantAPIServerURL()+"/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return "", err
+	}
+	for fn, what := range busyWork {
+		if bytes.Contains(dump, []byte(fn)) {
+			return what, nil
+		}
+	}
+	return "", nil
+}
+
+// quietHeapMiB reads the live heap (small, large) of the tenant-apiservers
+// after a collection made while neither runs work that holds memory only
+// while it runs (busyWith, before and after the collection), waiting up
+// to 3 minutes for such a moment: the heap of the objects held, without a
+// check that happened to run. It logs what it waited for.
+func quietHeapMiB(ctx context.Context, b *testing.B, set *scaleSet, when string) [2]float64 {
+	var heap [2]float64
+	for j, s := range []*stack.Stack{set.small, set.large} {
+		start := time.Now()
+		waited := map[string]int{}
+		for {
+			before, err := busyWith(ctx, s)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if before == "" {
+				if err := fetchProfile(ctx, s.DirectTenantConfig(stack.AdminUser, "system:masters"), s.TenantAPIServerURL()+"/debug/pprof/heap?gc=1", os.DevNull); err != nil {
+					b.Fatal(err)
+				}
+				v, found, err := metricValue(ctx, s, "go_memstats_heap_alloc_bytes")
+				if err == nil && !found {
+					err = fmt.Errorf("no go_memstats_heap_alloc_bytes in tenant-apiserver's metrics")
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+				after, err := busyWith(ctx, s)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if after == "" {
+					heap[j] = v / (1 << 20)
+					break
+				}
+				before = after
+			}
+			waited[before]++
+			if time.Since(start) > 3*time.Minute {
+				b.Fatalf("%s: tenant-apiserver of %d tenants never quiet in 3 minutes (busy with: %v)", when, []int{smallTenants, largeTenants()}[j], waited)
+			}
+			time.Sleep(time.Second)
+		}
+		b.Logf("%s: quiet heap of the %d-tenant stack %.1f MiB, after %s (busy with: %v)", when, []int{smallTenants, largeTenants()}[j], heap[j], time.Since(start).Round(time.Second), waited)
+	}
+	return heap
+}
+
 // logMemory logs where the large tenant-apiserver's memory is, from the
 // Go runtime's view: the live heap, the heap's spans in use (live objects
 // and the free slots between them), the free spans not yet returned to the
@@ -489,12 +576,13 @@ func logMemory(ctx context.Context, b *testing.B, set *scaleSet, when string) {
 	b.ReportMetric(v["heap_inuse_bytes"], when+"-heap-spans-in-use-MiB")
 }
 
-// reportHeap reports live heaps as reportRSS reports RSS.
-func reportHeap(b *testing.B, when string, heap [2]float64) {
-	b.ReportMetric(heap[1], when+"-heap-MiB")
-	b.ReportMetric(heap[0], when+"-small-heap-MiB")
-	b.ReportMetric(heap[1]/(float64(largeTenants())/1000), when+"-heap-MiB-per-1000-tenants")
-	b.ReportMetric((heap[1]-heap[0])/(float64(largeTenants()-smallTenants)/1000), when+"-added-heap-MiB-per-1000-tenants")
+// reportHeap reports live heaps as reportRSS reports RSS, named when
+// and what ("heap", "quiet-heap").
+func reportHeap(b *testing.B, when, what string, heap [2]float64) {
+	b.ReportMetric(heap[1], when+"-"+what+"-MiB")
+	b.ReportMetric(heap[0], when+"-small-"+what+"-MiB")
+	b.ReportMetric(heap[1]/(float64(largeTenants())/1000), when+"-"+what+"-MiB-per-1000-tenants")
+	b.ReportMetric((heap[1]-heap[0])/(float64(largeTenants()-smallTenants)/1000), when+"-added-"+what+"-MiB-per-1000-tenants")
 }
 
 // heapProfiles has both tenant-apiservers collect garbage (the heap
@@ -543,7 +631,8 @@ func BenchmarkScaleMemory(b *testing.B) {
 		time.Sleep(30 * time.Second)
 		reportRSS(b, "rest", rssMiB(sc.small.PID("tenant-apiserver")), rssMiB(sc.large.PID("tenant-apiserver")))
 		logMemory(ctx, b, sc, "rest")
-		reportHeap(b, "rest", heap)
+		reportHeap(b, "rest", "heap", heap)
+		reportHeap(b, "rest", "quiet-heap", quietHeapMiB(ctx, b, sc, "rest"))
 		b.ReportMetric(rssMiB(sc.large.PID("kube-apiserver")), "kube-apiserver-RSS-MiB")
 		b.ReportMetric(rssMiB(sc.small.PID("kube-apiserver")), "small-kube-apiserver-RSS-MiB")
 		b.ReportMetric(float64(largeTenants()), "tenants")
@@ -583,7 +672,8 @@ func BenchmarkScaleMemory(b *testing.B) {
 		time.Sleep(30 * time.Second)
 		reportRSS(b, "restarted", rssMiB(sc.small.PID("tenant-apiserver")), rssMiB(sc.large.PID("tenant-apiserver")))
 		logMemory(ctx, b, sc, "restarted")
-		reportHeap(b, "restarted", heap)
+		reportHeap(b, "restarted", "heap", heap)
+		reportHeap(b, "restarted", "quiet-heap", quietHeapMiB(ctx, b, sc, "restarted"))
 	}
 }
 
