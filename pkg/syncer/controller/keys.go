@@ -40,14 +40,18 @@ func (k *Keys[T]) Enqueue(obj interface{}) {
 	}
 }
 
-// EnqueueAll queues every object of the kind in the background (see
-// queue.Queue.AddBackground): behind the keys events queue.
+// EnqueueAll queues every object of the kind in the background, a window
+// at a time (see queue.Queue.AddBackgroundAll): behind the keys events
+// queue.
 func (k *Keys[T]) EnqueueAll() {
-	for _, obj := range k.Objects.GetStore().List() {
+	objs := k.Objects.GetStore().List()
+	keys := make([]queue.Key, 0, len(objs))
+	for _, obj := range objs {
 		if o, ok := obj.(T); ok {
-			k.Worker.Queue.AddBackground(k.Key(o))
+			keys = append(keys, k.Key(o))
 		}
 	}
+	k.Worker.Queue.AddBackgroundAll(keys)
 }
 
 // EnqueueTenant queues the objects of tenant t that match says (all of

@@ -113,17 +113,22 @@ func New(src *controller.Sources, clusterDomain string) (*Controller, error) {
 }
 
 // EnqueueAll queues every ProviderService, every tenant, and every tenant
-// that still has connections on the host.
+// that still has connections on the host, in the background, a window at
+// a time, behind the keys events queue.
 func (c *Controller) EnqueueAll() {
+	var keys []queue.Key
 	for _, obj := range c.src.ProviderServices.GetStore().List() {
-		c.enqueueService(obj)
+		if ps, ok := obj.(*tenant.ProviderService); ok {
+			keys = append(keys, queue.Key{Name: ps.Name})
+		}
 	}
-	for _, obj := range c.src.Tenants.GetStore().List() {
-		c.enqueueTenantObject(obj)
+	for _, name := range c.src.Tenants.GetStore().ListKeys() {
+		keys = append(keys, queue.Key{Tenant: name})
 	}
 	for _, t := range c.src.HostClusterNetworkConnects.GetIndexer().ListIndexFuncValues(controller.ByTenant) {
-		c.Queue.Add(queue.Key{Tenant: t})
+		keys = append(keys, queue.Key{Tenant: t})
 	}
+	c.Queue.AddBackgroundAll(keys)
 }
 
 func (c *Controller) enqueueService(obj interface{}) {

@@ -9,10 +9,27 @@ package queue
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/component-base/metrics"
+	"k8s.io/component-base/metrics/legacyregistry"
 )
+
+// passPending reports Pending per queue, by the queue's name (that of its
+// workqueue_* series).
+var passPending = metrics.NewGaugeVec(&metrics.GaugeOpts{
+	Subsystem: "tenant_syncer",
+	Name:      "pass_pending_keys",
+	Help: "Keys of a queue's current pass over every object (the periodic check, or everything again once the host is back) " +
+		"not queued yet: a queue holds a window of a pass at a time, so workqueue_depth does not count them.",
+	StabilityLevel: metrics.ALPHA,
+}, []string{"name"})
+
+func init() {
+	legacyregistry.MustRegister(passPending)
+}
 
 // Key names an object a controller reconciles: a Tenant (Name empty) or a
 // tenant object of Tenant (Name, and Namespace for namespaced kinds).
@@ -35,11 +52,23 @@ func (k Key) String() string {
 }
 
 // Queue is the syncer's work queue of Keys: rate-limited, fair across
-// tenants, with a background lane (AddBackground).
+// tenants, with a background lane (AddBackground, AddBackgroundAll).
 type Queue struct {
 	workqueue.TypedRateLimitingInterface[Key]
 	fair *Fair[Key]
+
+	// pass holds the keys of the last AddBackgroundAll not queued yet.
+	passMu  sync.Mutex
+	pass    []Key
+	pending metrics.GaugeMetric
 }
+
+// passWindow is how many keys of a pass wait in the background lane at a
+// time. The workqueue's sets and the fair queue's maps grow to the most
+// keys they ever held and never shrink (Go maps do not): a pass queued
+// whole would keep room for every object of the kind for good (about 50
+// MB at 10,000 tenants x 10 objects).
+const passWindow = 512
 
 // New returns a named rate-limited work queue of Keys that hands them out
 // fairly across tenants. A failing key is retried after base, doubling up
@@ -57,7 +86,8 @@ func New(name string, base, limit time.Duration) *Queue {
 	return &Queue{
 		TypedRateLimitingInterface: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.NewTypedItemExponentialFailureRateLimiter[Key](base, limit),
 			workqueue.TypedRateLimitingQueueConfig[Key]{Name: name, DelayingQueue: delaying}),
-		fair: fair,
+		fair:    fair,
+		pending: passPending.WithLabelValues(name),
 	}
 }
 
@@ -68,6 +98,51 @@ func New(name string, base, limit time.Duration) *Queue {
 func (q *Queue) AddBackground(key Key) {
 	q.fair.mark(key)
 	q.Add(key)
+}
+
+// AddBackgroundAll queues keys in the background lane, as AddBackground
+// does, a window at a time: the next keys go in as workers take the
+// previous ones (Get). A pass not done when the next one comes is
+// replaced by it, since each holds every object.
+func (q *Queue) AddBackgroundAll(keys []Key) {
+	q.passMu.Lock()
+	q.pass = keys
+	q.passMu.Unlock()
+	q.feed()
+}
+
+// Pending is how many keys of the current pass are not queued yet.
+func (q *Queue) Pending() int {
+	q.passMu.Lock()
+	defer q.passMu.Unlock()
+	return len(q.pass)
+}
+
+// Get implements workqueue.TypedInterface, and tops the background lane
+// up from the current pass.
+func (q *Queue) Get() (Key, bool) {
+	key, shutdown := q.TypedRateLimitingInterface.Get()
+	if !shutdown {
+		q.feed()
+	}
+	return key, shutdown
+}
+
+// feed queues keys of the current pass until passWindow of its keys wait
+// in the background lane.
+func (q *Queue) feed() {
+	q.passMu.Lock()
+	defer q.passMu.Unlock()
+	for len(q.pass) > 0 && q.fair.backgroundLen() < passWindow && !q.ShuttingDown() {
+		key := q.pass[0]
+		q.pass[0] = Key{}
+		q.pass = q.pass[1:]
+		q.AddBackground(key)
+	}
+	if len(q.pass) == 0 {
+		q.pass = nil
+	}
+	q.pending.Set(float64(len(q.pass)))
 }
 
 // AddBackgroundAfter queues key in the background lane once d has
@@ -105,6 +180,8 @@ type Fair[T comparable] struct {
 	background   ring[T]
 	inBackground map[T]struct{}
 	sinceTurn    int
+	// waiting is len(inBackground), readable outside the workqueue's lock.
+	waiting atomic.Int64
 
 	// marked are the items AddBackground is about to add: mark is called
 	// outside the workqueue's lock.
@@ -128,6 +205,10 @@ func (q *Fair[T]) mark(item T) {
 	q.marked[item] = struct{}{}
 }
 
+// backgroundLen is how many items wait in the background lane; safe for
+// concurrent use.
+func (q *Fair[T]) backgroundLen() int { return int(q.waiting.Load()) }
+
 // takeMark says whether item was marked, and unmarks it.
 func (q *Fair[T]) takeMark(item T) bool {
 	q.mu.Lock()
@@ -146,6 +227,7 @@ func (q *Fair[T]) Touch(item T) {
 	}
 	if _, ok := q.inBackground[item]; ok {
 		delete(q.inBackground, item)
+		q.waiting.Add(-1)
 		q.n--
 		q.Push(item)
 	}
@@ -156,6 +238,7 @@ func (q *Fair[T]) Push(item T) {
 	if q.takeMark(item) {
 		q.background.push(item)
 		q.inBackground[item] = struct{}{}
+		q.waiting.Add(1)
 		q.n++
 		return
 	}
@@ -184,6 +267,7 @@ func (q *Fair[T]) Pop() T {
 			item := q.background.pop()
 			if _, ok := q.inBackground[item]; ok {
 				delete(q.inBackground, item)
+				q.waiting.Add(-1)
 				q.n--
 				return item
 			}

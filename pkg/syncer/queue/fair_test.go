@@ -2,6 +2,8 @@ package queue
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 )
@@ -186,4 +188,120 @@ func BenchmarkFairPushPop(b *testing.B) {
 			q.Pop()
 		}
 	}
+}
+
+// TestQueueBackgroundPass: a pass of every key waits a window at a time,
+// behind the keys events queue; every key comes out once, in order; a new
+// pass replaces what is left of the previous one.
+func TestQueueBackgroundPass(t *testing.T) {
+	q := New("", time.Millisecond, time.Second)
+	defer q.ShutDown()
+	const n = 3 * passWindow
+	pass := func(tenant string, n int) []Key {
+		keys := make([]Key, n)
+		for i := range keys {
+			keys[i] = Key{Tenant: tenant, Name: fmt.Sprint(i)}
+		}
+		return keys
+	}
+	q.AddBackgroundAll(pass("check", n))
+	if q.Len() != passWindow || q.Pending() != n-passWindow {
+		t.Fatalf("Len %d, Pending %d after a pass of %d; want %d queued, the rest pending", q.Len(), q.Pending(), n, passWindow)
+	}
+	q.Add(Key{Tenant: "event", Name: "a"})
+	q.Add(Key{Tenant: "check", Name: fmt.Sprint(n - 1)}) // an event for a key of the pass not queued yet
+	var order []string
+	most := 0
+	for q.Len() > 0 {
+		most = max(most, q.Len())
+		k, _ := q.Get()
+		order = append(order, k.String())
+		q.Done(k)
+	}
+	if most > passWindow+2 {
+		t.Errorf("%d keys queued at most, want at most the window (%d) and the 2 events", most, passWindow)
+	}
+	if want := []string{"event/a", fmt.Sprintf("check/%d", n-1), "check/0", "check/1"}; fmt.Sprint(order[:4]) != fmt.Sprint(want) {
+		t.Fatalf("first out %v, want %v", order[:4], want)
+	}
+	seen := map[string]int{}
+	for _, k := range order {
+		seen[k]++
+	}
+	// check/n-1 comes out twice: for its event, and again with the pass
+	// (the pass reached it after the event's reconcile was done).
+	if len(order) != n+2 || len(seen) != n+1 || seen[fmt.Sprintf("check/%d", n-1)] != 2 {
+		t.Fatalf("%d keys out (%d distinct), want %d: the pass once each, the events", len(order), len(seen), n+2)
+	}
+	for i := 0; i < n-1; i++ {
+		if order[2+i] != fmt.Sprintf("check/%d", i) {
+			t.Fatalf("key %d of the pass out as %s: out of order", i, order[2+i])
+		}
+	}
+	if q.Pending() != 0 {
+		t.Fatalf("Pending %d after the pass, want 0", q.Pending())
+	}
+
+	// A pass not done when the next one comes is replaced by it.
+	q.AddBackgroundAll(pass("first", n))
+	q.AddBackgroundAll(pass("second", 10))
+	if q.Pending() != 10 {
+		t.Fatalf("Pending %d, want the second pass's 10 (the window is full of the first's)", q.Pending())
+	}
+	out := map[string]int{}
+	for q.Len() > 0 {
+		k, _ := q.Get()
+		out[k.Tenant]++
+		q.Done(k)
+	}
+	if out["first"] != passWindow || out["second"] != 10 {
+		t.Fatalf("out %v, want the first pass's window (%d) and the second pass", out, passWindow)
+	}
+}
+
+// BenchmarkQueuePassHeld reports what a queue holds after a pass of
+// 100,000 keys went through it and it drained: queued whole
+// (AddBackground each) or a window at a time (AddBackgroundAll). The maps
+// behind the queue keep the room they grew to.
+func BenchmarkQueuePassHeld(b *testing.B) {
+	const n = 100000
+	keys := make([]Key, n)
+	for i := range keys {
+		keys[i] = Key{Tenant: fmt.Sprint("t", i/10), Namespace: "ns", Name: fmt.Sprint(i)}
+	}
+	for _, c := range []struct {
+		name string
+		add  func(q *Queue)
+	}{
+		{"whole", func(q *Queue) {
+			for _, k := range keys {
+				q.AddBackground(k)
+			}
+		}},
+		{"window", func(q *Queue) { q.AddBackgroundAll(slices.Clone(keys)) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var held uint64
+			for b.Loop() {
+				before := liveHeap()
+				q := New("", time.Millisecond, time.Second)
+				c.add(q)
+				for q.Len() > 0 {
+					k, _ := q.Get()
+					q.Done(k)
+				}
+				held = liveHeap() - before
+				runtime.KeepAlive(q)
+				q.ShutDown()
+			}
+			b.ReportMetric(float64(held)/(1<<20), "MiB-held")
+		})
+	}
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

@@ -109,11 +109,15 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	return c, nil
 }
 
-// EnqueueAll queues every Tenant in the background, behind the keys events queue.
+// EnqueueAll queues every Tenant in the background, a window at a time,
+// behind the keys events queue.
 func (c *Controller) EnqueueAll() {
-	for _, name := range c.src.Tenants.GetStore().ListKeys() {
-		c.Queue.AddBackground(queue.Key{Tenant: name})
+	names := c.src.Tenants.GetStore().ListKeys()
+	keys := make([]queue.Key, len(names))
+	for i, name := range names {
+		keys[i] = queue.Key{Tenant: name}
 	}
+	c.Queue.AddBackgroundAll(keys)
 }
 
 // onlyUsageChanged says whether an update of a Tenant changed nothing but
