@@ -93,9 +93,12 @@ func OnEvery(f func(obj interface{})) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj interface{}) { f(obj) }, DeleteFunc: f}
 }
 
-// Idle says whether no key waits and none is being reconciled (keys
-// waiting for a retry delay do not count).
-func (w *Worker) Idle() bool { return w.Queue.Len() == 0 && w.busy.Load() == 0 }
+// Idle says whether no key waits (in the queue, or in a pass not queued
+// yet) and none is being reconciled (keys waiting for a retry delay do not
+// count).
+func (w *Worker) Idle() bool {
+	return w.Queue.Len() == 0 && w.Queue.Pending() == 0 && w.busy.Load() == 0
+}
 
 // NewWorker returns a Worker with a fair queue named name. Failed keys are
 // retried after 10 ms, doubling up to 5 s: once the host is back, the last
