@@ -82,6 +82,9 @@ const (
 	// PrimaryUDNLabel makes OVN-Kubernetes give a namespace a primary
 	// user-defined network; it is only honoured when set at creation.
 	PrimaryUDNLabel = "k8s.ovn.org/primary-user-defined-network"
+	// UDNRenderedLabel is on every NetworkAttachmentDefinition
+	// OVN-Kubernetes renders from a user-defined network.
+	UDNRenderedLabel = "k8s.ovn.org/user-defined-network"
 
 	// PodSecurityEnforceLabel, PodSecurityAuditLabel and
 	// PodSecurityWarnLabel set the Pod Security Standard level that the

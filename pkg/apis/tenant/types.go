@@ -41,6 +41,11 @@ const (
 	ConditionAddressesAllocated = "AddressesAllocated"
 	// ConditionNetworkCreated is True when the Network's ClusterUserDefinedNetwork exists on the host.
 	ConditionNetworkCreated = "NetworkCreated"
+	// ConditionNetworkAttached is True on a Namespace when OVN-Kubernetes
+	// has rendered its Network into its host namespace (the
+	// NetworkAttachmentDefinition its pods are attached by): until then
+	// no pod of the namespace can start.
+	ConditionNetworkAttached = "NetworkAttached"
 	// ConditionEgressAssigned is, on a Network with an enabled NAT gateway
 	// and on a FloatingIP with a target, True when OVN-Kubernetes has
 	// assigned the object's EgressIP to an egress node.
@@ -507,7 +512,10 @@ type NamespaceStatus struct {
 	Phase NamespacePhase
 	// hostNamespace is the name of the namespace on the host.
 	HostNamespace string
-	// conditions are Ready and HostSynced.
+	// conditions are Ready, HostSynced and NetworkAttached. Ready is True
+	// when the host namespace and its members' RoleBinding match
+	// (HostSynced) and OVN-Kubernetes has attached the host namespace to
+	// the Namespace's Network (NetworkAttached).
 	Conditions []metav1.Condition
 }
 

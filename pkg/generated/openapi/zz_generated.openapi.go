@@ -3922,7 +3922,7 @@ func schema_pkg_apis_tenant_v1alpha1_NamespaceStatus(ref common.ReferenceCallbac
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "conditions are Ready and HostSynced.",
+							Description: "conditions are Ready, HostSynced and NetworkAttached. Ready is True when the host namespace and its members' RoleBinding match (HostSynced) and OVN-Kubernetes has attached the host namespace to the Namespace's Network (NetworkAttached).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -48,6 +48,11 @@ var (
 	// VirtualMachines are KubeVirt's, which FloatingIPs and LoadBalancers
 	// bind to by name.
 	VirtualMachines = schema.GroupVersionResource{Group: "kubevirt.io", Version: "v1", Resource: "virtualmachines"}
+	// NetworkAttachmentDefinitions are Multus' kind that OVN-Kubernetes'
+	// cluster-manager renders a ClusterUserDefinedNetwork into, one in
+	// each namespace the network selects, named as the network and
+	// labelled hostnames.UDNRenderedLabel.
+	NetworkAttachmentDefinitions = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
 )
 
 // servedRecheck is how often the syncer asks the host whether it serves
@@ -147,6 +152,10 @@ type Sources struct {
 	// of Synced: a host without KubeVirt holds no other controller up. See
 	// VirtualMachinesKnown.
 	HostVirtualMachines cache.SharedIndexInformer
+	// HostNetworkAttachments are the NetworkAttachmentDefinitions
+	// OVN-Kubernetes rendered from user-defined networks, in every host
+	// namespace; only their names are kept (see Attached).
+	HostNetworkAttachments cache.SharedIndexInformer
 
 	Health *HostHealth
 	// Orphans is what the periodic check looks at; the controllers
@@ -310,6 +319,11 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	if err := s.HostVirtualMachines.SetTransform(metadataOnly); err != nil {
 		panic(err) // only fails once started
 	}
+	s.HostNetworkAttachments = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, NetworkAttachmentDefinitions, metav1.NamespaceAll, 0,
+		cache.Indexers{}, func(o *metav1.ListOptions) { o.LabelSelector = hostnames.UDNRenderedLabel }).Informer()
+	if err := s.HostNetworkAttachments.SetTransform(nameOnly); err != nil {
+		panic(err)
+	}
 	if err := s.HostBGPSessionStates.AddIndexers(cache.Indexers{ByVRF: indexByVRF}); err != nil {
 		panic(err)
 	}
@@ -379,6 +393,7 @@ func (s *Sources) Start(ctx context.Context) {
 	s.egressIP.Start(ctx.Done())
 	go s.HostTargetPods.RunWithContext(ctx)
 	go s.HostLauncherPods.RunWithContext(ctx)
+	go s.HostNetworkAttachments.RunWithContext(ctx)
 	go s.runWhenServed(ctx, VirtualMachines, s.HostVirtualMachines)
 	go s.Health.Run(ctx, time.Second)
 	if t, ok := s.HostNamespaces.(*termInformer); ok {
@@ -451,6 +466,30 @@ func metadataOnly(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
+// nameOnly keeps of an object only its name, namespace, UID, resource
+// version and deletion time, as metadata: all the syncer reads of the
+// NetworkAttachmentDefinitions OVN-Kubernetes renders (their CNI
+// configuration is most of them, and one exists per tenant namespace).
+func nameOnly(obj interface{}) (interface{}, error) {
+	if o, ok := obj.(*unstructured.Unstructured); ok {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName(),
+			UID: o.GetUID(), ResourceVersion: o.GetResourceVersion(), DeletionTimestamp: o.GetDeletionTimestamp()}}, nil
+	}
+	return obj, nil
+}
+
+// Attached says whether OVN-Kubernetes has rendered the host network
+// named cudn into host namespace ns, and the attachment is not being
+// deleted.
+func (s *Sources) Attached(ns, cudn string) bool {
+	obj, exists, err := s.HostNetworkAttachments.GetStore().GetByKey(ns + "/" + cudn)
+	if err != nil || !exists {
+		return false
+	}
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetDeletionTimestamp() == nil
+}
+
 func trimmed(m metav1.ObjectMeta) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
 		Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp}
@@ -484,6 +523,7 @@ func (s *Sources) NamedSynced() []NamedSynced {
 		{"host frrconfigurations", s.HostFRRConfigurations.HasSynced}, {"host bgpsessionstates", s.HostBGPSessionStates.HasSynced},
 		{"host clusternetworkconnects", s.HostClusterNetworkConnects.HasSynced}, {"host floating IP target pods", s.HostTargetPods.HasSynced},
 		{"host virtual machine launcher pods", s.HostLauncherPods.HasSynced},
+		{"host network attachment definitions", s.HostNetworkAttachments.HasSynced},
 		{"host resourcequotas", s.HostResourceQuotas.HasSynced}, {"host limitranges", s.HostLimitRanges.HasSynced},
 	}
 	for gvr, inf := range s.HostMetalLB {

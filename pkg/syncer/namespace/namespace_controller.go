@@ -3,7 +3,8 @@
 // label, a RoleBinding that gives the tenant's members the admin role in
 // it and, for a tenant with compute quota, a ResourceQuota (the
 // namespace's share of the tenant's total) and a LimitRange of container
-// defaults. It reports the result in the Namespace's status.
+// defaults. It reports the result in the Namespace's status, with whether
+// OVN-Kubernetes has attached the host namespace to its network yet.
 package namespace
 
 import (
@@ -71,6 +72,21 @@ func New(src *controller.Sources) (*Controller, error) {
 	// Any change to a host object made for a Namespace, drift or deletion,
 	// brings the Namespace back in line.
 	if err := c.keys.WatchHost(src.HostNamespaces, src.HostRoleBindings, src.HostLimitRanges, src.HostResourceQuotas); err != nil {
+		return nil, err
+	}
+	// OVN-Kubernetes rendering the Namespace's Network into its host
+	// namespace (or the rendering going away) changes NetworkAttached.
+	// The attachment carries none of the syncer's labels: its host
+	// namespace names the Namespace.
+	if err := c.Watch(src.HostNetworkAttachments, controller.OnEvery(func(obj interface{}) {
+		m, err := meta.Accessor(controller.Unwrap(obj))
+		if err != nil {
+			return
+		}
+		if host, exists, err := src.HostNamespaces.GetStore().GetByKey(m.GetNamespace()); err == nil && exists {
+			c.keys.EnqueueHostObject(host)
+		}
+	})); err != nil {
 		return nil, err
 	}
 	// A ResourceQuota's usage changing (or one coming or going) moves the

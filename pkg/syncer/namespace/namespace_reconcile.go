@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
@@ -141,7 +142,43 @@ func (c *Controller) syncRoleBinding(ctx context.Context, marks hostnames.Marks,
 	return outcome{Synced: got.Synced, Reason: got.Reason, Message: got.Message, Details: details{active: true}}, nil
 }
 
-// setStatus records out in the Namespace's status.
+// Reasons of a Namespace's NetworkAttached condition, and of its Ready
+// condition when that is all it waits for.
+const (
+	// ReasonAttached: OVN-Kubernetes rendered the Network into the host
+	// namespace.
+	ReasonAttached = "Attached"
+	// ReasonAttachmentPending: it has not yet.
+	ReasonAttachmentPending = "AttachmentPending"
+	// ReasonHostNamespacePending: the host namespace is not synced, so
+	// there is nothing to attach yet.
+	ReasonHostNamespacePending = "HostNamespacePending"
+	// ReasonNetworkNotAttached is Ready's reason while the Namespace is
+	// HostSynced and not NetworkAttached.
+	ReasonNetworkNotAttached = "NetworkNotAttached"
+)
+
+// attachment is the NetworkAttached condition (without its generation) of
+// a Namespace whose host namespace hostName is to be attached to host
+// network cudn, when the host namespace is synced or not.
+func (c *Controller) attachment(synced bool, hostName, cudn string) metav1.Condition {
+	nad := "NetworkAttachmentDefinition " + hostName + "/" + cudn
+	switch {
+	case !synced:
+		return metav1.Condition{Type: tenant.ConditionNetworkAttached, Status: metav1.ConditionUnknown, Reason: ReasonHostNamespacePending,
+			Message: "the host namespace is not synced"}
+	case c.src.Attached(hostName, cudn):
+		return metav1.Condition{Type: tenant.ConditionNetworkAttached, Status: metav1.ConditionTrue, Reason: ReasonAttached,
+			Message: "OVN-Kubernetes rendered ClusterUserDefinedNetwork " + cudn + " into the host namespace (" + nad + ")"}
+	}
+	return metav1.Condition{Type: tenant.ConditionNetworkAttached, Status: metav1.ConditionFalse, Reason: ReasonAttachmentPending,
+		Message: "OVN-Kubernetes has not rendered ClusterUserDefinedNetwork " + cudn + " into the host namespace yet (no " + nad +
+			"): no pod of the namespace can start until it has"}
+}
+
+// setStatus records out in the Namespace's status: HostSynced, whether
+// OVN-Kubernetes has attached the host namespace to the Namespace's
+// Network (NetworkAttached), and Ready (both).
 func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Key, ns *tenant.Namespace, out outcome) error {
 	hostName := hostnames.Namespace(t.Name, t.UID, ns.Name)
 	reason, message := out.Reason, out.Message
@@ -151,6 +188,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 			message += ", and its compute quota share and container defaults"
 		}
 	}
+	attached := c.attachment(out.Synced, hostName, hostnames.ClusterUserDefinedNetwork(t.UID, ns.Spec.Network))
 	mutate := func(obj runtime.Object) bool {
 		live := obj.(*tenant.Namespace)
 		if live.UID != ns.UID {
@@ -172,7 +210,14 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 			s.ObservedGeneration, changed = live.Generation, true
 		}
 		changed = controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionHostSynced, out.Synced, reason, message) || changed
-		changed = controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionReady, out.Synced, reason, message) || changed
+		a := attached
+		a.ObservedGeneration = live.Generation
+		changed = meta.SetStatusCondition(&s.Conditions, a) || changed
+		ready, readyReason, readyMessage := out.Synced, reason, message
+		if out.Synced && a.Status != metav1.ConditionTrue {
+			ready, readyReason, readyMessage = false, ReasonNetworkNotAttached, a.Message
+		}
+		changed = controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
 	// Most reconciles find everything as it was: the cached copy tells,

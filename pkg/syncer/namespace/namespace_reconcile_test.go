@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
@@ -148,6 +150,94 @@ func TestReconcileNamespace(t *testing.T) {
 	reconcile("reconcile of a deleted Namespace")
 	if _, err := namespaces.Get(ctx, hostName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("host namespace of a deleted Namespace not removed: %v", err)
+	}
+}
+
+// TestReconcileNetworkAttached: a Namespace whose host namespace and
+// RoleBinding match is HostSynced, but Ready only once OVN-Kubernetes has
+// rendered its Network into the host namespace, and no longer once that
+// rendering is gone.
+func TestReconcileNetworkAttached(t *testing.T) {
+	src, fakes, tn, ns, reconcile := namespaceFixture(t, "")
+	ctx := context.Background()
+	hostName := hostnames.Namespace(tn.Name, tn.UID, ns.Name)
+	cudn := hostnames.ClusterUserDefinedNetwork(tn.UID, ns.Spec.Network)
+	conditions := func() []metav1.Condition {
+		return fakes.Namespaces.Stored(tn.Name, "", ns.Name).(*tenant.Namespace).Status.Conditions
+	}
+	want := func(what string, attached, ready metav1.ConditionStatus, reason string) {
+		t.Helper()
+		a := meta.FindStatusCondition(conditions(), tenant.ConditionNetworkAttached)
+		r := meta.FindStatusCondition(conditions(), tenant.ConditionReady)
+		if a == nil || r == nil || a.Status != attached || r.Status != ready || r.Reason != reason {
+			t.Fatalf("%s: NetworkAttached %+v, Ready %+v; want %s, and Ready %s with reason %s", what, a, r, attached, ready, reason)
+		}
+	}
+
+	reconcile("first reconcile")
+	controllertest.Eventually(t, "the informer has the host namespace", func() bool {
+		_, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
+		return exists
+	})
+	reconcile("reconcile with the host namespace cached")
+	if !conditionTrue(conditions(), tenant.ConditionHostSynced) {
+		t.Fatalf("conditions %+v, want HostSynced", conditions())
+	}
+	want("synced, nothing rendered", metav1.ConditionFalse, metav1.ConditionFalse, ReasonNetworkNotAttached)
+	if r := meta.FindStatusCondition(conditions(), tenant.ConditionReady); !strings.Contains(r.Message, hostName+"/"+cudn) {
+		t.Errorf("Ready message %q does not name the NetworkAttachmentDefinition %s/%s", r.Message, hostName, cudn)
+	}
+
+	render(t, fakes, hostName, cudn)
+	controllertest.Eventually(t, "the informer has the attachment", func() bool { return src.Attached(hostName, cudn) })
+	reconcile("reconcile once rendered")
+	want("rendered", metav1.ConditionTrue, metav1.ConditionTrue, controller.ReasonSynced)
+
+	if err := fakes.Dynamic.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostName).Delete(ctx, cudn, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "the informer saw the attachment go", func() bool { return !src.Attached(hostName, cudn) })
+	reconcile("reconcile once the rendering is gone")
+	want("rendering gone", metav1.ConditionFalse, metav1.ConditionFalse, ReasonNetworkNotAttached)
+}
+
+// TestReconcileNetworkAttachedUnknown: with its host namespace's name
+// taken by someone else, a Namespace is not HostSynced, and whether its
+// network is attached is Unknown, even with an attachment in that
+// namespace.
+func TestReconcileNetworkAttachedUnknown(t *testing.T) {
+	src, fakes, tn, ns, reconcile := namespaceFixture(t, "")
+	hostName := hostnames.Namespace(tn.Name, tn.UID, ns.Name)
+	cudn := hostnames.ClusterUserDefinedNetwork(tn.UID, ns.Spec.Network)
+	foreign := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostName}}
+	if _, err := fakes.Kube.CoreV1().Namespaces().Create(context.Background(), foreign, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	render(t, fakes, hostName, cudn)
+	controllertest.Eventually(t, "the informers have the foreign namespace and the attachment", func() bool {
+		_, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
+		return exists && src.Attached(hostName, cudn)
+	})
+	reconcile("reconcile with the name taken")
+	conds := fakes.Namespaces.Stored(tn.Name, "", ns.Name).(*tenant.Namespace).Status.Conditions
+	a, r := meta.FindStatusCondition(conds, tenant.ConditionNetworkAttached), meta.FindStatusCondition(conds, tenant.ConditionReady)
+	if conditionTrue(conds, tenant.ConditionHostSynced) || a == nil || a.Status != metav1.ConditionUnknown || a.Reason != ReasonHostNamespacePending ||
+		r == nil || r.Status != metav1.ConditionFalse || r.Reason != controller.ReasonHostNameTaken {
+		t.Fatalf("conditions %+v; want not HostSynced, NetworkAttached Unknown and Ready False (HostNameTaken)", conds)
+	}
+}
+
+// render makes the NetworkAttachmentDefinition OVN-Kubernetes renders
+// host network cudn into host namespace hostName as.
+func render(t *testing.T, fakes *controllertest.Fakes, hostName, cudn string) {
+	t.Helper()
+	nad := &unstructured.Unstructured{}
+	nad.SetAPIVersion("k8s.cni.cncf.io/v1")
+	nad.SetKind("NetworkAttachmentDefinition")
+	nad.SetName(cudn)
+	nad.SetLabels(map[string]string{hostnames.UDNRenderedLabel: ""})
+	if _, err := fakes.Dynamic.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostName).Create(context.Background(), nad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -50,6 +50,7 @@ const (
 	mtbOverGrantedUser = "moe" // TestMultiTenancyBenchmark: its over-granted co-member
 	mtbVictimUser      = "max" // TestMultiTenancyBenchmark: the other tenant's member
 	operateUser        = "mia" // TestMetricsAndAudit
+	attachUser         = "ada" // TestNamespaceNetworkAttached
 )
 
 func TestMain(m *testing.M) {
@@ -60,7 +61,7 @@ func TestMain(m *testing.M) {
 			{Name: networkUser}, {Name: refusedUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser}, {Name: egressUser},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
-			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser},
+			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser}, {Name: attachUser},
 		},
 		Setup: stack.DemoPools,
 	}))

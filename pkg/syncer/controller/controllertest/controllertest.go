@@ -183,10 +183,11 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 		RA:       rafake.NewSimpleClientset(),       //nolint:staticcheck // see above
 	}
 	listKinds := map[schema.GroupVersionResource]string{
-		controller.FRRConfigurations:      "FRRConfigurationList",
-		controller.BGPSessionStates:       "BGPSessionStateList",
-		controller.ClusterNetworkConnects: "ClusterNetworkConnectList",
-		controller.VirtualMachines:        "VirtualMachineList",
+		controller.FRRConfigurations:            "FRRConfigurationList",
+		controller.BGPSessionStates:             "BGPSessionStateList",
+		controller.ClusterNetworkConnects:       "ClusterNetworkConnectList",
+		controller.VirtualMachines:              "VirtualMachineList",
+		controller.NetworkAttachmentDefinitions: "NetworkAttachmentDefinitionList",
 	}
 	for _, gvr := range controller.MetalLBResources {
 		listKinds[gvr] = map[string]string{"ipaddresspools": "IPAddressPoolList", "l2advertisements": "L2AdvertisementList", "bgpadvertisements": "BGPAdvertisementList"}[gvr.Resource]
@@ -207,7 +208,7 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 	t.Cleanup(cancel)
 	hostInformers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings, src.HostServices, src.HostCUDNs, src.HostEgressIPs,
 		src.HostRouteAdvertisements, src.HostFRRConfigurations, src.HostBGPSessionStates, src.HostClusterNetworkConnects, src.HostTargetPods, src.HostLauncherPods,
-		src.HostResourceQuotas, src.HostLimitRanges}
+		src.HostResourceQuotas, src.HostLimitRanges, src.HostNetworkAttachments}
 	for _, inf := range hostInformers {
 		go inf.RunWithContext(ctx)
 	}

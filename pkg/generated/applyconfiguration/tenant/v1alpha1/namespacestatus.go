@@ -34,7 +34,10 @@ type NamespaceStatusApplyConfiguration struct {
 	Phase *tenantv1alpha1.NamespacePhase `json:"phase,omitempty"`
 	// hostNamespace is the name of the namespace on the host.
 	HostNamespace *string `json:"hostNamespace,omitempty"`
-	// conditions are Ready and HostSynced.
+	// conditions are Ready, HostSynced and NetworkAttached. Ready is True
+	// when the host namespace and its members' RoleBinding match
+	// (HostSynced) and OVN-Kubernetes has attached the host namespace to
+	// the Namespace's Network (NetworkAttached).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 

@@ -1,0 +1,90 @@
+package syncer
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// TestNamespaceNetworkAttached: a tenant Namespace is Ready only once
+// OVN-Kubernetes' cluster-manager has rendered its Network into its host
+// namespace, a NetworkAttachmentDefinition there that pods are attached
+// by. With cluster-manager stopped (SIGSTOP, a few seconds: far within its
+// leader lease), a new Namespace is HostSynced (the syncer's part is done)
+// but not NetworkAttached, and not Ready, saying why; once cluster-manager
+// runs again and renders the network, it is both.
+func TestNamespaceNetworkAttached(t *testing.T) {
+	ctx := framework.Context(t, 2*slowTimeout)
+	name := uniqueName(t)
+	tn := onboard(ctx, t, tenantSpec{name: name, users: []string{attachUser}})
+	member := tenantClient(t, attachUser)
+	_, dyn := hostClients(t)
+	cudn := hostnames.ClusterUserDefinedNetwork(tn.UID, "default")
+
+	// The default Namespace: attached, and the attachment is the one
+	// cluster-manager rendered.
+	def := waitNamespaceSynced(ctx, t, member, defaultNamespace)
+	attached := meta.FindStatusCondition(def.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached)
+	if attached == nil || attached.Status != metav1.ConditionTrue || !strings.Contains(attached.Message, def.Status.HostNamespace+"/"+cudn) {
+		t.Fatalf("default Namespace NetworkAttached %+v, want True naming %s/%s", attached, def.Status.HostNamespace, cudn)
+	}
+	if _, err := dyn.Resource(nadGVR).Namespace(def.Status.HostNamespace).Get(ctx, cudn, metav1.GetOptions{}); err != nil {
+		t.Fatalf("the NetworkAttachmentDefinition the default Namespace is attached by: %v", err)
+	}
+
+	pid := theStack().PID("ovnkube-cluster-manager")
+	if pid == 0 {
+		t.Fatal("the stack runs no OVN-Kubernetes cluster-manager")
+	}
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	resume := func() {
+		if !resumed {
+			resumed = true
+			if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+				t.Errorf("resuming cluster-manager: %v", err)
+			}
+		}
+	}
+	t.Cleanup(resume)
+
+	const late = "late"
+	kubectl(ctx, t, attachUser, "create", "-f", writeJSON(t, namespaceObject(late)))
+	var waiting *tenantv1alpha1.Namespace
+	eventually(ctx, t, syncTimeout, "Namespace "+late+" HostSynced, not attached and not Ready", func(ctx context.Context) (bool, string) {
+		ns, err := member.TenantV1alpha1().Namespaces().Get(ctx, late, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		waiting = ns
+		return conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionHostSynced, metav1.ConditionTrue, "") &&
+			conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached, metav1.ConditionFalse, "AttachmentPending") &&
+			conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionFalse, "NetworkNotAttached"), describeNamespace(ns)
+	})
+	if ready := meta.FindStatusCondition(waiting.Status.Conditions, tenantv1alpha1.ConditionReady); !strings.Contains(ready.Message, waiting.Status.HostNamespace+"/"+cudn) {
+		t.Errorf("Ready message %q does not name the NetworkAttachmentDefinition it waits for", ready.Message)
+	}
+	// kubectl shows why, as the member sees it.
+	if out := kubectl(ctx, t, attachUser, "get", "namespaces.tenant.io", late, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].reason}"); out != "NetworkNotAttached" {
+		t.Errorf("kubectl: Ready reason %q while cluster-manager is stopped, want NetworkNotAttached", out)
+	}
+	resume()
+
+	ns := waitNamespaceSynced(ctx, t, member, late)
+	if !conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached, metav1.ConditionTrue, "Attached") {
+		t.Errorf("Namespace %s Ready, NetworkAttached %s", late, describeNamespace(ns))
+	}
+	if _, err := dyn.Resource(nadGVR).Namespace(ns.Status.HostNamespace).Get(ctx, cudn, metav1.GetOptions{}); err != nil {
+		t.Errorf("Namespace %s Ready without its NetworkAttachmentDefinition: %v", late, err)
+	}
+}
