@@ -43,6 +43,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/leaderelection"
@@ -131,6 +132,9 @@ func New(config Config, storage controller.Storage) (*Syncer, error) {
 		return nil, err
 	}
 	if host.RA, err = raclientset.NewForConfig(custom); err != nil {
+		return nil, err
+	}
+	if host.Metadata, err = metadata.NewForConfig(custom); err != nil {
 		return nil, err
 	}
 	host.Namespaces = config.HostNamespaces

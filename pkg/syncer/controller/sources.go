@@ -23,6 +23,8 @@ import (
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
@@ -189,6 +191,9 @@ type HostClients struct {
 	UDN      udnclientset.Interface
 	EgressIP egressipclientset.Interface
 	RA       raclientset.Interface
+	// Metadata reads objects' metadata alone (the rendered network
+	// attachments).
+	Metadata metadata.Interface
 	// Namespaces, when set, is the process' running informer of every
 	// host namespace (the admission plugins'), indexed ByTenant: the
 	// syncer reads host namespaces from it instead of listing them once
@@ -319,7 +324,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	if err := s.HostVirtualMachines.SetTransform(metadataOnly); err != nil {
 		panic(err) // only fails once started
 	}
-	s.HostNetworkAttachments = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, NetworkAttachmentDefinitions, metav1.NamespaceAll, 0,
+	s.HostNetworkAttachments = metadatainformer.NewFilteredMetadataInformer(host.Metadata, NetworkAttachmentDefinitions, metav1.NamespaceAll, 0,
 		cache.Indexers{}, func(o *metav1.ListOptions) { o.LabelSelector = hostnames.UDNRenderedLabel }).Informer()
 	if err := s.HostNetworkAttachments.SetTransform(nameOnly); err != nil {
 		panic(err)
@@ -466,14 +471,15 @@ func metadataOnly(obj interface{}) (interface{}, error) {
 	return obj, nil
 }
 
-// nameOnly keeps of an object only its name, namespace, UID, resource
-// version and deletion time, as metadata: all the syncer reads of the
-// NetworkAttachmentDefinitions OVN-Kubernetes renders (their CNI
-// configuration is most of them, and one exists per tenant namespace).
+// nameOnly keeps of an object's metadata only its name, namespace, UID,
+// resource version and deletion time: all the syncer reads of the
+// NetworkAttachmentDefinitions OVN-Kubernetes renders, one per tenant
+// namespace, which it lists as metadata (their CNI configuration stays on
+// the host) and keeps without their labels, owners and managed fields.
 func nameOnly(obj interface{}) (interface{}, error) {
-	if o, ok := obj.(*unstructured.Unstructured); ok {
-		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.GetNamespace(), Name: o.GetName(),
-			UID: o.GetUID(), ResourceVersion: o.GetResourceVersion(), DeletionTimestamp: o.GetDeletionTimestamp()}}, nil
+	if o, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name,
+			UID: o.UID, ResourceVersion: o.ResourceVersion, DeletionTimestamp: o.DeletionTimestamp}}, nil
 	}
 	return obj, nil
 }

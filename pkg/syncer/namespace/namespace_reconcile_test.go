@@ -12,8 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -193,7 +193,7 @@ func TestReconcileNetworkAttached(t *testing.T) {
 	reconcile("reconcile once rendered")
 	want("rendered", metav1.ConditionTrue, metav1.ConditionTrue, controller.ReasonSynced)
 
-	if err := fakes.Dynamic.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostName).Delete(ctx, cudn, metav1.DeleteOptions{}); err != nil {
+	if err := fakes.Metadata.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostName).Delete(ctx, cudn, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	controllertest.Eventually(t, "the informer saw the attachment go", func() bool { return !src.Attached(hostName, cudn) })
@@ -231,12 +231,12 @@ func TestReconcileNetworkAttachedUnknown(t *testing.T) {
 // host network cudn into host namespace hostName as.
 func render(t *testing.T, fakes *controllertest.Fakes, hostName, cudn string) {
 	t.Helper()
-	nad := &unstructured.Unstructured{}
-	nad.SetAPIVersion("k8s.cni.cncf.io/v1")
-	nad.SetKind("NetworkAttachmentDefinition")
-	nad.SetName(cudn)
-	nad.SetLabels(map[string]string{hostnames.UDNRenderedLabel: ""})
-	if _, err := fakes.Dynamic.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostName).Create(context.Background(), nad, metav1.CreateOptions{}); err != nil {
+	nad := &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: hostName, Name: cudn, Labels: map[string]string{hostnames.UDNRenderedLabel: ""}},
+	}
+	nads := fakes.Metadata.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostName).(metadatafake.MetadataClient)
+	if _, err := nads.CreateFake(nad, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -160,6 +161,8 @@ type Fakes struct {
 	RA                                                                                       *rafake.Clientset
 	// Dynamic serves the MetalLB and frr-k8s kinds.
 	Dynamic *dynamicfake.FakeDynamicClient
+	// Metadata serves the rendered network attachments.
+	Metadata *metadatafake.FakeMetadataClient
 }
 
 // NewSources returns Sources over fakes, with the host informers running
@@ -183,11 +186,10 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 		RA:       rafake.NewSimpleClientset(),       //nolint:staticcheck // see above
 	}
 	listKinds := map[schema.GroupVersionResource]string{
-		controller.FRRConfigurations:            "FRRConfigurationList",
-		controller.BGPSessionStates:             "BGPSessionStateList",
-		controller.ClusterNetworkConnects:       "ClusterNetworkConnectList",
-		controller.VirtualMachines:              "VirtualMachineList",
-		controller.NetworkAttachmentDefinitions: "NetworkAttachmentDefinitionList",
+		controller.FRRConfigurations:      "FRRConfigurationList",
+		controller.BGPSessionStates:       "BGPSessionStateList",
+		controller.ClusterNetworkConnects: "ClusterNetworkConnectList",
+		controller.VirtualMachines:        "VirtualMachineList",
 	}
 	for _, gvr := range controller.MetalLBResources {
 		listKinds[gvr] = map[string]string{"ipaddresspools": "IPAddressPoolList", "l2advertisements": "L2AdvertisementList", "bgpadvertisements": "BGPAdvertisementList"}[gvr.Resource]
@@ -202,7 +204,8 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 		FloatingIPs: kind("floatingips", f.FloatingIPs), LoadBalancers: kind("loadbalancers", f.LoadBalancers),
 		VRFPeerings: kind("vrfpeerings", f.VRFPeerings), ProviderServices: kind("providerservices", f.ProviderServices),
 	}
-	host := controller.HostClients{Kube: f.Kube, Dynamic: f.Dynamic, UDN: f.UDN, EgressIP: f.EgressIP, RA: f.RA}
+	f.Metadata = metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme())
+	host := controller.HostClients{Kube: f.Kube, Dynamic: f.Dynamic, UDN: f.UDN, EgressIP: f.EgressIP, RA: f.RA, Metadata: f.Metadata}
 	src := controller.NewSources(storage, host, controller.Namespaces{MetalLB: "metallb-system", FRR: "frr-k8s-system"})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
