@@ -78,6 +78,9 @@ func TestNamespaceNetworkAttached(t *testing.T) {
 	if out := kubectl(ctx, t, attachUser, "get", "namespaces.tenant.io", late, "-o", "jsonpath={.status.conditions[?(@.type==\"Ready\")].reason}"); out != "NetworkNotAttached" {
 		t.Errorf("kubectl: Ready reason %q while cluster-manager is stopped, want NetworkNotAttached", out)
 	}
+	if out := kubectl(ctx, t, attachUser, "get", "namespaces.tenant.io", late); !tableCell(out, late, "READY", "False") {
+		t.Errorf("kubectl get: want READY False for %s while cluster-manager is stopped:\n%s", late, out)
+	}
 	resume()
 
 	ns := waitNamespaceSynced(ctx, t, member, late)
@@ -87,4 +90,22 @@ func TestNamespaceNetworkAttached(t *testing.T) {
 	if _, err := dyn.Resource(nadGVR).Namespace(ns.Status.HostNamespace).Get(ctx, cudn, metav1.GetOptions{}); err != nil {
 		t.Errorf("Namespace %s Ready without its NetworkAttachmentDefinition: %v", late, err)
 	}
+	if out := kubectl(ctx, t, attachUser, "get", "namespaces.tenant.io", late); !tableCell(out, late, "READY", "True") {
+		t.Errorf("kubectl get: want READY True for %s:\n%s", late, out)
+	}
+}
+
+// tableCell says whether kubectl's table out has, in the row of name, the
+// value want in the column headed column (kubectl aligns each column's
+// cells under its header).
+func tableCell(out, name, column, want string) bool {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	at := strings.Index(lines[0], column)
+	for _, l := range lines[1:] {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == name && at >= 0 && at < len(l) {
+			cell := strings.Fields(l[at:])
+			return len(cell) > 0 && cell[0] == want
+		}
+	}
+	return false
 }

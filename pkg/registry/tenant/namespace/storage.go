@@ -37,4 +37,7 @@ var columns = []base.Column[*tenant.Namespace]{
 	{Name: "Network", Type: "string", Description: "Primary Network of the namespace.", Cell: func(o *tenant.Namespace) interface{} { return o.Spec.Network }},
 	{Name: "Phase", Type: "string", Description: "Lifecycle phase.", Cell: func(o *tenant.Namespace) interface{} { return string(o.Status.Phase) }},
 	{Name: "Host Namespace", Type: "string", Description: "Name of the namespace on the host.", Cell: func(o *tenant.Namespace) interface{} { return base.OrNone(o.Status.HostNamespace) }},
+	{Name: "Ready", Type: "string", Description: "Whether pods can run in the namespace: it exists on the host and is attached to its network.", Cell: func(o *tenant.Namespace) interface{} {
+		return base.ConditionStatus(o.Status.Conditions, tenant.ConditionReady)
+	}},
 }
