@@ -18,10 +18,14 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -861,4 +865,81 @@ func (r *syncRun) checkOVN(ctx context.Context, step string, w *ovnWatch) {
 	case waiting > 0 && idle >= idleLimit:
 		r.b.Errorf("%s: OVN-Kubernetes' cluster-manager used no CPU for %s while %d namespaces waited for their NetworkAttachmentDefinitions: it went idle, and the step's figures do not compare with other runs'", step, idle, waiting)
 	}
+}
+
+// renderAttachments, on a stack without cluster-manager and with
+// BENCH_SYNC_RENDER_ATTACHMENTS set, writes into every tenant host
+// namespace the NetworkAttachmentDefinition cluster-manager would have
+// rendered (named as the namespace's network, labelled as cluster-manager
+// labels them, with a CNI configuration of the same size), and waits
+// until every tenant Namespace is NetworkAttached: the restart that
+// follows then lists them, as it does on a host running OVN-Kubernetes,
+// whose cluster-manager would take hours to render 100,000.
+func (r *syncRun) renderAttachments(ctx context.Context) {
+	if r.ovn || os.Getenv("BENCH_SYNC_RENDER_ATTACHMENTS") == "" {
+		return
+	}
+	dyn, err := dynamic.NewForConfig(framework.Unthrottled(r.s.RESTConfig(stack.AdminUser)))
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	nss, err := r.meta.Resource(corev1.SchemeGroupVersion.WithResource("namespaces")).List(ctx, metav1.ListOptions{LabelSelector: hostnames.TenantLabel})
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	var jobs []job
+	for _, ns := range nss.Items {
+		network := ns.Labels[hostnames.HostNetworkLabel]
+		if network == "" {
+			continue
+		}
+		nad := &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "k8s.cni.cncf.io/v1", "kind": "NetworkAttachmentDefinition",
+			"metadata": map[string]interface{}{"name": network, "namespace": ns.Name, "labels": map[string]interface{}{hostnames.UDNRenderedLabel: ""}},
+			"spec": map[string]interface{}{"config": fmt.Sprintf(`{"cniVersion":"1.0.0","joinSubnet":"100.65.0.0/16","mtu":1400,"name":"cluster_udn_%[2]s",`+
+				`"netAttachDefName":"%[1]s/%[2]s","role":"primary","subnets":"10.1.2.0/24","topology":"layer2","transitSubnet":"100.88.0.0/16","type":"ovn-k8s-cni-overlay"}`, ns.Name, network)},
+		}}
+		jobs = append(jobs, func(ctx context.Context) error {
+			_, err := dyn.Resource(nadResource).Namespace(nad.GetNamespace()).Create(ctx, nad, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				return nil
+			}
+			return err
+		})
+	}
+	start := time.Now()
+	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
+		r.b.Fatal(err)
+	}
+	created := time.Since(start)
+	deadline := time.Now().Add(r.z.timeout())
+	for {
+		problem := r.notAttached(ctx)
+		if problem == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			r.b.Fatalf("not NetworkAttached after %s: %s", r.z.timeout(), problem)
+		}
+		time.Sleep(5 * time.Second)
+	}
+	r.notef("attachments: %d NetworkAttachmentDefinitions written as cluster-manager renders them in %s (%.0f/s), every Namespace NetworkAttached after %s",
+		len(jobs), created.Round(time.Millisecond), float64(len(jobs))/created.Seconds(), time.Since(start).Round(time.Millisecond))
+}
+
+// notAttached names a tenant Namespace not NetworkAttached yet, or
+// returns "".
+func (r *syncRun) notAttached(ctx context.Context) string {
+	for i, c := range r.members {
+		l, err := c.TenantV1alpha1().Namespaces().List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		for _, ns := range l.Items {
+			if !meta.IsStatusConditionTrue(ns.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached) {
+				return fmt.Sprintf("Namespace %s of %s not NetworkAttached", ns.Name, syncTenantName(i))
+			}
+		}
+	}
+	return ""
 }

@@ -62,7 +62,10 @@ const syncTimeout = 10 * time.Minute
 // (the restart at 1,000 x 100 sets it), two steps come after the restart:
 // that many more Tenants created at once and timed to Ready with the store
 // full, and what the host's namespaces cost the host kube-apiserver (its
-// RSS, a full list of them, a label-selected list).
+// RSS, a full list of them, a label-selected list). On a stack without
+// cluster-manager (BENCH_SYNC_SKIP_OVNKUBE), BENCH_SYNC_RENDER_ATTACHMENTS
+// writes the NetworkAttachmentDefinitions it would have rendered before
+// the restart, so that the restart lists them as on a real host.
 func BenchmarkSync(b *testing.B) {
 	if b.N > 1 {
 		b.Fatal("BenchmarkSync fills its stack: run it once (-benchtime 1x)")
@@ -112,6 +115,7 @@ func BenchmarkSync(b *testing.B) {
 	stopTenants()
 	r.burst(ctx)
 	r.fill(ctx)
+	r.renderAttachments(ctx)
 	r.restart(ctx)
 	r.lateTenants(ctx)
 	r.hostCosts(ctx)

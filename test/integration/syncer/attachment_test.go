@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
@@ -22,7 +23,7 @@ import (
 // but not NetworkAttached, and not Ready, saying why; once cluster-manager
 // runs again and renders the network, it is both.
 func TestNamespaceNetworkAttached(t *testing.T) {
-	ctx := framework.Context(t, 2*slowTimeout)
+	ctx := framework.Context(t, 4*slowTimeout)
 	name := uniqueName(t)
 	tn := onboard(ctx, t, tenantSpec{name: name, users: []string{attachUser}})
 	member := tenantClient(t, attachUser)
@@ -31,7 +32,7 @@ func TestNamespaceNetworkAttached(t *testing.T) {
 
 	// The default Namespace: attached, and the attachment is the one
 	// cluster-manager rendered.
-	def := waitNamespaceSynced(ctx, t, member, defaultNamespace)
+	def := waitNamespaceReady(ctx, t, member, defaultNamespace)
 	attached := meta.FindStatusCondition(def.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached)
 	if attached == nil || attached.Status != metav1.ConditionTrue || !strings.Contains(attached.Message, def.Status.HostNamespace+"/"+cudn) {
 		t.Fatalf("default Namespace NetworkAttached %+v, want True naming %s/%s", attached, def.Status.HostNamespace, cudn)
@@ -83,16 +84,33 @@ func TestNamespaceNetworkAttached(t *testing.T) {
 	}
 	resume()
 
-	ns := waitNamespaceSynced(ctx, t, member, late)
-	if !conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached, metav1.ConditionTrue, "Attached") {
-		t.Errorf("Namespace %s Ready, NetworkAttached %s", late, describeNamespace(ns))
-	}
+	ns := waitNamespaceReady(ctx, t, member, late)
 	if _, err := dyn.Resource(nadGVR).Namespace(ns.Status.HostNamespace).Get(ctx, cudn, metav1.GetOptions{}); err != nil {
 		t.Errorf("Namespace %s Ready without its NetworkAttachmentDefinition: %v", late, err)
 	}
 	if out := kubectl(ctx, t, attachUser, "get", "namespaces.tenant.io", late); !tableCell(out, late, "READY", "True") {
 		t.Errorf("kubectl get: want READY True for %s:\n%s", late, out)
 	}
+}
+
+// waitNamespaceReady waits until tenant Namespace name, as the member cs
+// sees it, is HostSynced, NetworkAttached and Ready. Cluster-manager
+// renders a network into a new namespace within a second here, but was
+// seen to take a minute: it waits as long as a restart may take.
+func waitNamespaceReady(ctx context.Context, t *testing.T, cs clientset.Interface, name string) *tenantv1alpha1.Namespace {
+	t.Helper()
+	var ns *tenantv1alpha1.Namespace
+	eventually(ctx, t, slowTimeout, "tenant Namespace "+name+" Ready", func(ctx context.Context) (bool, string) {
+		got, err := cs.TenantV1alpha1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		ns = got
+		return conditionIs(got.Status.Conditions, tenantv1alpha1.ConditionHostSynced, metav1.ConditionTrue, "") &&
+			conditionIs(got.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached, metav1.ConditionTrue, "Attached") &&
+			conditionIs(got.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionTrue, ""), describeNamespace(got)
+	})
+	return ns
 }
 
 // tableCell says whether kubectl's table out has, in the row of name, the

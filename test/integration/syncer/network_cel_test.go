@@ -326,6 +326,15 @@ func TestNetworkValidationComesFirst(t *testing.T) {
 			t.Cleanup(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 				defer cancel()
+				// Not before cluster-manager has reported on it: one
+				// deleted while cluster-manager was still taking it in
+				// stayed in its namespace controller's view, which then
+				// failed on every new namespace (no
+				// NetworkAttachmentDefinition for a minute).
+				_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+					cur, err := cudns.Get(ctx, created.Name, metav1.GetOptions{})
+					return err != nil || len(cur.Status.Conditions) > 0, nil
+				})
 				if err := cudns.Delete(ctx, created.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 					t.Logf("cleanup: deleting CUDN %s: %v", created.Name, err)
 				}
