@@ -912,17 +912,7 @@ func (r *syncRun) renderAttachments(ctx context.Context) {
 		r.b.Fatal(err)
 	}
 	created := time.Since(start)
-	deadline := time.Now().Add(r.z.timeout())
-	for {
-		problem := r.notAttached(ctx)
-		if problem == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			r.b.Fatalf("not NetworkAttached after %s: %s", r.z.timeout(), problem)
-		}
-		time.Sleep(5 * time.Second)
-	}
+	r.waitFor(ctx, "NetworkAttached", 5*time.Second, r.notAttached)
 	r.notef("attachments: %d NetworkAttachmentDefinitions written as cluster-manager renders them in %s (%.0f/s), every Namespace NetworkAttached after %s",
 		len(jobs), created.Round(time.Millisecond), float64(len(jobs))/created.Seconds(), time.Since(start).Round(time.Millisecond))
 }

@@ -437,16 +437,23 @@ func (r *syncRun) fill(ctx context.Context) {
 // waitAllSynced waits until every tenant Namespace says HostSynced and
 // every Tenant is Ready with all its Namespaces counted.
 func (r *syncRun) waitAllSynced(ctx context.Context) {
+	r.waitFor(ctx, "synced", time.Second, r.notSynced)
+}
+
+// waitFor checks every period until problem names nothing (""); if it
+// still names one after as long as a step may take, the benchmark fails
+// saying it is not what yet, and naming that problem.
+func (r *syncRun) waitFor(ctx context.Context, what string, period time.Duration, problem func(context.Context) string) {
 	deadline := time.Now().Add(r.z.timeout())
 	for {
-		problem := r.notSynced(ctx)
-		if problem == "" {
+		p := problem(ctx)
+		if p == "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			r.b.Fatalf("not synced after %s: %s", r.z.timeout(), problem)
+			r.b.Fatalf("not %s after %s: %s", what, r.z.timeout(), p)
 		}
-		time.Sleep(time.Second)
+		time.Sleep(period)
 	}
 }
 

@@ -61,16 +61,10 @@ func TestNamespaceNetworkAttached(t *testing.T) {
 
 	const late = "late"
 	kubectl(ctx, t, attachUser, "create", "-f", writeJSON(t, namespaceObject(late)))
-	var waiting *tenantv1alpha1.Namespace
-	eventually(ctx, t, syncTimeout, "Namespace "+late+" HostSynced, not attached and not Ready", func(ctx context.Context) (bool, string) {
-		ns, err := member.TenantV1alpha1().Namespaces().Get(ctx, late, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		waiting = ns
+	waiting := waitNamespace(ctx, t, member, late, syncTimeout, "HostSynced, not attached and not Ready", func(ns *tenantv1alpha1.Namespace) bool {
 		return conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionHostSynced, metav1.ConditionTrue, "") &&
 			conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached, metav1.ConditionFalse, "AttachmentPending") &&
-			conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionFalse, "NetworkNotAttached"), describeNamespace(ns)
+			conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionFalse, "NetworkNotAttached")
 	})
 	if ready := meta.FindStatusCondition(waiting.Status.Conditions, tenantv1alpha1.ConditionReady); !strings.Contains(ready.Message, waiting.Status.HostNamespace+"/"+cudn) {
 		t.Errorf("Ready message %q does not name the NetworkAttachmentDefinition it waits for", ready.Message)
@@ -99,18 +93,11 @@ func TestNamespaceNetworkAttached(t *testing.T) {
 // seen to take a minute: it waits as long as a restart may take.
 func waitNamespaceReady(ctx context.Context, t *testing.T, cs clientset.Interface, name string) *tenantv1alpha1.Namespace {
 	t.Helper()
-	var ns *tenantv1alpha1.Namespace
-	eventually(ctx, t, slowTimeout, "tenant Namespace "+name+" Ready", func(ctx context.Context) (bool, string) {
-		got, err := cs.TenantV1alpha1().Namespaces().Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-		ns = got
-		return conditionIs(got.Status.Conditions, tenantv1alpha1.ConditionHostSynced, metav1.ConditionTrue, "") &&
-			conditionIs(got.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached, metav1.ConditionTrue, "Attached") &&
-			conditionIs(got.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionTrue, ""), describeNamespace(got)
+	return waitNamespace(ctx, t, cs, name, slowTimeout, "Ready", func(ns *tenantv1alpha1.Namespace) bool {
+		return conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionHostSynced, metav1.ConditionTrue, "") &&
+			conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached, metav1.ConditionTrue, "Attached") &&
+			conditionIs(ns.Status.Conditions, tenantv1alpha1.ConditionReady, metav1.ConditionTrue, "")
 	})
-	return ns
 }
 
 // tableCell says whether kubectl's table out has, in the row of name, the

@@ -370,14 +370,23 @@ func namespaceSynced(ns *tenantv1alpha1.Namespace) bool {
 // sees it, is synced (namespaceSynced) and has its host namespace in status.
 func waitNamespaceSynced(ctx context.Context, t *testing.T, cs clientset.Interface, name string) *tenantv1alpha1.Namespace {
 	t.Helper()
+	return waitNamespace(ctx, t, cs, name, syncTimeout, "synced", namespaceSynced)
+}
+
+// waitNamespace waits up to timeout until tenant Namespace name, as the
+// member cs sees it, is what done says (described by what), and returns
+// it as last seen.
+func waitNamespace(ctx context.Context, t *testing.T, cs clientset.Interface, name string, timeout time.Duration, what string,
+	done func(*tenantv1alpha1.Namespace) bool) *tenantv1alpha1.Namespace {
+	t.Helper()
 	var ns *tenantv1alpha1.Namespace
-	eventually(ctx, t, syncTimeout, "tenant Namespace "+name+" synced", func(ctx context.Context) (bool, string) {
+	eventually(ctx, t, timeout, "tenant Namespace "+name+" "+what, func(ctx context.Context) (bool, string) {
 		got, err := cs.TenantV1alpha1().Namespaces().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
 		}
 		ns = got
-		return namespaceSynced(got), describeNamespace(got)
+		return done(got), describeNamespace(got)
 	})
 	return ns
 }
