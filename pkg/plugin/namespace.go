@@ -67,7 +67,11 @@ func newNamespaceCreateCommand(o *Options) *cobra.Command {
 	var noWait bool
 	cmd := &cobra.Command{
 		Use:   "create NAME [--network N]",
-		Short: "Create a namespace (and wait until its host namespace exists)",
+		Short: "Create a namespace and wait until pods can run in it",
+		Long: `Creates the namespace and follows it until it is Ready: its host namespace
+exists and OVN-Kubernetes has attached it to its network, so its pods start.
+Each step is written to stderr as it is reached; --timeout ends the wait
+with the step it stopped at (the namespace stays: delete it with ns delete).`,
 		Example: `  kubectl tenant ns create dev
   kubectl tenant ns create web --network blue`,
 		Args: cobra.ExactArgs(1),
@@ -86,40 +90,60 @@ func newNamespaceCreateCommand(o *Options) *cobra.Command {
 				return o.printObject(created, "Namespace", namespaceResource, created.Name, "created")
 			}
 			fmt.Fprintf(o.Out, "%s/%s created\n", namespaceResource, created.Name)
-			active, err := o.waitNamespaceActive(ctx, sc, created.Name)
+			ready, err := o.waitNamespaceReady(ctx, sc, created.Name)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(o.Out, "host namespace %s is ready: kubectl tenant ns use %s\n", active.Status.HostNamespace, active.Name)
+			fmt.Fprintf(o.Out, "namespace %s is ready: host namespace %s, attached to network %s: kubectl tenant ns use %s\n",
+				ready.Name, ready.Status.HostNamespace, ready.Spec.Network, ready.Name)
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&network, "network", "", "The Network of the namespace's workloads (default: the tenant's network default)")
-	cmd.Flags().BoolVar(&noWait, "no-wait", false, "Return once the namespace is created, without waiting for its host namespace")
+	cmd.Flags().BoolVar(&noWait, "no-wait", false, "Return once the namespace is created, without waiting until it is Ready")
 	return cmd
 }
 
-// waitNamespaceActive waits (--timeout) until namespace name is Active on
-// the host.
-func (o *Options) waitNamespaceActive(ctx context.Context, sc *tenantScope, name string) (*tenantv1alpha1.Namespace, error) {
+// waitNamespaceReady follows namespace name (--timeout) until it is Ready,
+// writing each step it reaches (its host namespace made, its network
+// attached) to stderr.
+func (o *Options) waitNamespaceReady(ctx context.Context, sc *tenantScope, name string) (*tenantv1alpha1.Namespace, error) {
 	ctx, cancel := o.withTimeout(ctx)
 	defer cancel()
 	var last *tenantv1alpha1.Namespace
+	var said string
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		ns, err := sc.api.Namespaces().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
 		last = ns
-		return ns.Status.Phase == tenantv1alpha1.NamespacePhaseActive && ns.Status.HostNamespace != "", nil
-	})
-	if err != nil {
-		if last != nil {
-			return nil, fmt.Errorf("namespace %s is not active after %s (phase %s, ready %s)", name, o.Timeout, orNone(string(last.Status.Phase)), readyMessage(last.Status.Conditions))
+		if line := namespaceProgress(ns); line != said && line != "" {
+			fmt.Fprintf(o.ErrOut, "  %s\n", line)
+			said = line
 		}
-		return nil, err
+		ready := tenantview.ConditionOf(ns.Status.Conditions, tenantv1alpha1.ConditionReady)
+		return ready != nil && ready.Status == metav1.ConditionTrue, nil
+	})
+	if err != nil && last != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("namespace %s is not Ready after %s (phase %s, ready %s); it exists: kubectl tenant ns delete %s removes it",
+			name, o.Timeout, orNone(string(last.Status.Phase)), readyMessage(last.Status.Conditions), name)
 	}
-	return last, nil
+	return last, err
+}
+
+// namespaceProgress is one line on the step a new Namespace has reached,
+// empty until its host namespace is made.
+func namespaceProgress(ns *tenantv1alpha1.Namespace) string {
+	synced := tenantview.ConditionOf(ns.Status.Conditions, tenantv1alpha1.ConditionHostSynced)
+	if synced == nil || synced.Status != metav1.ConditionTrue || ns.Status.HostNamespace == "" {
+		return ""
+	}
+	attached := tenantview.ConditionOf(ns.Status.Conditions, tenantv1alpha1.ConditionNetworkAttached)
+	if attached != nil && attached.Status == metav1.ConditionTrue {
+		return "network " + ns.Spec.Network + " attached"
+	}
+	return "host namespace " + ns.Status.HostNamespace + " made; waiting for OVN-Kubernetes to attach network " + ns.Spec.Network
 }
 
 // readyMessage is the Ready condition as a sentence.

@@ -11,6 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -153,3 +157,17 @@ func itoa(n int) string { return strconv.Itoa(n) }
 func itoa64(n int64) string { return strconv.FormatInt(n, 10) }
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+
+// networkAttachments are the NetworkAttachmentDefinitions OVN-Kubernetes
+// renders a network into a host namespace with.
+var networkAttachments = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
+
+// hostDynamic is the host's dynamic client as the provider admin.
+func hostDynamic(t *testing.T) dynamic.Interface {
+	t.Helper()
+	c, err := dynamic.NewForConfig(framework.Current().RESTConfig(stack.AdminUser))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

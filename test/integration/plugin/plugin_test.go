@@ -11,6 +11,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/tenantview"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -231,7 +232,18 @@ func TestNewTenantJourney(t *testing.T) {
 		t.Fatal(err)
 	}
 	host := ns.Status.HostNamespace
-	mustContain(t, "ns create", out, "namespace.tenant.io/web created\n", "host namespace "+host+" is ready")
+	// It returns once web is Ready: OVN-Kubernetes has rendered web's
+	// network into its host namespace, so pods can start there.
+	mustContain(t, "ns create", out, "namespace.tenant.io/web created\n",
+		"namespace web is ready: host namespace "+host+", attached to network default: kubectl tenant ns use web\n")
+	if c := meta.FindStatusCondition(ns.Status.Conditions, tenantv1alpha1.ConditionReady); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("ns create returned before web was Ready: %+v", ns.Status.Conditions)
+	}
+	if net, err := api(t, newcomer).TenantV1alpha1().Networks().Get(ctx, "default", metav1.GetOptions{}); err != nil {
+		t.Error(err)
+	} else if _, err := hostDynamic(t).Resource(networkAttachments).Namespace(host).Get(ctx, net.Status.HostNetwork, metav1.GetOptions{}); err != nil {
+		t.Errorf("ns create said web's network is attached; its attachment %s/%s on the host: %v", host, net.Status.HostNetwork, err)
+	}
 	if got := strings.TrimSpace(ida.ok(ctx, t, "ns", "host", "web")); got != host || host == "" {
 		t.Errorf("ns host web: %q, the API: %q", got, host)
 	}
