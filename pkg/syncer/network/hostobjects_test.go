@@ -1,6 +1,7 @@
 package network
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -89,7 +90,7 @@ func TestNATGatewayEgressIP(t *testing.T) {
 func TestMirrorConditions(t *testing.T) {
 	cudn := &udnv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: "tn0123456789abc"}}
 	var conds []metav1.Condition
-	if !mirrorConditions(&conds, 3, cudn) || !conditionIs(conds, tenant.ConditionNetworkCreated, metav1.ConditionUnknown, ReasonNetworkPending) {
+	if !mirrorConditions(&conds, 3, cudn, 0) || !conditionIs(conds, tenant.ConditionNetworkCreated, metav1.ConditionUnknown, ReasonNetworkPending) {
 		t.Fatalf("nothing reported: %v", conds)
 	}
 	cudn.Status.Conditions = []metav1.Condition{
@@ -99,7 +100,7 @@ func TestMirrorConditions(t *testing.T) {
 		{Type: "Other", Status: metav1.ConditionFalse, Reason: "not valid!", Message: "kept"}, // invalid reason: replaced
 		{Type: "Long", Status: metav1.ConditionTrue, Reason: "L", Message: strings.Repeat("m", maxMessage+10)},
 	}
-	mirrorConditions(&conds, 3, cudn)
+	mirrorConditions(&conds, 3, cudn, 0)
 	if !conditionIs(conds, tenant.ConditionNetworkCreated, metav1.ConditionTrue, "NetworkAttachmentDefinitionCreated") ||
 		!conditionIs(conds, "Other", metav1.ConditionFalse, "Reported") {
 		t.Errorf("mirrored %v", conds)
@@ -110,7 +111,7 @@ func TestMirrorConditions(t *testing.T) {
 	if c := meta.FindStatusCondition(conds, "Long"); c == nil || len(c.Message) != maxMessage || c.ObservedGeneration != 3 {
 		t.Errorf("long message not cut: %v", c)
 	}
-	if mirrorConditions(&conds, 3, cudn) {
+	if mirrorConditions(&conds, 3, cudn, 0) {
 		t.Error("mirroring the same conditions again reported a change")
 	}
 }
@@ -118,4 +119,79 @@ func TestMirrorConditions(t *testing.T) {
 func conditionIs(conds []metav1.Condition, typ string, status metav1.ConditionStatus, reason string) bool {
 	c := meta.FindStatusCondition(conds, typ)
 	return c != nil && c.Status == status && c.Reason == reason
+}
+
+// clusterManagerReport is cluster-manager's NetworkCreated message for a
+// network rendered into hostNamespaces, as it writes it.
+func clusterManagerReport(hostNamespaces []string) string {
+	return createdReport + strings.Join(hostNamespaces, ", ") + "]"
+}
+
+// TestUnreportable: a network is unreportable exactly when cluster-manager's
+// report naming its host namespaces is longer than a condition's message
+// may be; every count of names up to reportable fits, whatever their
+// length.
+func TestUnreportable(t *testing.T) {
+	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "0b6f3c1e-8a41-4d0c-9d52-7c1f0a3e5b21"}}
+	names := func(count, length int) (namespaces, hosts []string) {
+		for i := 0; i < count; i++ {
+			ns := fmt.Sprintf("n%0*d", length-1, i)
+			namespaces = append(namespaces, ns)
+			hosts = append(hosts, hostnames.Namespace(tn.Name, tn.UID, ns))
+		}
+		return namespaces, hosts
+	}
+	if _, hosts := names(1, 63); len(hosts[0]) != 63 {
+		t.Fatalf("the longest host namespace name is %d characters, want 63", len(hosts[0]))
+	}
+	for _, c := range []struct{ count, length int }{
+		{1, 10}, {reportable, 63}, {reportable + 1, 63}, {reportable + 5, 63},
+		{reportable + 1, 40}, {1000, 12}, {1400, 12}, {2000, 12},
+	} {
+		namespaces, hosts := names(c.count, c.length)
+		fits := len(clusterManagerReport(hosts)) <= maxMessage
+		got := unreportable(tn, namespaces)
+		if fits && got != 0 || !fits && got != c.count {
+			t.Errorf("%d namespaces of %d characters (report %d bytes): unreportable %d", c.count, c.length, len(clusterManagerReport(hosts)), got)
+		}
+	}
+	// The bound is tight: one more of the longest names does not fit.
+	_, hosts := names(reportable+1, 63)
+	if len(clusterManagerReport(hosts[:reportable])) > maxMessage || len(clusterManagerReport(hosts)) <= maxMessage {
+		t.Errorf("reportable %d: reports of %d and %d bytes", reportable, len(clusterManagerReport(hosts[:reportable])), len(clusterManagerReport(hosts)))
+	}
+}
+
+// TestMirrorUnreportable: past what cluster-manager can report, the
+// Network's NetworkCreated keeps the last status and reason reported and
+// says why nothing more comes; before any report it stays Unknown, saying
+// the same.
+func TestMirrorUnreportable(t *testing.T) {
+	cudn := &udnv1.ClusterUserDefinedNetwork{ObjectMeta: metav1.ObjectMeta{Name: "tn0123456789abc"}}
+	var conds []metav1.Condition
+	mirrorConditions(&conds, 2, cudn, 600)
+	if c := meta.FindStatusCondition(conds, tenant.ConditionNetworkCreated); c == nil || c.Status != metav1.ConditionUnknown ||
+		!strings.Contains(c.Message, "cannot report on ClusterUserDefinedNetwork tn0123456789abc") {
+		t.Errorf("unreported and unreportable: %+v", c)
+	}
+	cudn.Status.Conditions = []metav1.Condition{{Type: "NetworkCreated", Status: metav1.ConditionTrue, Reason: "NetworkAttachmentDefinitionCreated",
+		Message: clusterManagerReport([]string{"acme-5a1b2c-a", "acme-5a1b2c-b"})}}
+	if !mirrorConditions(&conds, 2, cudn, 600) {
+		t.Fatal("the report changed nothing")
+	}
+	c := meta.FindStatusCondition(conds, tenant.ConditionNetworkCreated)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != "NetworkAttachmentDefinitionCreated" {
+		t.Fatalf("NetworkCreated %+v, want the reported True", c)
+	}
+	for _, want := range []string{"these 600 do not fit in the 32768 bytes", "NetworkAttached", "Its last report stands (True, NetworkAttachmentDefinitionCreated)"} {
+		if !strings.Contains(c.Message, want) {
+			t.Errorf("NetworkCreated message %q, want %q in it", c.Message, want)
+		}
+	}
+	if mirrorConditions(&conds, 2, cudn, 600) {
+		t.Error("mirroring the same report again reported a change")
+	}
+	if !mirrorConditions(&conds, 2, cudn, 0) || meta.FindStatusCondition(conds, tenant.ConditionNetworkCreated).Message != cudn.Status.Conditions[0].Message {
+		t.Errorf("back within the report: %+v", conds)
+	}
 }

@@ -2,6 +2,7 @@ package network
 
 import (
 	"context"
+	"fmt"
 	"sort"
 
 	egressipv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1"
@@ -196,6 +197,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		}
 	}
 	namespaces := c.attached(t.Name, n.Name)
+	unnamed := unreportable(t, namespaces)
 	mutate := func(obj runtime.Object) bool {
 		live := obj.(*tenant.Network)
 		if live.UID != n.UID {
@@ -209,7 +211,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		s.Subnets = append([]string(nil), live.Spec.Subnets...)
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.Synced, reason, message) || changed
 		if out.Details.cudn != nil {
-			changed = mirrorConditions(&s.Conditions, gen, out.Details.cudn) || changed
+			changed = mirrorConditions(&s.Conditions, gen, out.Details.cudn, unnamed) || changed
 		} else if out.Synced || meta.FindStatusCondition(s.Conditions, tenant.ConditionNetworkCreated) == nil {
 			changed = meta.SetStatusCondition(&s.Conditions, metav1.Condition{
 				Type: tenant.ConditionNetworkCreated, Status: metav1.ConditionUnknown, Reason: ReasonNetworkPending,
@@ -274,28 +276,77 @@ func mirrored(hc metav1.Condition, gen int64) (metav1.Condition, bool) {
 // host network's conditions of these types are not mirrored.
 var ownConditions = map[string]bool{tenant.ConditionHostSynced: true, tenant.ConditionReady: true, tenant.ConditionEgressAssigned: true}
 
+// createdReport is how OVN-Kubernetes' cluster-manager begins its
+// NetworkCreated message, before it names, between brackets and separated
+// by ", ", every namespace the network is rendered into.
+const createdReport = "NetworkAttachmentDefinition has been created in following namespaces: ["
+
+// reportable is how many namespaces of the longest names (63 characters)
+// cluster-manager's NetworkCreated message can always name.
+var reportable = (maxMessage - len(createdReport) - len("]") + len(", ")) / (63 + len(", "))
+
+// unreportable is how many host namespaces network n of tenant t is
+// rendered into when cluster-manager's NetworkCreated message naming them
+// all (the host namespaces of namespaces, n's Namespaces) would not fit
+// in a condition's message, and 0 when it fits. Cluster-manager's status
+// write is then refused (the message is too long), and it can no longer
+// report anything about the network.
+func unreportable(t *tenant.Tenant, namespaces []string) int {
+	if len(namespaces) <= reportable {
+		return 0
+	}
+	length := len(createdReport) + len("]") - len(", ")
+	for _, ns := range namespaces {
+		length += len(hostnames.Namespace(t.Name, t.UID, ns)) + len(", ")
+	}
+	if length <= maxMessage {
+		return 0
+	}
+	return len(namespaces)
+}
+
+// eachAttached is where a Network's user reads what cluster-manager cannot report.
+const eachAttached = "each Namespace's NetworkAttached condition says whether that Namespace is attached"
+
 // mirrorConditions copies the conditions OVN-Kubernetes reports on the
 // host network (NetworkCreated, and whatever else it reports) onto the
 // Network, with their status, reason and message. Until it has reported
-// NetworkCreated, that condition is Unknown.
-func mirrorConditions(conditions *[]metav1.Condition, gen int64, cudn *udnv1.ClusterUserDefinedNetwork) bool {
+// NetworkCreated, that condition is Unknown. When the network is rendered
+// into more namespaces than cluster-manager's report can name
+// (unreportable, see there), its NetworkCreated keeps the status and
+// reason last reported and says that nothing more will be.
+func mirrorConditions(conditions *[]metav1.Condition, gen int64, cudn *udnv1.ClusterUserDefinedNetwork, unreportable int) bool {
 	changed := false
 	reported := false
+	cannot := ""
+	if unreportable > 0 {
+		cannot = fmt.Sprintf("OVN-Kubernetes cannot report on ClusterUserDefinedNetwork %s any longer: its report names every namespace "+
+			"the network is rendered into, and the names of these %d do not fit in the %d bytes of a condition's message, so the host refuses it",
+			cudn.Name, unreportable, maxMessage)
+	}
 	for _, hc := range cudn.Status.Conditions {
 		if ownConditions[hc.Type] {
 			continue
 		}
-		reported = reported || hc.Type == tenant.ConditionNetworkCreated
+		created := hc.Type == tenant.ConditionNetworkCreated
+		reported = reported || created
 		c, ok := mirrored(hc, gen)
 		if !ok {
 			continue
 		}
+		if created && cannot != "" {
+			c.Message = fmt.Sprintf("%s. Its last report stands (%s, %s); %s", cannot, c.Status, c.Reason, eachAttached)
+		}
 		changed = meta.SetStatusCondition(conditions, c) || changed
 	}
 	if !reported {
+		message := "OVN-Kubernetes has not reported on ClusterUserDefinedNetwork " + cudn.Name + " yet"
+		if cannot != "" {
+			message = cannot + "; " + eachAttached
+		}
 		changed = meta.SetStatusCondition(conditions, metav1.Condition{
 			Type: tenant.ConditionNetworkCreated, Status: metav1.ConditionUnknown, Reason: ReasonNetworkPending,
-			Message: "OVN-Kubernetes has not reported on ClusterUserDefinedNetwork " + cudn.Name + " yet", ObservedGeneration: gen,
+			Message: message, ObservedGeneration: gen,
 		}) || changed
 	}
 	return changed
