@@ -52,11 +52,11 @@ func newNamespaceListCommand(o *Options) *cobra.Command {
 			return nil, err
 		}
 		l := &listing{kind: "Namespace", resource: namespaceResource,
-			headers: []string{"NAME", "NETWORK", "HOST NAMESPACE", "PHASE", "AGE"}, wide: []string{"READY"}}
+			headers: []string{"NAME", "NETWORK", "HOST NAMESPACE", "PHASE", "READY", "AGE"}}
 		for i := range list.Items {
 			n := &list.Items[i]
-			l.add(n, n.Name, []string{n.Name, n.Spec.Network, n.Status.HostNamespace, string(n.Status.Phase), age(o.Now(), n.CreationTimestamp)},
-				tenantview.Ready(n.Status.Conditions))
+			l.add(n, n.Name, []string{n.Name, n.Spec.Network, n.Status.HostNamespace, string(n.Status.Phase),
+				tenantview.Ready(n.Status.Conditions), age(o.Now(), n.CreationTimestamp)})
 		}
 		return l, nil
 	})

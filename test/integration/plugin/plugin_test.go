@@ -248,7 +248,16 @@ func TestNewTenantJourney(t *testing.T) {
 		t.Errorf("ns host web: %q, the API: %q", got, host)
 	}
 	out = ida.ok(ctx, t, "ns", "list")
-	mustContain(t, "ns list", out, "NAME", "HOST NAMESPACE", "web", host, "Active")
+	mustContain(t, "ns list", out, "NAME", "HOST NAMESPACE", "READY", "web", host, "Active")
+	webRow := ""
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "web ") {
+			webRow = line
+		}
+	}
+	if f := strings.Fields(webRow); len(f) != 6 || f[4] != "True" {
+		t.Errorf("ns list: web's row %q, want READY True (ns create waited for it):\n%s", webRow, out)
+	}
 	mustContain(t, "ns list -o name", ida.ok(ctx, t, "ns", "list", "-o", "name"), "namespace.tenant.io/default\nnamespace.tenant.io/web\n")
 	out = ida.ok(ctx, t, "ns", "use", "web")
 	mustContain(t, "ns use", out, "now uses namespace web (host namespace "+host+")")
