@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/netip"
 	"slices"
 	"strings"
@@ -419,6 +420,62 @@ func TestReleaseOwnerAndUsage(t *testing.T) {
 	}
 	if _, n, _ := a.Usage(ctx, public); n != 2 {
 		t.Errorf("public allocated = %d after ReleaseOwner, want 2", n)
+	}
+}
+
+// TestSweepKept: the sweep's Kept is what a second pass over the keyspace
+// would read after it (the young, the kept, those whose check failed, and
+// not what it released), and stays nil when the pass did not complete.
+func TestSweepKept(t *testing.T) {
+	url := startEtcd(t)
+	ctx := context.Background()
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	a := newAllocator(t, url, freshPrefix(), ipam.WithClock(clk))
+	pool := ipam.Pool{Name: "p", CIDRs: []netip.Prefix{mustPrefix("10.0.0.0/16")}}
+	state := map[string]string{"live": "alive", "gone": "dead", "unsure": "error"}
+	for _, name := range []string{"live", "gone", "unsure"} {
+		if _, err := a.AllocateBlock(ctx, pool, 24, owner(name, ipam.PurposeTenantNetwork)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Step(2 * ipam.DefaultSweepMinAge)
+	// Allocated after the step: too young to be asked about.
+	young, err := a.AllocateAddresses(ctx, pool, 2, owner("new", ipam.PurposePublicIP))
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := func(alloc ipam.Allocation) (bool, error) {
+		switch state[strings.TrimPrefix(alloc.Owner.TenantUID, "uid-")] {
+		case "alive":
+			return true, nil
+		case "dead":
+			return false, nil
+		}
+		return false, errors.New("host unreachable")
+	}
+	var kept ipam.Held
+	n, err := ipam.SweepUnused(ctx, a, keep, ipam.Kept(&kept))
+	if n != 1 || err == nil {
+		t.Fatalf("sweep = %d, %v; want 1 released and the keep error", n, err)
+	}
+	after, err := ipam.HeldIn(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 4 || !maps.Equal(kept, after) {
+		t.Errorf("the sweep kept %v; a pass after it reads %v (want 4: live, unsure and the 2 young)", kept, after)
+	}
+	for _, y := range young {
+		if kept[netip.PrefixFrom(y, y.BitLen())] != ipam.PurposePublicIP {
+			t.Errorf("young %s not among the kept: %v", y, kept)
+		}
+	}
+
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	var none ipam.Held
+	if _, err := ipam.SweepUnused(canceled, a, keep, ipam.Kept(&none)); err == nil || none != nil {
+		t.Errorf("an interrupted sweep: %v, kept %v; want the error and nothing kept", err, none)
 	}
 }
 

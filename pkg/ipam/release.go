@@ -126,10 +126,20 @@ func (a *Allocator) deleteAt(ctx context.Context, block netip.Prefix, modRev int
 // SweepOption configures SweepUnused.
 type SweepOption func(*sweepOptions)
 
-type sweepOptions struct{ minAge time.Duration }
+type sweepOptions struct {
+	minAge time.Duration
+	kept   *Held
+}
 
 // MinAge overrides DefaultSweepMinAge.
 func MinAge(d time.Duration) SweepOption { return func(o *sweepOptions) { o.minAge = d } }
+
+// Kept sets *held, once the sweep has read the whole keyspace, to every
+// allocation it left in place (too young, kept, or not released): what
+// HeldIn would read after the sweep, without a second pass, so that the
+// keyspace's recorders reclaim from the sweep's. A pass that did not
+// complete (other than for values that do not decode) leaves *held nil.
+func Kept(held *Held) SweepOption { return func(o *sweepOptions) { o.kept = held } }
 
 // SweepUnused releases every allocation, at least the minimum age old, that
 // keep refuses, and returns how many it released. It is the repair for a
@@ -148,28 +158,38 @@ func SweepUnused(ctx context.Context, a *Allocator, keep func(Allocation) (bool,
 	now := a.clock.Now()
 	released := 0
 	var errs []error
+	held := Held{}
 	err := a.EachAllocation(ctx, func(alloc Allocation) error {
-		if now.Sub(alloc.Created) < o.minAge {
-			return nil
-		}
-		kept, err := keep(alloc)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("checking owner %q of %s: %w", alloc.Owner.TenantUID, alloc.Block, err))
-			return nil
-		}
-		if kept {
-			return nil
-		}
-		deleted, _, err := a.deleteAt(ctx, alloc.Block, alloc.Revision, alloc.Owner.TenantUID)
-		if err != nil {
+		if deleted, err := sweepOne(ctx, a, keep, now, o.minAge, alloc); err != nil {
 			errs = append(errs, err)
+		} else if deleted {
+			released++
 			return nil
 		}
-		if deleted {
-			released++
-		}
+		held.add(alloc)
 		return nil
 	})
+	var decode *DecodeErrors
+	if o.kept != nil && (err == nil || errors.As(err, &decode)) {
+		*o.kept = held
+	}
 	errs = append(errs, err)
 	return released, errors.Join(errs...)
+}
+
+// sweepOne releases alloc, read at now, if it is at least minAge old and
+// keep refuses it, and says whether it did.
+func sweepOne(ctx context.Context, a *Allocator, keep func(Allocation) (bool, error), now time.Time, minAge time.Duration, alloc Allocation) (bool, error) {
+	if now.Sub(alloc.Created) < minAge {
+		return false, nil
+	}
+	kept, err := keep(alloc)
+	if err != nil {
+		return false, fmt.Errorf("checking owner %q of %s: %w", alloc.Owner.TenantUID, alloc.Block, err)
+	}
+	if kept {
+		return false, nil
+	}
+	deleted, _, err := a.deleteAt(ctx, alloc.Block, alloc.Revision, alloc.Owner.TenantUID)
+	return deleted, err
 }

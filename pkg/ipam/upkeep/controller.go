@@ -8,6 +8,7 @@ package upkeep
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -68,38 +69,78 @@ func (c *Controller) spaces() []*ipam.Allocator {
 }
 
 // Reclaim has every recorder claim again what its objects record and
-// nobody holds, and returns how many claims they made.
+// nobody holds, each keyspace read once for all of its recorders, and
+// returns how many claims they made.
 func (c *Controller) Reclaim(ctx context.Context) (int, error) {
 	total := 0
 	var errs []error
-	for _, r := range c.Recorders {
-		n, err := r.Reclaim(ctx)
+	for _, space := range c.spaces() {
+		held, err := ipam.HeldIn(ctx, space)
+		if held == nil {
+			errs = append(errs, err)
+			continue
+		}
+		n, err := c.reclaimIn(ctx, space, held)
 		total += n
 		errs = append(errs, err)
 	}
 	return total, errors.Join(errs...)
 }
 
-// Run works every Period until ctx ends.
+// reclaimIn has the recorders of space claim again what their objects
+// record and held does not hold.
+func (c *Controller) reclaimIn(ctx context.Context, space *ipam.Allocator, held ipam.Held) (int, error) {
+	total := 0
+	var errs []error
+	for _, r := range c.Recorders {
+		if r.Space() != space {
+			continue
+		}
+		n, err := r.Reclaim(ctx, held)
+		total += n
+		errs = append(errs, err)
+	}
+	return total, errors.Join(errs...)
+}
+
+// Run makes a Pass and updates AddressPool status every Period until ctx
+// ends.
 func (c *Controller) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithName("ipam")
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		for _, space := range c.spaces() {
-			if n, err := ipam.SweepUnused(ctx, space, c.Keep(space), ipam.MinAge(c.SweepMinAge)); err != nil {
-				logger.Error(err, "Sweeping allocations", "keyspace", space.Prefix())
-			} else if n > 0 {
-				logger.Info("Reclaimed allocations no live object records", "keyspace", space.Prefix(), "count", n)
-			}
-		}
-		if n, err := c.Reclaim(ctx); err != nil {
-			logger.Error(err, "Claiming again what objects record", "claimed", n)
-		} else if n > 0 {
-			logger.Info("Claimed again what objects record", "count", n)
+		released, claimed, err := c.Pass(ctx)
+		if err != nil {
+			logger.Error(err, "Sweeping allocations and claiming again what objects record", "released", released, "claimed", claimed)
+		} else if released > 0 || claimed > 0 {
+			logger.Info("Released allocations no live object records, claimed again what objects record", "released", released, "claimed", claimed)
 		}
 		if err := c.updatePoolStatus(ctx); err != nil {
 			logger.Error(err, "Updating AddressPool status")
 		}
 	}, c.Period)
+}
+
+// Pass reads each keyspace once: its sweep releases what no object
+// records, and its recorders claim again, from what the sweep left, what
+// their objects record and nobody holds. It returns how many allocations
+// it released and how many claims it made.
+func (c *Controller) Pass(ctx context.Context) (released, claimed int, err error) {
+	var errs []error
+	for _, space := range c.spaces() {
+		var held ipam.Held
+		n, err := ipam.SweepUnused(ctx, space, c.Keep(space), ipam.MinAge(c.SweepMinAge), ipam.Kept(&held))
+		released += n
+		if err != nil {
+			errs = append(errs, fmt.Errorf("sweeping keyspace %s: %w", space.Prefix(), err))
+		}
+		if held == nil {
+			continue // the sweep did not read the whole keyspace: nothing to reclaim from
+		}
+		n, err = c.reclaimIn(ctx, space, held)
+		claimed += n
+		errs = append(errs, err)
+	}
+	return released, claimed, errors.Join(errs...)
 }
 
 func (c *Controller) updatePoolStatus(ctx context.Context) error {

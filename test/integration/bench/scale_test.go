@@ -641,10 +641,17 @@ func BenchmarkScaleMemory(b *testing.B) {
 		// populate's history and without the holes the burst left in its
 		// heap (the Go heap does not move objects).
 		for j, s := range []*stack.Stack{sc.small, sc.large} {
+			logPath := s.LogPath("tenant-apiserver")
+			filledBefore, doneBefore := len(logLines(logPath, "Syncer caches filled")), len(logLines(logPath, "Initial sync done"))
 			if err := s.StopTenantAPIServer(); err != nil {
 				b.Fatal(err)
 			}
 			start := time.Now()
+			stopProfile := func() {}
+			if j == 1 {
+				// BENCH_PROFILE_DIR: the large stack's restart, from its first answer.
+				stopProfile = profileStarting(ctx, b, s, os.Getenv("BENCH_PROFILE_DIR"), "restart", start, restartProfileSeconds()*time.Second)
+			}
 			if err := s.StartTenantAPIServer(ctx); err != nil {
 				b.Fatal(err)
 			}
@@ -664,7 +671,11 @@ func BenchmarkScaleMemory(b *testing.B) {
 			if j == 1 && scaleSyncer() {
 				b.ReportMetric(initial, "restart-initial-sync-s")
 				b.ReportMetric(time.Since(start).Seconds(), "restart-to-synced-s")
+				for _, l := range append(logLines(logPath, "Syncer caches filled")[filledBefore:], logLines(logPath, "Initial sync done")[doneBefore:]...) {
+					b.Logf("restart of the %d-tenant stack: %s", largeTenants(), strings.TrimSpace(l))
+				}
 			}
+			stopProfile()
 		}
 		time.Sleep(30 * time.Second)
 		heapProfiles(ctx, b, sc, "restarted")
@@ -744,4 +755,13 @@ func mustHost(b *testing.B, s *stack.Stack) kubernetes.Interface {
 		b.Fatal(err)
 	}
 	return host
+}
+
+// restartProfileSeconds is how long BenchmarkScaleMemory profiles the
+// restart of the large stack (BENCH_PROFILE_RESTART_SECONDS, default 30).
+func restartProfileSeconds() time.Duration {
+	if v, err := strconv.Atoi(os.Getenv("BENCH_PROFILE_RESTART_SECONDS")); err == nil && v > 0 {
+		return time.Duration(v)
+	}
+	return 30
 }

@@ -812,27 +812,32 @@ func (r *syncRun) profile(ctx context.Context, step string, d time.Duration) fun
 	return profileCPUInto(ctx, r.b, r.s, r.profileDir, step, d)
 }
 
-// profileFromStart profiles, when profiles are asked for, a tenant-apiserver
+// profileFromStart is profileStarting into BENCH_SYNC_PROFILE_DIR.
+func (r *syncRun) profileFromStart(ctx context.Context, step string, start time.Time, d time.Duration) func() {
+	return profileStarting(ctx, r.b, r.s, r.profileDir, step, start, d)
+}
+
+// profileStarting profiles, when dir is set, a tenant-apiserver
 // that is starting: from the moment it accepts connections (before it is
 // ready: its lists and the syncer's initial sync are what a restart
 // profile is for), over d from then (start is when it was started), beside kube-apiserver over the same time. With
 // BENCH_SYNC_TRACE set it also takes an execution trace of tenant-apiserver
 // (dir/<step>-tenant-apiserver.trace), whose goroutine timeline shows what
 // waits for what. The returned func waits for them.
-func (r *syncRun) profileFromStart(ctx context.Context, step string, start time.Time, d time.Duration) func() {
-	if r.profileDir == "" {
+func profileStarting(ctx context.Context, b *testing.B, s *stack.Stack, dir, step string, start time.Time, d time.Duration) func() {
+	if dir == "" {
 		return func() {}
 	}
-	if err := os.MkdirAll(r.profileDir, 0o755); err != nil {
-		r.b.Fatal(err)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		b.Fatal(err)
 	}
-	cfg := r.s.DirectTenantConfig(stack.AdminUser, "system:masters")
+	cfg := s.DirectTenantConfig(stack.AdminUser, "system:masters")
 	type fetch struct{ url, path string }
-	fetches := []fetch{{fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", r.s.TenantAPIServerURL(), int(d.Seconds())),
-		filepath.Join(r.profileDir, step+"-tenant-apiserver.pprof")}}
+	fetches := []fetch{{fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.TenantAPIServerURL(), int(d.Seconds())),
+		filepath.Join(dir, step+"-tenant-apiserver.pprof")}}
 	if os.Getenv("BENCH_SYNC_TRACE") != "" {
-		fetches = append(fetches, fetch{fmt.Sprintf("%s/debug/pprof/trace?seconds=%d", r.s.TenantAPIServerURL(), int(d.Seconds())),
-			filepath.Join(r.profileDir, step+"-tenant-apiserver.trace")})
+		fetches = append(fetches, fetch{fmt.Sprintf("%s/debug/pprof/trace?seconds=%d", s.TenantAPIServerURL(), int(d.Seconds())),
+			filepath.Join(dir, step+"-tenant-apiserver.trace")})
 	}
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -841,23 +846,23 @@ func (r *syncRun) profileFromStart(ctx context.Context, step string, start time.
 		// The first answer marks the start; until then, connections are refused.
 		probe, err := rest.HTTPClientFor(cfg)
 		if err != nil {
-			r.b.Logf("profile of the starting tenant-apiserver: %v", err)
+			b.Logf("profile of the starting tenant-apiserver: %v", err)
 			return
 		}
 		deadline := time.Now().Add(time.Minute)
 		for {
-			resp, err := probe.Get(r.s.TenantAPIServerURL() + "/livez")
+			resp, err := probe.Get(s.TenantAPIServerURL() + "/livez")
 			if err == nil {
 				_ = resp.Body.Close()
 				break
 			}
 			if time.Now().After(deadline) || ctx.Err() != nil {
-				r.b.Logf("profile of the starting tenant-apiserver: %v", err)
+				b.Logf("profile of the starting tenant-apiserver: %v", err)
 				return
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
-		r.b.Logf("profiling the starting tenant-apiserver from %s after its start", time.Since(start).Round(time.Millisecond))
+		b.Logf("profiling the starting tenant-apiserver from %s after its start", time.Since(start).Round(time.Millisecond))
 		var inner sync.WaitGroup
 		for _, f := range fetches {
 			inner.Add(1)
@@ -870,16 +875,16 @@ func (r *syncRun) profileFromStart(ctx context.Context, step string, start time.
 						return
 					}
 					if try == 50 || ctx.Err() != nil {
-						r.b.Logf("profile %s: %v", f.path, err)
+						b.Logf("profile %s: %v", f.path, err)
 						return
 					}
 					time.Sleep(20 * time.Millisecond)
 				}
 			}()
 		}
-		host := filepath.Join(r.profileDir, step+"-kube-apiserver.pprof")
-		if err := fetchProfile(ctx, r.s.RESTConfig(stack.AdminUser), fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", r.s.KubeAPIServerURL(), int(d.Seconds())), host); err != nil {
-			r.b.Logf("profile %s: %v", host, err)
+		host := filepath.Join(dir, step+"-kube-apiserver.pprof")
+		if err := fetchProfile(ctx, s.RESTConfig(stack.AdminUser), fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", s.KubeAPIServerURL(), int(d.Seconds())), host); err != nil {
+			b.Logf("profile %s: %v", host, err)
 		}
 		inner.Wait()
 	}()

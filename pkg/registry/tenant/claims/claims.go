@@ -352,22 +352,12 @@ func release(ctx context.Context, space *ipam.Allocator, c Claim) {
 // each from etcd before claiming, only in the pool Pool names. A claim
 // that someone else holds by then is reported: two objects record the
 // same space, which a person must settle. It returns how many it claimed.
-func (k *Kind[T]) Reclaim(ctx context.Context) (int, error) {
+func (k *Kind[T]) Reclaim(ctx context.Context, held ipam.Held) (int, error) {
 	if k.Pool == nil {
 		return 0, nil
 	}
-	// What is held, by block: read a page at a time (an allocation that
-	// does not decode counts as not held, and is claimed again only if
-	// its block is free).
-	held := map[netip.Prefix]string{}
-	err := k.Keyspace.EachAllocation(ctx, func(a ipam.Allocation) error {
-		held[a.Block] = a.Owner.Purpose
-		return nil
-	})
-	var decode *ipam.DecodeErrors
-	if err != nil && !errors.As(err, &decode) {
-		return 0, err
-	}
+	// An allocation that did not decode is not in held: it counts as not
+	// held, and is claimed again only if its block is free.
 	all := tenancy.WithAllTenants(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll))
 	list, err := k.Store.List(all, &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {

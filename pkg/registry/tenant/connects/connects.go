@@ -186,4 +186,4 @@ func (r Recorder) Recorded(alloc ipam.Allocation) (bool, error) {
 
 // Reclaim implements ipam.Recorder: no object records connect subnets, so
 // there is nothing to claim again.
-func (r Recorder) Reclaim(context.Context) (int, error) { return 0, nil }
+func (r Recorder) Reclaim(context.Context, ipam.Held) (int, error) { return 0, nil }

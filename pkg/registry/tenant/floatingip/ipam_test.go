@@ -843,12 +843,15 @@ func TestStoredBeforeClaiming(t *testing.T) {
 		t.Errorf("new FloatingIP holds %s, want %s", newFIP.Status.Address, ips[0])
 	}
 
-	// Reclaim claims what is recorded: the old LoadBalancer's spec.address.
-	// It reads the watch cache as it is (a later pass sees what it missed).
+	// The upkeep's pass claims what is recorded: the old LoadBalancer's
+	// spec.address, from what its sweep of the keyspace left (it releases
+	// nothing: every allocation is recorded, and younger than the sweep's
+	// minimum age). It reads the watch cache as it is (a later pass sees
+	// what it missed).
 	registrytest.WaitCached(t, r.Storage.LoadBalancers.Store, oldLB.UID)
-	n, err := r.IPAM.Reclaim(ctx)
-	if err != nil || n != 1 {
-		t.Errorf("reclaim claimed %d (%v), want 1", n, err)
+	released, n, err := r.IPAM.Pass(ctx)
+	if err != nil || n != 1 || released != 0 {
+		t.Errorf("the pass released %d and claimed %d (%v), want 0 and 1", released, n, err)
 	}
 	r.expectClaims(t, newFIP, oldLB)
 	// Their next update: the old FloatingIP holds the address it asks
