@@ -110,7 +110,8 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 	fss.FlagSet("tenancy").DurationVar(&o.QuotaRecountPeriod, "quota-recount-period", o.QuotaRecountPeriod,
 		"How often Tenant quota usage is recounted from the stored objects, repairing what a crash left behind; 0 disables.")
 	fss.FlagSet("tenancy").DurationVar(&o.IPAMPeriod, "ipam-period", o.IPAMPeriod,
-		"How often AddressPool status is refreshed and allocations no live Tenant records are swept.")
+		"How often AddressPool status is refreshed and allocations no live object records are swept; "+
+			"less often where a pass takes long, so that passes take at most a tenth of the time (tenant_ipam_upkeep_pass_duration_seconds).")
 	fss.FlagSet("tenancy").DurationVar(&o.IPAMSweepMinAge, "ipam-sweep-min-age", o.IPAMSweepMinAge,
 		"How old an allocation no live Tenant records must be before the sweeper reclaims it (longer than any create takes).")
 	o.Syncer.AddFlags(fss.FlagSet("syncer"))

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"sync"
 	"testing"
+	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -135,4 +136,24 @@ func BenchmarkPass(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestPace: passes keep their period while they are short, and take at
+// most a tenth of the time once they are not.
+func TestPace(t *testing.T) {
+	for _, c := range []struct{ period, took, want time.Duration }{
+		{10 * time.Second, 50 * time.Millisecond, 10 * time.Second},
+		{10 * time.Second, time.Second, 10 * time.Second},
+		{10 * time.Second, 2 * time.Second, 18 * time.Second},
+		{10 * time.Second, 5 * time.Second, 45 * time.Second},
+		{time.Hour, 5 * time.Second, time.Hour},
+	} {
+		got := upkeep.Pace(c.period, c.took)
+		if got != c.want {
+			t.Errorf("Pace(%s, %s) = %s, want %s", c.period, c.took, got, c.want)
+		}
+		if share := float64(c.took) / float64(c.took+got); share > upkeep.MaxShare+1e-9 {
+			t.Errorf("Pace(%s, %s): passes take %.2f of the time", c.period, c.took, share)
+		}
+	}
 }

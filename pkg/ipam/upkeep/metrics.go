@@ -26,10 +26,19 @@ var (
 		Help:           "Addresses of an AddressPool not allocated, by pool.",
 		StabilityLevel: metrics.ALPHA,
 	}, []string{"pool"})
+	// passSeconds is how long the upkeep's passes take: what paces them
+	// (Pace), and what the IPAM costs at a provider's scale.
+	passSeconds = metrics.NewHistogram(&metrics.HistogramOpts{
+		Subsystem:      "tenant_ipam",
+		Name:           "upkeep_pass_duration_seconds",
+		Help:           "Time of one pass of the IPAM upkeep: every keyspace swept and reclaimed, AddressPool status written.",
+		Buckets:        []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+		StabilityLevel: metrics.ALPHA,
+	})
 )
 
 func init() {
-	legacyregistry.MustRegister(poolCapacity, poolAllocated, poolFree)
+	legacyregistry.MustRegister(poolCapacity, poolAllocated, poolFree, passSeconds)
 }
 
 // recordPools sets the pool gauges to fill (capacity, allocated, free by
