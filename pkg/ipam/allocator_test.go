@@ -423,15 +423,34 @@ func TestReleaseOwnerAndUsage(t *testing.T) {
 	}
 }
 
+// sweepFixture is an allocator on a fake clock and a /16 pool for sweeps.
+func sweepFixture(t *testing.T) (context.Context, *clocktesting.FakeClock, *ipam.Allocator, ipam.Pool) {
+	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	a := newAllocator(t, startEtcd(t), freshPrefix(), ipam.WithClock(clk))
+	return context.Background(), clk, a, ipam.Pool{Name: "p", CIDRs: []netip.Prefix{mustPrefix("10.0.0.0/16")}}
+}
+
+// keepByState is a sweep's keep over owners in state by tenant name:
+// "alive" kept, "dead" released, anything else an error; it counts the
+// allocations it was asked about in asked.
+func keepByState(state map[string]string, asked *int) func(ipam.Allocation) (bool, error) {
+	return func(alloc ipam.Allocation) (bool, error) {
+		*asked++
+		switch state[strings.TrimPrefix(alloc.Owner.TenantUID, "uid-")] {
+		case "alive":
+			return true, nil
+		case "dead":
+			return false, nil
+		}
+		return false, errors.New("host unreachable")
+	}
+}
+
 // TestSweepKept: the sweep's Kept is what a second pass over the keyspace
 // would read after it (the young, the kept, those whose check failed, and
 // not what it released), and stays nil when the pass did not complete.
 func TestSweepKept(t *testing.T) {
-	url := startEtcd(t)
-	ctx := context.Background()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	a := newAllocator(t, url, freshPrefix(), ipam.WithClock(clk))
-	pool := ipam.Pool{Name: "p", CIDRs: []netip.Prefix{mustPrefix("10.0.0.0/16")}}
+	ctx, clk, a, pool := sweepFixture(t)
 	state := map[string]string{"live": "alive", "gone": "dead", "unsure": "error"}
 	for _, name := range []string{"live", "gone", "unsure"} {
 		if _, err := a.AllocateBlock(ctx, pool, 24, owner(name, ipam.PurposeTenantNetwork)); err != nil {
@@ -444,15 +463,7 @@ func TestSweepKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keep := func(alloc ipam.Allocation) (bool, error) {
-		switch state[strings.TrimPrefix(alloc.Owner.TenantUID, "uid-")] {
-		case "alive":
-			return true, nil
-		case "dead":
-			return false, nil
-		}
-		return false, errors.New("host unreachable")
-	}
+	keep := keepByState(state, new(int))
 	var kept ipam.Held
 	n, err := ipam.SweepUnused(ctx, a, keep, ipam.Kept(&kept))
 	if n != 1 || err == nil {
@@ -480,11 +491,7 @@ func TestSweepKept(t *testing.T) {
 }
 
 func TestSweep(t *testing.T) {
-	url := startEtcd(t)
-	ctx := context.Background()
-	clk := clocktesting.NewFakeClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	a := newAllocator(t, url, freshPrefix(), ipam.WithClock(clk))
-	pool := ipam.Pool{Name: "p", CIDRs: []netip.Prefix{mustPrefix("10.0.0.0/16")}}
+	ctx, clk, a, pool := sweepFixture(t)
 	tenants := map[string]string{"live": "alive", "gone": "dead", "ghost": "dead", "unsure": "error"}
 	for name := range tenants {
 		if _, err := a.AllocateBlock(ctx, pool, 24, owner(name, ipam.PurposeTenantNetwork)); err != nil {
@@ -494,17 +501,8 @@ func TestSweep(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	asked := 0
-	keep := func(alloc ipam.Allocation) (bool, error) {
-		asked++
-		switch tenants[strings.TrimPrefix(alloc.Owner.TenantUID, "uid-")] {
-		case "alive":
-			return true, nil
-		case "dead":
-			return false, nil
-		}
-		return false, errors.New("host unreachable")
-	}
+	var asked int
+	keep := keepByState(tenants, &asked)
 	if n, err := ipam.SweepUnused(ctx, a, keep); n != 0 || err != nil || asked != 0 {
 		t.Fatalf("sweep of young allocations released %d, %v, asking %d times; want 0, asking none", n, err, asked)
 	}

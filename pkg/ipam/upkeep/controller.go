@@ -127,10 +127,11 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 }
 
-// MaxShare is the most of the time the passes take: a pass reads every
-// allocation and every object that records one, and at 10,000 tenants it
-// takes seconds, which every 10 s would keep a third of a core at it and
-// slow everything else the process does (a restart's initial sync most).
+// MaxShare is the most of the time the passes take. A pass reads every
+// allocation and every object that records one, so its time grows with
+// the tenants (tenant_ipam_upkeep_pass_duration_seconds); at a fixed
+// period its share of the CPU would grow with them, taken from everything
+// else the process does (a restart's initial sync most).
 const MaxShare = 0.1
 
 // Pace is how long Run waits after a pass that took took: period, or long
