@@ -106,6 +106,7 @@ func (c *Controller) reclaimIn(ctx context.Context, space *ipam.Allocator, held 
 // ends, or less often where a pass takes long (see Pace).
 func (c *Controller) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithName("ipam")
+	pacer := &Pacer{Period: c.Period}
 	for {
 		start := time.Now()
 		released, claimed, err := c.Pass(ctx)
@@ -122,9 +123,27 @@ func (c *Controller) Run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(Pace(c.Period, took)):
+		case <-time.After(pacer.Next(took)):
 		}
 	}
+}
+
+// Pacer paces passes of a period by how long they take (Pace). A pass
+// that waited for etcd (an outage) did no more work than the one before
+// it: the shorter of the last two passes paces.
+type Pacer struct {
+	Period   time.Duration
+	previous time.Duration
+}
+
+// Next is the wait after a pass that took took.
+func (p *Pacer) Next(took time.Duration) time.Duration {
+	by := took
+	if p.previous > 0 {
+		by = min(took, p.previous)
+	}
+	p.previous = took
+	return Pace(p.Period, by)
 }
 
 // MaxShare is the most of the time the passes take. A pass reads every
@@ -134,10 +153,17 @@ func (c *Controller) Run(ctx context.Context) {
 // else the process does (a restart's initial sync most).
 const MaxShare = 0.1
 
+// MaxPace bounds the wait between passes (unless the period is longer):
+// a leak is repaired, and pool status refreshed, within it, however long
+// passes take.
+const MaxPace = time.Minute
+
 // Pace is how long Run waits after a pass that took took: period, or long
-// enough that passes take at most MaxShare of the time.
+// enough that passes take at most MaxShare of the time, but no longer than
+// MaxPace or period.
 func Pace(period, took time.Duration) time.Duration {
-	return max(period, time.Duration(float64(took)*(1-MaxShare)/MaxShare))
+	share := time.Duration(float64(took) * (1 - MaxShare) / MaxShare)
+	return max(period, min(share, MaxPace))
 }
 
 // Pass reads each keyspace once: its sweep releases what no object

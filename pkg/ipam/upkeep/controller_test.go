@@ -138,22 +138,43 @@ func BenchmarkPass(b *testing.B) {
 	})
 }
 
-// TestPace: passes keep their period while they are short, and take at
-// most a tenth of the time once they are not.
+// TestPace: passes keep their period while they are short, take at most
+// a tenth of the time once they are not, and wait at most a minute (or
+// the period) whatever a pass took.
 func TestPace(t *testing.T) {
 	for _, c := range []struct{ period, took, want time.Duration }{
 		{10 * time.Second, 50 * time.Millisecond, 10 * time.Second},
 		{10 * time.Second, time.Second, 10 * time.Second},
 		{10 * time.Second, 2 * time.Second, 18 * time.Second},
 		{10 * time.Second, 5 * time.Second, 45 * time.Second},
+		{10 * time.Second, 30 * time.Second, upkeep.MaxPace},
+		{time.Second, 10 * time.Minute, upkeep.MaxPace},
 		{time.Hour, 5 * time.Second, time.Hour},
 	} {
 		got := upkeep.Pace(c.period, c.took)
 		if got != c.want {
 			t.Errorf("Pace(%s, %s) = %s, want %s", c.period, c.took, got, c.want)
 		}
-		if share := float64(c.took) / float64(c.took+got); share > upkeep.MaxShare+1e-9 {
+		if share := float64(c.took) / float64(c.took+got); got < upkeep.MaxPace && got != c.period && share > upkeep.MaxShare+1e-9 {
 			t.Errorf("Pace(%s, %s): passes take %.2f of the time", c.period, c.took, share)
+		}
+	}
+}
+
+// TestPacerStall: one pass that waited (for etcd, in an outage) does not
+// push the next out; passes that keep taking long do.
+func TestPacerStall(t *testing.T) {
+	p := &upkeep.Pacer{Period: time.Second}
+	for i, c := range []struct{ took, want time.Duration }{
+		{20 * time.Millisecond, time.Second},
+		{40 * time.Second, time.Second}, // stalled
+		{30 * time.Millisecond, time.Second},
+		{2 * time.Second, time.Second}, // the shorter of 30 ms and 2 s
+		{3 * time.Second, 18 * time.Second},
+		{4 * time.Second, 27 * time.Second},
+	} {
+		if got := p.Next(c.took); got != c.want {
+			t.Errorf("pass %d took %s: next in %s, want %s", i, c.took, got, c.want)
 		}
 	}
 }
