@@ -109,6 +109,11 @@ func TestReconcileNetwork(t *testing.T) {
 	if _, err := cudns.Create(ctx, foreign, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// Until the informer has it, a later wait for the network the syncer
+	// makes again could be met by this one's late event.
+	controllertest.Eventually(t, "the informer has someone else's network", cached(func(c *udnv1.ClusterUserDefinedNetwork) bool {
+		return c != nil && !Marks(tn, n).On(c)
+	}))
 	if err := c.Reconcile(ctx, key); !errors.As(err, &requeue) {
 		t.Errorf("reconcile with the name taken: %v, want a requeue", err)
 	}
@@ -127,7 +132,7 @@ func TestReconcileNetwork(t *testing.T) {
 	if err := c.Reconcile(ctx, key); err != nil {
 		t.Fatalf("reconcile to make the network again: %v", err)
 	}
-	controllertest.Eventually(t, "the informer has the network again", cached(func(c *udnv1.ClusterUserDefinedNetwork) bool { return c != nil }))
+	controllertest.Eventually(t, "the informer has the network again", cached(func(c *udnv1.ClusterUserDefinedNetwork) bool { return c != nil && Marks(tn, n).On(c) }))
 	fakes.Networks.Remove(tn.Name, "", n.Name)
 	controllertest.Uncache(t, src.Networks, tn.Name, "", n.Name)
 	if err := c.Reconcile(ctx, key); err != nil {
