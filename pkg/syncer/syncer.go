@@ -33,6 +33,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	egressipclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned"
@@ -254,14 +255,14 @@ func reportInitialSync(ctx context.Context, done chan<- struct{}, started time.T
 		return
 	}
 	klog.FromContext(ctx).Info("Syncer caches filled", "duration", time.Since(started), "slowest", slowest)
-	var synced []cache.InformerSynced
+	var synced []cache.DoneChecker
 	for _, w := range workers {
 		synced = append(synced, w.HandlersSynced...)
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+	if !cache.WaitFor(ctx, "", synced...) {
 		return
 	}
-	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, false, func(context.Context) (bool, error) {
+	err := wait.PollUntilContextCancel(ctx, idlePoll, false, func(context.Context) (bool, error) {
 		for _, w := range workers {
 			if !w.Idle() {
 				return false, nil
@@ -281,19 +282,29 @@ func reportInitialSync(ctx context.Context, done chan<- struct{}, started time.T
 		"floatingIPs", len(src.FloatingIPs.GetStore().ListKeys()))
 }
 
+// idlePoll is how often the initial sync's report looks whether the
+// queues have run dry (a look costs a lock of each queue).
+const idlePoll = 10 * time.Millisecond
+
 // waitFilled waits until every informer has synced, and names the three
 // that took longest, with the time each took from started.
 func waitFilled(ctx context.Context, started time.Time, informers []controller.NamedSynced) (string, bool) {
+	var mu sync.Mutex
 	took := make(map[string]time.Duration, len(informers))
-	err := wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
-		for _, inf := range informers {
-			if _, done := took[inf.Name]; !done && inf.HasSynced() {
+	var wg sync.WaitGroup
+	for _, inf := range informers {
+		wg.Go(func() {
+			select {
+			case <-inf.Synced.Done():
+				mu.Lock()
 				took[inf.Name] = time.Since(started)
+				mu.Unlock()
+			case <-ctx.Done():
 			}
-		}
-		return len(took) == len(informers), nil
-	})
-	if err != nil {
+		})
+	}
+	wg.Wait()
+	if len(took) < len(informers) {
 		return "", false
 	}
 	names := make([]string, 0, len(took))

@@ -42,7 +42,7 @@ func New(src *controller.Sources, period time.Duration, resync ...func()) *Check
 func (c *Checker) Run(ctx context.Context, first <-chan struct{}) {
 	logger := klog.FromContext(ctx).WithValues("controller", "orphan-checker")
 	ctx = klog.NewContext(ctx, logger)
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, c.src.Synced()...) {
+	if !cache.WaitFor(ctx, "", c.src.Synced()...) {
 		return
 	}
 	timer := time.NewTimer(c.period)

@@ -58,9 +58,10 @@ type Worker struct {
 	Name      string
 	Queue     *queue.Queue
 	Reconcile ReconcileFunc
-	// HandlersSynced are the HasSynced of the controller's event handler
-	// registrations: true once they have queued every object listed at start.
-	HandlersSynced []cache.InformerSynced
+	// HandlersSynced are the sync checkers of the controller's event
+	// handler registrations: done once they have queued every object
+	// listed at start.
+	HandlersSynced []cache.DoneChecker
 
 	busy  atomic.Int64
 	pacer pacer
@@ -73,7 +74,7 @@ func (w *Worker) Watch(inf cache.SharedIndexInformer, h cache.ResourceEventHandl
 	if err != nil {
 		return err
 	}
-	w.HandlersSynced = append(w.HandlersSynced, reg.HasSynced)
+	w.HandlersSynced = append(w.HandlersSynced, reg.HasSyncedChecker())
 	return nil
 }
 
@@ -109,13 +110,13 @@ func NewWorker(name string, reconcile ReconcileFunc) *Worker {
 
 // Run processes the queue with workers goroutines until ctx ends, once
 // synced (the informers it reads) and its own event handlers have synced.
-func (w *Worker) Run(ctx context.Context, workers int, synced ...cache.InformerSynced) {
+func (w *Worker) Run(ctx context.Context, workers int, synced ...cache.DoneChecker) {
 	defer utilruntime.HandleCrashWithContext(ctx)
 	defer w.Queue.ShutDown()
 	logger := klog.FromContext(ctx).WithValues("controller", w.Name)
 	ctx = klog.NewContext(ctx, logger)
 	// synced may be shared by other workers: appended to as a copy.
-	if !cache.WaitForNamedCacheSyncWithContext(ctx, append(slices.Clone(synced), w.HandlersSynced...)...) {
+	if !cache.WaitFor(ctx, "", append(slices.Clone(synced), w.HandlersSynced...)...) {
 		return
 	}
 	logger.Info("Starting workers", "count", workers)

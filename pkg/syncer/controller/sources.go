@@ -501,39 +501,48 @@ func trimmed(m metav1.ObjectMeta) metav1.ObjectMeta {
 		Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp}
 }
 
-// Synced are the HasSynced of every informer.
-func (s *Sources) Synced() []cache.InformerSynced {
+// Synced are the sync checkers of every informer: each one's channel
+// closes once the informer has listed (waiting on them reacts at once,
+// where cache.WaitForCacheSync polls every 100 ms).
+func (s *Sources) Synced() []cache.DoneChecker {
 	named := s.NamedSynced()
-	out := make([]cache.InformerSynced, 0, len(named))
+	out := make([]cache.DoneChecker, 0, len(named))
 	for _, n := range named {
-		out = append(out, n.HasSynced)
+		out = append(out, n.Synced)
 	}
 	return out
 }
 
-// NamedSynced is an informer's HasSynced with the name of what it holds.
+// NamedSynced is an informer's sync checker with the name of what it holds.
 type NamedSynced struct {
-	Name      string
-	HasSynced cache.InformerSynced
+	Name   string
+	Synced cache.DoneChecker
 }
 
-// NamedSynced are the HasSynced of every informer, named.
+// NamedSynced are the sync checkers of every informer, named.
 func (s *Sources) NamedSynced() []NamedSynced {
-	out := []NamedSynced{
-		{"tenants", s.Tenants.HasSynced}, {"namespaces", s.Namespaces.HasSynced}, {"networks", s.Networks.HasSynced},
-		{"loadbalancers", s.LoadBalancers.HasSynced}, {"floatingips", s.FloatingIPs.HasSynced},
-		{"vrfpeerings", s.VRFPeerings.HasSynced}, {"providerservices", s.ProviderServices.HasSynced},
-		{"host namespaces", s.HostNamespaces.HasSynced}, {"host rolebindings", s.HostRoleBindings.HasSynced},
-		{"host services", s.HostServices.HasSynced}, {"host clusteruserdefinednetworks", s.HostCUDNs.HasSynced},
-		{"host egressips", s.HostEgressIPs.HasSynced}, {"host routeadvertisements", s.HostRouteAdvertisements.HasSynced},
-		{"host frrconfigurations", s.HostFRRConfigurations.HasSynced}, {"host bgpsessionstates", s.HostBGPSessionStates.HasSynced},
-		{"host clusternetworkconnects", s.HostClusterNetworkConnects.HasSynced}, {"host floating IP target pods", s.HostTargetPods.HasSynced},
-		{"host virtual machine launcher pods", s.HostLauncherPods.HasSynced},
-		{"host network attachment definitions", s.HostNetworkAttachments.HasSynced},
-		{"host resourcequotas", s.HostResourceQuotas.HasSynced}, {"host limitranges", s.HostLimitRanges.HasSynced},
+	named := []struct {
+		name string
+		inf  cache.SharedIndexInformer
+	}{
+		{"tenants", s.Tenants}, {"namespaces", s.Namespaces}, {"networks", s.Networks},
+		{"loadbalancers", s.LoadBalancers}, {"floatingips", s.FloatingIPs},
+		{"vrfpeerings", s.VRFPeerings}, {"providerservices", s.ProviderServices},
+		{"host namespaces", s.HostNamespaces}, {"host rolebindings", s.HostRoleBindings},
+		{"host services", s.HostServices}, {"host clusteruserdefinednetworks", s.HostCUDNs},
+		{"host egressips", s.HostEgressIPs}, {"host routeadvertisements", s.HostRouteAdvertisements},
+		{"host frrconfigurations", s.HostFRRConfigurations}, {"host bgpsessionstates", s.HostBGPSessionStates},
+		{"host clusternetworkconnects", s.HostClusterNetworkConnects}, {"host floating IP target pods", s.HostTargetPods},
+		{"host virtual machine launcher pods", s.HostLauncherPods},
+		{"host network attachment definitions", s.HostNetworkAttachments},
+		{"host resourcequotas", s.HostResourceQuotas}, {"host limitranges", s.HostLimitRanges},
+	}
+	out := make([]NamedSynced, 0, len(named)+len(s.HostMetalLB))
+	for _, n := range named {
+		out = append(out, NamedSynced{n.name, n.inf.HasSyncedChecker()})
 	}
 	for gvr, inf := range s.HostMetalLB {
-		out = append(out, NamedSynced{"host " + gvr.Resource, inf.HasSynced})
+		out = append(out, NamedSynced{"host " + gvr.Resource, inf.HasSyncedChecker()})
 	}
 	return out
 }

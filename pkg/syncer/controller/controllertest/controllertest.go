@@ -216,7 +216,7 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 		go inf.RunWithContext(ctx)
 	}
 	for _, inf := range hostInformers {
-		if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		if !cache.WaitFor(ctx, "", inf.HasSyncedChecker()) {
 			t.Fatal("host informers did not sync")
 		}
 	}
