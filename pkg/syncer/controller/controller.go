@@ -104,8 +104,14 @@ func (w *Worker) Idle() bool {
 // NewWorker returns a Worker with a fair queue named name. Failed keys are
 // retried after 10 ms, doubling up to 5 s: once the host is back, the last
 // of them converges within seconds.
+//
+// Until Run starts the workers, the queue holds the keys it is given
+// (queue.Queue.Hold): the informers' first lists add every object's key,
+// and those go in a window at a time once the workers run.
 func NewWorker(name string, reconcile ReconcileFunc) *Worker {
-	return &Worker{Name: name, Queue: queue.New(name, 10*time.Millisecond, 5*time.Second), Reconcile: reconcile}
+	w := &Worker{Name: name, Queue: queue.New(name, 10*time.Millisecond, 5*time.Second), Reconcile: reconcile}
+	w.Queue.Hold()
+	return w
 }
 
 // Run processes the queue with workers goroutines until ctx ends, once
@@ -119,7 +125,8 @@ func (w *Worker) Run(ctx context.Context, workers int, synced ...cache.DoneCheck
 	if !cache.WaitFor(ctx, "", append(slices.Clone(synced), w.HandlersSynced...)...) {
 		return
 	}
-	logger.Info("Starting workers", "count", workers)
+	logger.Info("Starting workers", "count", workers, "keys", w.Queue.Len()+w.Queue.Pending())
+	w.Queue.Release()
 	for i := 0; i < workers; i++ {
 		go wait.UntilWithContext(ctx, w.work, time.Second)
 	}

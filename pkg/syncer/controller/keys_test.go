@@ -12,8 +12,9 @@ import (
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
-// drain returns the keys in w's queue.
+// drain returns the keys in w's queue (held ones too: no worker runs).
 func drain(w *Worker) map[queue.Key]bool {
+	w.Queue.Release()
 	out := map[queue.Key]bool{}
 	for w.Queue.Len() > 0 {
 		k, _ := w.Queue.Get()

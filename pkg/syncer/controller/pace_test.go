@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -47,11 +48,38 @@ func TestPacerQueuesABurstAtOnceThenAtTheRate(t *testing.T) {
 func TestPacerForgetsQuietKeys(t *testing.T) {
 	var p pacer
 	t0 := time.Unix(1000, 0)
-	for i := range 100 {
-		p.delay(queue.Key{Tenant: "t", Name: string(rune('a' + i%26))}, t0)
+	for i := range 1000 {
+		p.delay(queue.Key{Tenant: "t", Name: fmt.Sprint(i)}, t0)
 	}
-	p.delay(queue.Key{Tenant: "busy"}, t0.Add(2*time.Minute))
+	busy := queue.Key{Tenant: "busy"}
+	for range PaceBurst + 2 {
+		p.delay(busy, t0)
+	}
+	// One event took one token of 1,000 buckets: full again a quarter of
+	// a second later. The busy key has an add due and a debt of tokens.
+	p.sweep(t0.Add(time.Second / PaceRate))
 	if len(p.keys) != 1 {
-		t.Errorf("%d keys kept two minutes after their events, want only the key of the last event", len(p.keys))
+		t.Fatalf("%d keys kept once their buckets are full again, want only the busy key", len(p.keys))
+	}
+	if p.high != 1 {
+		t.Errorf("map not made anew after shrinking from 1,001 keys to 1 (high %d)", p.high)
+	}
+	// Forgetting a full bucket changes nothing: the busy key's next
+	// events, once its bucket is full, go at once.
+	// 22 events: 20 tokens, then one more taken (due in a quarter
+	// second), then one covered by that add.
+	full := t0.Add(time.Duration(float64(PaceBurst+1) / PaceRate * float64(time.Second)))
+	p.sweep(full.Add(-time.Millisecond))
+	if len(p.keys) != 1 {
+		t.Fatalf("busy key forgotten before its bucket was full again")
+	}
+	p.sweep(full)
+	if len(p.keys) != 0 {
+		t.Fatalf("busy key kept once its bucket is full again")
+	}
+	for i := range PaceBurst {
+		if wait, ok := p.delay(busy, full); !ok || wait != 0 {
+			t.Fatalf("event %d after the bucket refilled: wait %s, queue %v; want at once", i, wait, ok)
+		}
 	}
 }

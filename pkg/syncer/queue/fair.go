@@ -61,6 +61,11 @@ type Queue struct {
 	passMu  sync.Mutex
 	pass    []Key
 	pending metrics.GaugeMetric
+
+	// held are the keys added while holding (Hold): a set of its own, let
+	// go whole once Release makes them a pass.
+	holding atomic.Bool
+	held    map[Key]struct{}
 }
 
 // passWindow is how many keys of a pass wait in the background lane at a
@@ -91,13 +96,73 @@ func New(name string, base, limit time.Duration) *Queue {
 	}
 }
 
+// Add implements workqueue.TypedInterface: it queues key in its tenant's
+// lane, or keeps it aside while the queue holds (Hold).
+func (q *Queue) Add(key Key) {
+	if q.hold(key) {
+		return
+	}
+	q.TypedRateLimitingInterface.Add(key)
+}
+
 // AddBackground queues key in the background lane, behind every key Add
 // queues: for work no event asked for (the periodic check of every object,
 // everything again once the host is back). A key already waiting keeps its
 // place; a background key that Add queues again moves to its tenant's lane.
 func (q *Queue) AddBackground(key Key) {
+	if q.hold(key) {
+		return
+	}
 	q.fair.mark(key)
-	q.Add(key)
+	q.TypedRateLimitingInterface.Add(key)
+}
+
+// Hold makes Add and AddBackground keep their keys aside until Release,
+// each once. It is for the start of a controller: its informers list
+// every object, their handlers add each one's key (often several times,
+// from the object and from the host objects made for it), and no worker
+// takes one before every informer has listed. Queued at once, those keys
+// would grow the workqueue's sets, its metrics' maps and the fair queue's
+// lanes to the size of the whole store, room Go maps keep for good (about
+// 20 MB at 10,000 tenants x 10 objects). Held, they cost a set that goes
+// once they are a pass.
+func (q *Queue) Hold() {
+	q.passMu.Lock()
+	defer q.passMu.Unlock()
+	if q.held == nil {
+		q.held = map[Key]struct{}{}
+	}
+	q.holding.Store(true)
+}
+
+// hold keeps key aside and returns true while the queue holds.
+func (q *Queue) hold(key Key) bool {
+	if !q.holding.Load() {
+		return false
+	}
+	q.passMu.Lock()
+	defer q.passMu.Unlock()
+	if q.held == nil {
+		return false
+	}
+	q.held[key] = struct{}{}
+	return true
+}
+
+// Release ends Hold: the keys held go to the background lane a window at
+// a time, ahead of any pass waiting, and keys added from now on are
+// queued as usual, before them.
+func (q *Queue) Release() {
+	q.passMu.Lock()
+	keys := make([]Key, 0, len(q.held)+len(q.pass))
+	for k := range q.held {
+		keys = append(keys, k)
+	}
+	q.pass = append(keys, q.pass...)
+	q.held = nil
+	q.holding.Store(false)
+	q.passMu.Unlock()
+	q.feed()
 }
 
 // AddBackgroundAll queues keys in the background lane, as AddBackground
@@ -111,11 +176,12 @@ func (q *Queue) AddBackgroundAll(keys []Key) {
 	q.feed()
 }
 
-// Pending is how many keys of the current pass are not queued yet.
+// Pending is how many keys of the current pass, or held (Hold), are not
+// queued yet.
 func (q *Queue) Pending() int {
 	q.passMu.Lock()
 	defer q.passMu.Unlock()
-	return len(q.pass)
+	return len(q.pass) + len(q.held)
 }
 
 // Get implements workqueue.TypedInterface, and tops the background lane
@@ -133,11 +199,13 @@ func (q *Queue) Get() (Key, bool) {
 func (q *Queue) feed() {
 	q.passMu.Lock()
 	defer q.passMu.Unlock()
-	for len(q.pass) > 0 && q.fair.backgroundLen() < passWindow && !q.ShuttingDown() {
+	// While the queue holds, the pass waits whole (no worker takes keys).
+	for q.held == nil && len(q.pass) > 0 && q.fair.backgroundLen() < passWindow && !q.ShuttingDown() {
 		key := q.pass[0]
 		q.pass[0] = Key{}
 		q.pass = q.pass[1:]
-		q.AddBackground(key)
+		q.fair.mark(key)
+		q.TypedRateLimitingInterface.Add(key)
 	}
 	if len(q.pass) == 0 {
 		q.pass = nil
