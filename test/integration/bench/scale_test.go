@@ -562,13 +562,21 @@ func logMemory(ctx context.Context, b *testing.B, set *scaleSet, when string) {
 		b.Fatal(err)
 	}
 	v := map[string]float64{}
+	var capacities []string
 	for _, line := range strings.Split(metrics, "\n") {
-		if f := strings.Fields(line); len(f) == 2 && strings.HasPrefix(f[0], "go_memstats_") {
+		f := strings.Fields(line)
+		if len(f) == 2 && strings.HasPrefix(f[0], "go_memstats_") {
 			if x, err := strconv.ParseFloat(f[1], 64); err == nil {
 				v[strings.TrimPrefix(f[0], "go_memstats_")] = x / (1 << 20)
 			}
 		}
+		// The watch caches' room for events: each holds up to that many of
+		// the latest events (and the objects they carry), whatever their age.
+		if len(f) == 2 && strings.HasPrefix(f[0], "apiserver_watch_cache_capacity{") && f[1] != "100" {
+			capacities = append(capacities, strings.TrimPrefix(f[0], "apiserver_watch_cache_capacity")+" "+f[1])
+		}
 	}
+	b.Logf("%s: watch cache capacities above the least (100): %s", when, strings.Join(capacities, ", "))
 	pid := set.large.PID("tenant-apiserver")
 	b.Logf("%s: RSS %.0f MiB; Go: live heap %.0f, heap spans in use %.0f, free spans kept %.0f, returned %.0f, stacks %.0f, runtime total %.0f, next GC at %.0f MiB; CPU used since start %.1f s",
 		when, rssMiB(pid), v["heap_alloc_bytes"], v["heap_inuse_bytes"],
