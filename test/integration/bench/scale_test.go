@@ -572,8 +572,8 @@ func logMemory(ctx context.Context, b *testing.B, set *scaleSet, when string) {
 		}
 		// The watch caches' room for events: each holds up to that many of
 		// the latest events (and the objects they carry), whatever their age.
-		if len(f) == 2 && strings.HasPrefix(f[0], "apiserver_watch_cache_capacity{") && f[1] != "100" {
-			capacities = append(capacities, strings.TrimPrefix(f[0], "apiserver_watch_cache_capacity")+" "+f[1])
+		if len(f) == 2 && strings.HasPrefix(f[0], "watch_cache_capacity{") && f[1] != "100" {
+			capacities = append(capacities, strings.TrimPrefix(f[0], "watch_cache_capacity")+" "+f[1])
 		}
 	}
 	b.Logf("%s: watch cache capacities above the least (100): %s", when, strings.Join(capacities, ", "))
