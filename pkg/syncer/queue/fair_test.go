@@ -286,20 +286,28 @@ func BenchmarkQueuePassHeld(b *testing.B) {
 		b.Run(c.name, func(b *testing.B) {
 			var held uint64
 			for b.Loop() {
-				before := liveHeap()
-				q := New("", time.Millisecond, time.Second)
-				c.add(q)
-				for q.Len() > 0 {
-					k, _ := q.Get()
-					q.Done(k)
-				}
-				held = liveHeap() - before
-				runtime.KeepAlive(q)
-				q.ShutDown()
+				held = heldOnceDrained("", c.add)
 			}
 			b.ReportMetric(float64(held)/(1<<20), "MiB-held")
 		})
 	}
+}
+
+// heldOnceDrained returns how much more live heap there is once a new
+// queue named name has been filled and drained (all its keys taken and
+// done) than before it was made.
+func heldOnceDrained(name string, fill func(q *Queue)) uint64 {
+	before := liveHeap()
+	q := New(name, time.Millisecond, time.Second)
+	fill(q)
+	for q.Len() > 0 {
+		k, _ := q.Get()
+		q.Done(k)
+	}
+	held := liveHeap() - before
+	runtime.KeepAlive(q)
+	q.ShutDown()
+	return held
 }
 
 func liveHeap() uint64 {
@@ -386,24 +394,17 @@ func BenchmarkQueueStartHeld(b *testing.B) {
 		b.Run(map[bool]string{false: "at-once", true: "held"}[held], func(b *testing.B) {
 			var kept uint64
 			for i := 0; b.Loop(); i++ {
-				before := liveHeap()
-				q := New(fmt.Sprint("bench_start_", held, "_", i), time.Millisecond, time.Second)
-				if held {
-					q.Hold()
-				}
-				for range 3 {
-					for _, k := range keys {
-						q.Add(k)
+				kept = heldOnceDrained(fmt.Sprint("bench_start_", held, "_", i), func(q *Queue) {
+					if held {
+						q.Hold()
 					}
-				}
-				q.Release()
-				for q.Len() > 0 {
-					k, _ := q.Get()
-					q.Done(k)
-				}
-				kept = liveHeap() - before
-				runtime.KeepAlive(q)
-				q.ShutDown()
+					for range 3 {
+						for _, k := range keys {
+							q.Add(k)
+						}
+					}
+					q.Release()
+				})
 			}
 			b.ReportMetric(float64(kept)/(1<<20), "MiB-held")
 		})
