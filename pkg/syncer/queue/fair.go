@@ -63,7 +63,8 @@ type Queue struct {
 	pending metrics.GaugeMetric
 
 	// held are the keys added while holding (Hold): a set of its own, let
-	// go whole once Release makes them a pass.
+	// go whole once Release makes them a pass. holding says held != nil
+	// without passMu, so that Add takes no extra lock once released.
 	holding atomic.Bool
 	held    map[Key]struct{}
 }
