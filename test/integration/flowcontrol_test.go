@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,4 +157,115 @@ func classify(ctx context.Context, cfg *rest.Config, path string) (classificatio
 	}
 	c.priorityLevel, err = one(priorityLevelHeader)
 	return c, err
+}
+
+// TestTenantAPIServerRequestsHaveTheControllersLevel: the flow control
+// objects of artifacts/deploy put tenant-apiserver's own host requests
+// (the syncer's, its informers', its reviews) in workload-high and its
+// leader election in leader-election, not in workload-low with every
+// other service account; and the running tenant-apiserver's requests are
+// dispatched there.
+func TestTenantAPIServerRequestsHaveTheControllersLevel(t *testing.T) {
+	s := framework.Current()
+	ctx := framework.Context(t, 2*time.Minute)
+	host, _, err := s.Clients(stack.AdminUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := host.FlowcontrolV1()
+	level := func(schema, wantLevel string) classification {
+		t.Helper()
+		var fs *flowcontrolv1.FlowSchema
+		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			fs, err = fc.FlowSchemas().Get(ctx, schema, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			for _, c := range fs.Status.Conditions {
+				if c.Type == flowcontrolv1.FlowSchemaConditionDangling {
+					return c.Status == flowcontrolv1.ConditionFalse, nil
+				}
+			}
+			return false, nil
+		}); err != nil {
+			t.Fatalf("FlowSchema %s not found, or its priority level missing: %v (%+v)", schema, err, fs)
+		}
+		if fs.Spec.PriorityLevelConfiguration.Name != wantLevel {
+			t.Fatalf("FlowSchema %s puts requests in %s, want %s", schema, fs.Spec.PriorityLevelConfiguration.Name, wantLevel)
+		}
+		pl, err := fc.PriorityLevelConfigurations().Get(ctx, wantLevel, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return classification{fs.UID, pl.UID}
+	}
+	controllers := level("tenant-apiserver", "workload-high")
+	election := level("tenant-apiserver-leader-election", "leader-election")
+
+	self := s.RESTConfig(stack.TenantAPIServerUser)
+	other := s.RESTConfig(stack.AdminUser)
+	other.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + stack.TenantAPIServerNamespace + ":another",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + stack.TenantAPIServerNamespace, "system:authenticated"},
+	}
+	lease := "/apis/coordination.k8s.io/v1/namespaces/" + stack.TenantAPIServerNamespace + "/leases/tenant-apiserver-syncer"
+	for _, c := range []struct {
+		what string
+		cfg  *rest.Config
+		path string
+		want func(classification) error
+	}{
+		{"tenant-apiserver's list of host namespaces", self, "/api/v1/namespaces?limit=1", controllers.is},
+		{"tenant-apiserver's read of its lease", self, lease, election.is},
+		{"tenant-apiserver's discovery", self, "/apis", controllers.is},
+		{"another service account's list of namespaces", other, "/api/v1/namespaces?limit=1", controllers.isNot},
+		{"another service account's read of the lease", other, lease, election.isNot},
+	} {
+		got, err := classify(ctx, c.cfg, c.path)
+		if err != nil {
+			t.Errorf("%s: %v", c.what, err)
+			continue
+		}
+		if err := c.want(got); err != nil {
+			t.Errorf("%s (%s): %v", c.what, c.path, err)
+		}
+	}
+
+	// The running tenant-apiserver's own requests: its informers and
+	// syncer (workload-high) and its lease renewals (leader-election),
+	// counted by the host as it dispatched them.
+	for _, c := range []struct{ schema, level string }{
+		{"tenant-apiserver", "workload-high"},
+		{"tenant-apiserver-leader-election", "leader-election"},
+	} {
+		if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+			n, err := dispatched(ctx, host.Discovery().RESTClient(), c.schema, c.level)
+			return n > 0, err
+		}); err != nil {
+			t.Errorf("the host dispatched no request of FlowSchema %s in %s: %v", c.schema, c.level, err)
+		}
+	}
+}
+
+// dispatched is how many requests the host's APF dispatched for schema in
+// level, from its metrics.
+func dispatched(ctx context.Context, client rest.Interface, schema, level string) (float64, error) {
+	raw, err := client.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var n float64
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_flowcontrol_dispatched_requests_total{") ||
+			!strings.Contains(line, `flow_schema="`+schema+`"`) || !strings.Contains(line, `priority_level="`+level+`"`) {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q: %w", line, err)
+		}
+		n += v
+	}
+	return n, nil
 }

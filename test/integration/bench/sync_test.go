@@ -960,7 +960,12 @@ func fetchDebug(ctx context.Context, cfg *rest.Config, url string) ([]byte, erro
 
 // report prints the summary table.
 func (r *syncRun) report() {
-	printTable(os.Stdout, fmt.Sprintf("BenchmarkSync: create start -> first seen in a watch (%d tenants, %d workers per side)", r.z.tenants, r.z.workers), r.rows)
+	r.reportAs(fmt.Sprintf("BenchmarkSync: create start -> first seen in a watch (%d tenants, %d workers per side)", r.z.tenants, r.z.workers))
+}
+
+// reportAs prints the rows under title, then the summary.
+func (r *syncRun) reportAs(title string) {
+	printTable(os.Stdout, title, r.rows)
 	for _, line := range r.summary {
 		fmt.Fprintf(os.Stdout, "  %s\n", line)
 	}
