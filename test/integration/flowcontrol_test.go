@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	flowcontrolclient "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	"k8s.io/client-go/rest"
 
 	"tenant.io/tenant-apiserver/pkg/stack"
@@ -34,12 +36,7 @@ const (
 // same member's host requests and the admin's tenant.io requests keep
 // their levels.
 func TestTenantRequestsHaveAPriorityLevelOfTheirOwn(t *testing.T) {
-	s := framework.Current()
-	ctx := framework.Context(t, 2*time.Minute)
-	host, _, err := s.Clients(stack.AdminUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ctx, host := adminHost(t)
 	fc := host.FlowcontrolV1()
 	pl, err := fc.PriorityLevelConfigurations().Get(ctx, "tenant-io", metav1.GetOptions{})
 	if err != nil {
@@ -48,40 +45,45 @@ func TestTenantRequestsHaveAPriorityLevelOfTheirOwn(t *testing.T) {
 	if pl.Spec.Limited == nil || pl.Spec.Limited.LimitResponse.Queuing == nil || pl.Spec.Limited.LimitResponse.Queuing.HandSize != 1 {
 		t.Fatalf("priority level tenant-io does not queue each flow in one queue: %+v", pl.Spec)
 	}
-	// The host's configuration controller reports whether the schema's
-	// level exists; wait for it, so the servers have read both objects.
-	var fs *flowcontrolv1.FlowSchema
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		fs, err = fc.FlowSchemas().Get(ctx, "tenant-io", metav1.GetOptions{})
-		if err != nil {
-			return false, err
-		}
-		for _, c := range fs.Status.Conditions {
-			if c.Type == flowcontrolv1.FlowSchemaConditionDangling {
-				return c.Status == flowcontrolv1.ConditionFalse, nil
-			}
-		}
-		return false, nil
-	}); err != nil {
-		t.Fatalf("FlowSchema tenant-io not found, or its priority level missing: %v (%+v)", err, fs)
-	}
+	fs := waitFlowSchema(ctx, t, fc, "tenant-io")
 	if fs.Spec.DistinguisherMethod == nil || fs.Spec.DistinguisherMethod.Type != flowcontrolv1.FlowDistinguisherMethodByUserType {
 		t.Fatalf("FlowSchema tenant-io does not tell users apart: %+v", fs.Spec.DistinguisherMethod)
 	}
 
 	tenantLevel := classification{fs.UID, pl.UID}
-	for _, c := range []struct {
-		what string
-		cfg  *rest.Config
-		path string
-		want func(classification) error
-	}{
+	checkClassifications(ctx, t, []classified{
 		{"a member's tenant.io list, through the aggregator", s.RESTConfig(alice), "/apis/tenant.io/v1alpha1/namespaces", tenantLevel.is},
 		{"a member's tenant.io create (dry run), through the aggregator", s.RESTConfig(alice), "POST /apis/tenant.io/v1alpha1/namespaces?dryRun=All", tenantLevel.is},
 		{"a member's tenant.io list, in tenant-apiserver", s.DirectTenantConfig(alice), "/apis/tenant.io/v1alpha1/namespaces", tenantLevel.is},
 		{"a member's host request", s.RESTConfig(alice), "/api/v1/namespaces/default/pods", tenantLevel.isNot},
 		{"the admin's tenant.io list", s.RESTConfig(stack.AdminUser), "/apis/tenant.io/v1alpha1/tenants", tenantLevel.isNot},
-	} {
+	})
+}
+
+// adminHost returns the current stack, a context for the test and the
+// host admin's client.
+func adminHost(t *testing.T) (*stack.Stack, context.Context, kubernetes.Interface) {
+	t.Helper()
+	s := framework.Current()
+	host, _, err := s.Clients(stack.AdminUser)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, framework.Context(t, 2*time.Minute), host
+}
+
+// classified is a request and where APF must (or must not) put it.
+type classified struct {
+	what string
+	cfg  *rest.Config
+	path string // "[POST ]path", as classify takes it
+	want func(classification) error
+}
+
+// checkClassifications sends each request and checks its classification.
+func checkClassifications(ctx context.Context, t *testing.T, cases []classified) {
+	t.Helper()
+	for _, c := range cases {
 		got, err := classify(ctx, c.cfg, c.path)
 		if err != nil {
 			t.Errorf("%s: %v", c.what, err)
@@ -91,6 +93,29 @@ func TestTenantRequestsHaveAPriorityLevelOfTheirOwn(t *testing.T) {
 			t.Errorf("%s (%s): %v", c.what, c.path, err)
 		}
 	}
+}
+
+// waitFlowSchema returns FlowSchema name once the host's configuration
+// controller has found its priority level (the schema is not dangling), so
+// that the servers have read both objects.
+func waitFlowSchema(ctx context.Context, t *testing.T, fc flowcontrolclient.FlowcontrolV1Interface, name string) *flowcontrolv1.FlowSchema {
+	t.Helper()
+	var fs *flowcontrolv1.FlowSchema
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if fs, err = fc.FlowSchemas().Get(ctx, name, metav1.GetOptions{}); err != nil {
+			return false, err
+		}
+		for _, c := range fs.Status.Conditions {
+			if c.Type == flowcontrolv1.FlowSchemaConditionDangling {
+				return c.Status == flowcontrolv1.ConditionFalse, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("FlowSchema %s not found, or its priority level missing: %v (%+v)", name, err, fs)
+	}
+	return fs
 }
 
 // classification is where APF put a request.
@@ -166,30 +191,11 @@ func classify(ctx context.Context, cfg *rest.Config, path string) (classificatio
 // other service account; and the running tenant-apiserver's requests are
 // dispatched there.
 func TestTenantAPIServerRequestsHaveTheControllersLevel(t *testing.T) {
-	s := framework.Current()
-	ctx := framework.Context(t, 2*time.Minute)
-	host, _, err := s.Clients(stack.AdminUser)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, ctx, host := adminHost(t)
 	fc := host.FlowcontrolV1()
 	level := func(schema, wantLevel string) classification {
 		t.Helper()
-		var fs *flowcontrolv1.FlowSchema
-		if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			fs, err = fc.FlowSchemas().Get(ctx, schema, metav1.GetOptions{})
-			if err != nil {
-				return false, err
-			}
-			for _, c := range fs.Status.Conditions {
-				if c.Type == flowcontrolv1.FlowSchemaConditionDangling {
-					return c.Status == flowcontrolv1.ConditionFalse, nil
-				}
-			}
-			return false, nil
-		}); err != nil {
-			t.Fatalf("FlowSchema %s not found, or its priority level missing: %v (%+v)", schema, err, fs)
-		}
+		fs := waitFlowSchema(ctx, t, fc, schema)
 		if fs.Spec.PriorityLevelConfiguration.Name != wantLevel {
 			t.Fatalf("FlowSchema %s puts requests in %s, want %s", schema, fs.Spec.PriorityLevelConfiguration.Name, wantLevel)
 		}
@@ -209,27 +215,13 @@ func TestTenantAPIServerRequestsHaveTheControllersLevel(t *testing.T) {
 		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + stack.TenantAPIServerNamespace, "system:authenticated"},
 	}
 	lease := "/apis/coordination.k8s.io/v1/namespaces/" + stack.TenantAPIServerNamespace + "/leases/tenant-apiserver-syncer"
-	for _, c := range []struct {
-		what string
-		cfg  *rest.Config
-		path string
-		want func(classification) error
-	}{
+	checkClassifications(ctx, t, []classified{
 		{"tenant-apiserver's list of host namespaces", self, "/api/v1/namespaces?limit=1", controllers.is},
 		{"tenant-apiserver's read of its lease", self, lease, election.is},
 		{"tenant-apiserver's discovery", self, "/apis", controllers.is},
 		{"another service account's list of namespaces", other, "/api/v1/namespaces?limit=1", controllers.isNot},
 		{"another service account's read of the lease", other, lease, election.isNot},
-	} {
-		got, err := classify(ctx, c.cfg, c.path)
-		if err != nil {
-			t.Errorf("%s: %v", c.what, err)
-			continue
-		}
-		if err := c.want(got); err != nil {
-			t.Errorf("%s (%s): %v", c.what, c.path, err)
-		}
-	}
+	})
 
 	// The running tenant-apiserver's own requests: its informers and
 	// syncer (workload-high) and its lease renewals (leader-election),
