@@ -724,7 +724,11 @@ func (a apfSnapshot) add(server, metrics string) {
 // since describes, per server and priority level that dispatched at least
 // 100 requests from a to now, how many it dispatched and rejected (429) and
 // how long they waited on average.
-func (a apfSnapshot) since(now apfSnapshot) string {
+func (a apfSnapshot) since(now apfSnapshot) string { return a.sinceAtLeast(now, 100) }
+
+// sinceAtLeast is since for the levels that dispatched at least least
+// requests.
+func (a apfSnapshot) sinceAtLeast(now apfSnapshot, least float64) string {
 	keys := make([]string, 0, len(now))
 	for k := range now {
 		keys = append(keys, k)
@@ -734,7 +738,7 @@ func (a apfSnapshot) since(now apfSnapshot) string {
 	for _, k := range keys {
 		n, b := now[k], a[k]
 		dispatched := n.dispatched - b.dispatched
-		if dispatched < 100 {
+		if dispatched < least {
 			continue
 		}
 		wait := 0.0

@@ -552,6 +552,7 @@ func (r *syncRun) restartOnce(ctx context.Context, path string, profile bool) fl
 	// Let the burst settle (etcd compaction, garbage collection) first.
 	time.Sleep(5 * time.Second)
 	cpu := takeCPU(r.s)
+	apf := r.takeHostAPF(ctx)
 	if err := r.s.StopTenantAPIServer(); err != nil {
 		r.b.Fatal(err)
 	}
@@ -589,7 +590,21 @@ func (r *syncRun) restartOnce(ctx context.Context, path string, profile bool) fl
 		r.notef("  log: %s", strings.TrimSpace(lines[len(lines)-1]))
 	}
 	r.notef("  %s", cpuUse)
+	// A restart sends the host a few dozen requests, its informers' lists.
+	r.notef("  the host's %s", apf.sinceAtLeast(r.takeHostAPF(ctx), 1))
 	return initial
+}
+
+// takeHostAPF reads the host kube-apiserver's flow control metrics (a
+// restarted tenant-apiserver starts its own from zero).
+func (r *syncRun) takeHostAPF(ctx context.Context) apfSnapshot {
+	host, err := r.host.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	out := apfSnapshot{}
+	out.add("kube-apiserver", string(host))
+	return out
 }
 
 // lateTenants creates, when BENCH_SYNC_LATE_TENANTS is set, that many
