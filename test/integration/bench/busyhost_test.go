@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,8 +86,8 @@ func BenchmarkSyncBusyHost(b *testing.B) {
 	r.tenantsReady(ctx)
 	stopTenants()
 
-	busy := startBusyHost(ctx, b, r.host, hold)
-	defer busy.close()
+	stopWebhook := startBusyHost(ctx, b, r.host, hold)
+	defer stopWebhook()
 	schemas := ownSchemas(ctx, b, r.host)
 
 	b.ResetTimer()
@@ -130,7 +131,7 @@ func BenchmarkSyncBusyHost(b *testing.B) {
 	}
 
 	measureRound(0, "quiet host, own FlowSchemas", nil)
-	noise := busy.load(ctx, r, users, inFlight)
+	noise := startBusyLoad(ctx, r, users, inFlight)
 	// APF lends an idle level's seats to the busy ones and moves them back
 	// every 10 s: wait for workload-low to take back what it lent while the
 	// host was quiet, and to be full.
@@ -161,16 +162,11 @@ func envInt(b *testing.B, name string, def int) int {
 	return n
 }
 
-// busyHost is the webhook that holds the other service accounts'
-// requests.
-type busyHost struct {
-	webhook *httptest.Server
-}
-
 // startBusyHost starts a webhook that answers every review after hold,
 // registers it for ConfigMap creates in busyNamespace, and lets the
-// service accounts of that namespace create ConfigMaps there.
-func startBusyHost(ctx context.Context, b *testing.B, host kubernetes.Interface, hold time.Duration) *busyHost {
+// service accounts of that namespace create ConfigMaps there. It returns
+// what stops the webhook.
+func startBusyHost(ctx context.Context, b *testing.B, host kubernetes.Interface, hold time.Duration) (stop func()) {
 	b.Helper()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		var review admissionv1.AdmissionReview
@@ -190,7 +186,6 @@ func startBusyHost(ctx context.Context, b *testing.B, host kubernetes.Interface,
 	}))
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
-	bh := &busyHost{webhook: srv}
 
 	if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: busyNamespace}}, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
@@ -228,10 +223,8 @@ func startBusyHost(ctx context.Context, b *testing.B, host kubernetes.Interface,
 	if _, err := host.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}
-	return bh
+	return srv.Close
 }
-
-func (bh *busyHost) close() { bh.webhook.Close() }
 
 // busyLoad is the other service accounts' requests of one round.
 type busyLoad struct {
@@ -240,10 +233,10 @@ type busyLoad struct {
 	done, failed atomic.Int64
 }
 
-// load starts users service accounts of busyNamespace, each keeping
+// startBusyLoad starts users service accounts of busyNamespace, each keeping
 // inFlight dry-run ConfigMap creates in flight, as the provider admin
 // impersonating them (APF classifies the impersonated user).
-func (bh *busyHost) load(ctx context.Context, r *syncRun, users, inFlight int) *busyLoad {
+func startBusyLoad(ctx context.Context, r *syncRun, users, inFlight int) *busyLoad {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &busyLoad{cancel: cancel}
 	for u := 0; u < users; u++ {
@@ -368,13 +361,8 @@ func ownDispatch(ctx context.Context, b *testing.B, host kubernetes.Interface) s
 }
 
 func (a schemaDispatch) since(before schemaDispatch) string {
-	keys := make([]string, 0, len(a))
-	for k := range a {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var parts []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(a)) {
 		if d := a[k] - before[k]; d > 0 {
 			parts = append(parts, fmt.Sprintf("%s %.0f", k, d))
 		}

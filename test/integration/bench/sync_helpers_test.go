@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -729,13 +730,8 @@ func (a apfSnapshot) since(now apfSnapshot) string { return a.sinceAtLeast(now, 
 // sinceAtLeast is since for the levels that dispatched at least least
 // requests.
 func (a apfSnapshot) sinceAtLeast(now apfSnapshot, least float64) string {
-	keys := make([]string, 0, len(now))
-	for k := range now {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
 	var parts []string
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(now)) {
 		n, b := now[k], a[k]
 		dispatched := n.dispatched - b.dispatched
 		if dispatched < least {
