@@ -13,15 +13,19 @@ import (
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
 	udninformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/informers/internalinterfaces"
+	rbacinformers "k8s.io/client-go/informers/rbac/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
@@ -307,20 +311,20 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		s.HostNamespaces = s.kube.Core().V1().Namespaces().Informer()
 		own = append(own, s.HostNamespaces)
 	}
-	s.HostRoleBindings = s.kube.Rbac().V1().RoleBindings().Informer()
-	s.HostServices = s.kube.Core().V1().Services().Informer()
+	s.HostRoleBindings = s.tenantIndexed(&rbacv1.RoleBinding{}, rbacinformers.NewFilteredRoleBindingInformer, selected)
+	s.HostServices = s.tenantIndexed(&corev1.Service{}, coreinformers.NewFilteredServiceInformer, selected)
 	s.HostCUDNs = s.udn.K8s().V1().ClusterUserDefinedNetworks().Informer()
 	s.HostEgressIPs = s.egressIP.K8s().V1().EgressIPs().Informer()
 	s.HostRouteAdvertisements = s.ra.K8s().V1().RouteAdvertisements().Informer()
 	s.HostFRRConfigurations = s.frr.ForResource(FRRConfigurations).Informer()
 	s.HostBGPSessionStates = s.frrAll.ForResource(BGPSessionStates).Informer()
 	s.HostClusterNetworkConnects = s.cluster.ForResource(ClusterNetworkConnects).Informer()
-	s.HostResourceQuotas = s.kube.Core().V1().ResourceQuotas().Informer()
-	s.HostLimitRanges = s.kube.Core().V1().LimitRanges().Informer()
+	s.HostResourceQuotas = s.tenantIndexed(&corev1.ResourceQuota{}, coreinformers.NewFilteredResourceQuotaInformer, selected)
+	s.HostLimitRanges = s.tenantIndexed(&corev1.LimitRange{}, coreinformers.NewFilteredLimitRangeInformer, selected)
 	s.HostTargetPods = podsLabelled(host.Kube, hostnames.FloatingIPTargetLabel)
 	s.HostLauncherPods = podsLabelled(host.Kube, hostnames.VirtualMachineLabel)
 	s.HostVirtualMachines = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, VirtualMachines, metav1.NamespaceAll, 0,
-		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}, nil).Informer()
+		cache.Indexers{}, nil).Informer()
 	if err := s.HostVirtualMachines.SetTransform(metadataOnly); err != nil {
 		panic(err) // only fails once started
 	}
@@ -407,6 +411,21 @@ func (s *Sources) Start(ctx context.Context) {
 			t.end()
 		}()
 	}
+}
+
+// tenantIndexed returns the informer of s.kube for obj's kind, made by
+// newInformer for every namespace with no index of its own (the loop in
+// NewSources adds ByTenant) instead of the factory's, which indexes
+// namespaced kinds by namespace. The syncer reads these kinds by key and
+// by tenant, never by namespace, and the syncer makes one RoleBinding in
+// each of its host namespaces: a namespace index would keep a set of one
+// key for each.
+func (s *Sources) tenantIndexed(obj runtime.Object,
+	newInformer func(kubernetes.Interface, string, time.Duration, cache.Indexers, internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer,
+	tweak internalinterfaces.TweakListOptionsFunc) cache.SharedIndexInformer {
+	return s.kube.InformerFor(obj, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return newInformer(client, metav1.NamespaceAll, resync, cache.Indexers{}, tweak)
+	})
 }
 
 // VirtualMachinesKnown says whether HostVirtualMachines holds the host's

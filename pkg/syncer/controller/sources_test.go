@@ -1,0 +1,89 @@
+package controller_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+)
+
+// TestHostInformersIndexByTenantOnly checks the informers of namespaced
+// host kinds the syncer makes one of per host namespace, or a few: they
+// are indexed by tenant and by nothing else (a namespace index would hold
+// a set per host namespace), and they hold only what carries the tenant
+// label, as the factory's would.
+func TestHostInformersIndexByTenantOnly(t *testing.T) {
+	src, f := controllertest.NewSources(t)
+	ctx := context.Background()
+	marked := metav1.ObjectMeta{Name: "members", Namespace: "t1-web", Labels: map[string]string{hostnames.TenantLabel: "t1"}}
+	other := metav1.ObjectMeta{Name: "other", Namespace: "t1-web"}
+	for _, c := range []struct {
+		resource string
+		informer cache.SharedIndexInformer
+		create   func(metav1.ObjectMeta) error
+	}{
+		{"rolebindings", src.HostRoleBindings, func(m metav1.ObjectMeta) error {
+			_, err := f.Kube.RbacV1().RoleBindings(m.Namespace).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: m}, metav1.CreateOptions{})
+			return err
+		}},
+		{"services", src.HostServices, func(m metav1.ObjectMeta) error {
+			_, err := f.Kube.CoreV1().Services(m.Namespace).Create(ctx, &corev1.Service{ObjectMeta: m}, metav1.CreateOptions{})
+			return err
+		}},
+		{"resourcequotas", src.HostResourceQuotas, func(m metav1.ObjectMeta) error {
+			_, err := f.Kube.CoreV1().ResourceQuotas(m.Namespace).Create(ctx, &corev1.ResourceQuota{ObjectMeta: m}, metav1.CreateOptions{})
+			return err
+		}},
+		{"limitranges", src.HostLimitRanges, func(m metav1.ObjectMeta) error {
+			_, err := f.Kube.CoreV1().LimitRanges(m.Namespace).Create(ctx, &corev1.LimitRange{ObjectMeta: m}, metav1.CreateOptions{})
+			return err
+		}},
+	} {
+		t.Run(c.resource, func(t *testing.T) {
+			if got := slices.Sorted(maps.Keys(c.informer.GetIndexer().GetIndexers())); !slices.Equal(got, []string{controller.ByTenant}) {
+				t.Errorf("indexes: got %v, want only %q", got, controller.ByTenant)
+			}
+			if err := c.create(other); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.create(marked); err != nil {
+				t.Fatal(err)
+			}
+			if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
+				_, ok, err := c.informer.GetIndexer().GetByKey("t1-web/members")
+				return ok, err
+			}); err != nil {
+				t.Fatalf("the informer never showed the labelled object: %v", err)
+			}
+			objs, err := c.informer.GetIndexer().ByIndex(controller.ByTenant, "t1")
+			if err != nil || len(objs) != 1 {
+				t.Errorf("by tenant t1: got %d objects (%v), want 1", len(objs), err)
+			}
+			// The informer lists only what carries the tenant label.
+			lists := 0
+			for _, a := range f.Kube.Actions() {
+				if l, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == c.resource {
+					lists++
+					if sel := l.GetListRestrictions().Labels.String(); sel != hostnames.TenantLabel {
+						t.Errorf("list of %s selects %q, want %q", c.resource, sel, hostnames.TenantLabel)
+					}
+				}
+			}
+			if lists == 0 {
+				t.Errorf("no list of %s", c.resource)
+			}
+		})
+	}
+}
