@@ -21,20 +21,34 @@ func KeyOf(m map[string]string, k string) string {
 // Held runs b's loop over build, timing it, and reports the heap its
 // objects hold once built, per object, as held-bytes/object.
 func Held[T any](b *testing.B, build func() []T) {
-	var held float64
+	held(b, func() (any, int) {
+		objs := build()
+		return objs, len(objs)
+	})
+}
+
+// HeldPer is Held for a build whose result holds n objects in a form of
+// its own (an informer's indexer, say): it reports the heap the result
+// holds per object.
+func HeldPer[T any](b *testing.B, n int, build func() T) {
+	held(b, func() (any, int) { return build(), n })
+}
+
+func held(b *testing.B, build func() (any, int)) {
+	var heldPer float64
 	for b.Loop() {
 		b.StopTimer()
 		runtime.GC()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		b.StartTimer()
-		objs := build()
+		result, n := build()
 		b.StopTimer()
 		runtime.GC()
 		runtime.ReadMemStats(&after)
-		held = float64(after.HeapAlloc-before.HeapAlloc) / float64(len(objs))
-		runtime.KeepAlive(objs)
+		heldPer = float64(after.HeapAlloc-before.HeapAlloc) / float64(n)
+		runtime.KeepAlive(result)
 		b.StartTimer()
 	}
-	b.ReportMetric(held, "held-bytes/object")
+	b.ReportMetric(heldPer, "held-bytes/object")
 }
