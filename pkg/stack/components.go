@@ -248,6 +248,7 @@ func (s *Stack) startMetalLB(ctx context.Context) (*process, error) {
 			"--log-level=info",
 		},
 		logPath: s.LogPath("metallb-controller"),
+		restart: true,
 	}
 	t := time.Now()
 	if err := s.metallb.start(); err != nil {
@@ -474,6 +475,19 @@ func (s *Stack) PID(name string) int {
 	for _, p := range append([]*process{s.etcd, s.tenantEtcd, s.kubeAPIServer, s.controllerManager, s.metallb, s.ovnkube, s.tenantAPIServer}, s.replicaProcesses()...) {
 		if p != nil && p.name == name {
 			return p.pid()
+		}
+	}
+	return 0
+}
+
+// Restarts is how many times the stack restarted a process of its own
+// after it exited: kube-controller-manager, metallb-controller and
+// ovnkube-cluster-manager are restarted, as a kubelet restarts the
+// containers of a controller that crashed.
+func (s *Stack) Restarts(name string) int {
+	for _, p := range []*process{s.controllerManager, s.metallb, s.ovnkube} {
+		if p != nil && p.name == name {
+			return p.restartCount()
 		}
 	}
 	return 0

@@ -78,6 +78,7 @@ func (s *Stack) startControllerManager(ctx context.Context) (*process, error) {
 		path:    s.bin("kube-controller-manager"),
 		args:    append(args, s.opts.ControllerManagerArgs...),
 		logPath: s.LogPath("kube-controller-manager"),
+		restart: true,
 	}
 	t := time.Now()
 	if err := s.controllerManager.start(); err != nil {

@@ -167,6 +167,7 @@ func (s *Stack) startOVNKube(ctx context.Context) (*process, error) {
 		}, s.opts.OVNKubeArgs...),
 		env:     []string{"PATH=" + path},
 		logPath: s.LogPath("ovnkube-cluster-manager"),
+		restart: true,
 	}
 	t := time.Now()
 	if err := s.ovnkube.start(); err != nil {

@@ -28,16 +28,41 @@ type process struct {
 	env     []string
 	logPath string
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd.Wait returns
-	err  error         // cmd.Wait's result, valid after done is closed
+	// restart, when set, starts the process again when it exits without
+	// being stopped, as a kubelet restarts a crashed container: after
+	// restartBackoff (a second when zero), doubled for each exit within
+	// restartResetAfter of its start, up to restartBackoffMax.
+	restart        bool
+	restartBackoff time.Duration
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	done     chan struct{} // closed when cmd.Wait returns
+	err      error         // cmd.Wait's result, valid after done is closed
+	stopped  bool          // stop was called since the last start: no restart
+	restarts int           // restarts after exits
+	backoff  time.Duration // the wait before the next restart
 }
+
+// Restart backoff bounds, as a kubelet's: it doubles up to five minutes
+// there, and is reset once a container has run for ten; the stack's
+// processes start in seconds.
+const (
+	restartBackoffMax = 30 * time.Second
+	restartResetAfter = time.Minute
+)
 
 // start launches the process, appending its stdout and stderr to logPath.
 func (p *process) start() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.stopped = false
+	p.backoff = 0
+	return p.startLocked()
+}
+
+// startLocked is start with p.mu held.
+func (p *process) startLocked() error {
 	if p.cmd != nil && !isClosed(p.done) {
 		return fmt.Errorf("%s is already running (pid %d)", p.name, p.cmd.Process.Pid)
 	}
@@ -58,16 +83,69 @@ func (p *process) start() error {
 	}
 	done := make(chan struct{})
 	p.cmd, p.done, p.err = cmd, done, nil
+	started := time.Now()
 	go func() {
 		err := cmd.Wait()
 		fmt.Fprintf(logFile, "=== %s: %s exited: %v\n", time.Now().Format(time.RFC3339Nano), p.name, exitDescription(err))
-		_ = logFile.Close()
 		p.mu.Lock()
 		p.err = err
+		wait, restart := p.nextBackoff(started)
 		p.mu.Unlock()
+		if restart {
+			fmt.Fprintf(logFile, "=== %s: restarting %s in %s\n", time.Now().Format(time.RFC3339Nano), p.name, wait)
+		}
+		_ = logFile.Close()
 		close(done)
+		if restart {
+			time.AfterFunc(wait, p.restartAfterExit)
+		}
 	}()
 	return nil
+}
+
+// nextBackoff says whether the process, started at started and just
+// exited, is to be restarted, and after how long. p.mu is held.
+func (p *process) nextBackoff(started time.Time) (time.Duration, bool) {
+	if !p.restart || p.stopped {
+		return 0, false
+	}
+	base := p.restartBackoff
+	if base <= 0 {
+		base = time.Second
+	}
+	switch {
+	case p.backoff == 0 || time.Since(started) >= restartResetAfter:
+		p.backoff = base
+	default:
+		p.backoff = min(2*p.backoff, restartBackoffMax)
+	}
+	return p.backoff, true
+}
+
+// restartAfterExit starts the exited process again, unless it was stopped
+// (or started) meanwhile.
+func (p *process) restartAfterExit() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped || !isClosed(p.done) {
+		return
+	}
+	p.restarts++
+	if err := p.startLocked(); err != nil {
+		// Nothing is running and nothing will restart it: say so where
+		// its exit was logged.
+		if f, ferr := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644); ferr == nil {
+			fmt.Fprintf(f, "=== %s: restarting %s failed: %v\n", time.Now().Format(time.RFC3339Nano), p.name, err)
+			_ = f.Close()
+		}
+	}
+}
+
+// restartCount is how many times the process was restarted after exiting.
+func (p *process) restartCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.restarts
 }
 
 // exitError reports whether the process has exited, and how.
@@ -97,6 +175,7 @@ func (p *process) pid() int {
 // to exit, then SIGKILLs the group. Stopping a stopped process is a no-op.
 func (p *process) stop(grace time.Duration) error {
 	p.mu.Lock()
+	p.stopped = true
 	cmd, done := p.cmd, p.done
 	p.mu.Unlock()
 	if cmd == nil {

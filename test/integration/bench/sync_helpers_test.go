@@ -770,8 +770,9 @@ type ovnSnapshot struct {
 // and the longest time it used no CPU (sampled every second from a second
 // into the step, when the step's first namespaces wait for it).
 type ovnWatch struct {
-	start ovnSnapshot
-	stop  func() time.Duration // ends the sampling; the longest idle time
+	start    ovnSnapshot
+	restarts int                  // the stack's restarts of cluster-manager before the step
+	stop     func() time.Duration // ends the sampling; the longest idle time
 }
 
 // idleCPU is less CPU than cluster-manager uses in a second with work to
@@ -786,7 +787,7 @@ func (r *syncRun) watchOVN(ctx context.Context) *ovnWatch {
 	if !r.ovn {
 		return nil
 	}
-	w := &ovnWatch{start: r.countOVN(ctx)}
+	w := &ovnWatch{start: r.countOVN(ctx), restarts: r.s.Restarts("ovnkube-cluster-manager")}
 	pid := r.s.PID("ovnkube-cluster-manager")
 	done := make(chan struct{})
 	result := make(chan time.Duration, 1)
@@ -844,9 +845,9 @@ func (r *syncRun) countOVN(ctx context.Context) ovnSnapshot {
 }
 
 // checkOVN notes what cluster-manager rendered during the step, and fails
-// the benchmark if it exited, or stopped working while namespaces waited
-// for it (rendered nothing, or used no CPU for idleLimit): the step ran on
-// a lighter host than the figures assume.
+// the benchmark if it exited (even if the stack restarted it), or stopped
+// working while namespaces waited for it (rendered nothing, or used no CPU
+// for idleLimit): the step ran on a lighter host than the figures assume.
 func (r *syncRun) checkOVN(ctx context.Context, step string, w *ovnWatch) {
 	if w == nil {
 		return
@@ -857,9 +858,11 @@ func (r *syncRun) checkOVN(ctx context.Context, step string, w *ovnWatch) {
 	waiting := now.namespaces - now.rendered
 	r.notef("  OVN-Kubernetes' cluster-manager: %d NetworkAttachmentDefinitions rendered over %.0f s (%.1f/s); %d of %d tenant host namespaces without one at the step's end (%d at its start); longest without CPU %s",
 		now.rendered-c.rendered, wall, float64(now.rendered-c.rendered)/wall, waiting, now.namespaces, c.namespaces-c.rendered, idle)
+	restarts := r.s.Restarts("ovnkube-cluster-manager") - w.restarts
 	switch {
-	case r.s.PID("ovnkube-cluster-manager") == 0:
-		r.b.Errorf("%s: OVN-Kubernetes' cluster-manager has exited (see %s): the step's figures do not compare with other runs'", step, r.s.LogPath("ovnkube-cluster-manager"))
+	case r.s.PID("ovnkube-cluster-manager") == 0 || restarts > 0:
+		r.b.Errorf("%s: OVN-Kubernetes' cluster-manager has exited (restarted %d times during the step; see %s): the step's figures do not compare with other runs'",
+			step, restarts, r.s.LogPath("ovnkube-cluster-manager"))
 	case waiting > 0 && now.rendered == c.rendered:
 		r.b.Errorf("%s: OVN-Kubernetes' cluster-manager rendered no NetworkAttachmentDefinition in %.0f s while %d namespaces waited for one: it went idle, and the step's figures do not compare with other runs'", step, wall, waiting)
 	case waiting > 0 && idle >= idleLimit:

@@ -2,6 +2,7 @@ package syncer
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,7 +22,9 @@ import (
 // by. With cluster-manager stopped (SIGSTOP, a few seconds: far within its
 // leader lease), a new Namespace is HostSynced (the syncer's part is done)
 // but not NetworkAttached, and not Ready, saying why; once cluster-manager
-// runs again and renders the network, it is both.
+// runs again and renders the network, it is both. Then cluster-manager
+// crashes (SIGKILL): the stack starts it again, as a kubelet would, and it
+// takes its lease back and renders the next Namespace's network.
 func TestNamespaceNetworkAttached(t *testing.T) {
 	ctx := framework.Context(t, 4*slowTimeout)
 	name := uniqueName(t)
@@ -84,6 +87,24 @@ func TestNamespaceNetworkAttached(t *testing.T) {
 	}
 	if out := kubectl(ctx, t, attachUser, "get", "namespaces.tenant.io", late); !tableCell(out, late, "READY", "True") {
 		t.Errorf("kubectl get: want READY True for %s:\n%s", late, out)
+	}
+
+	restarts := theStack().Restarts("ovnkube-cluster-manager")
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	eventually(ctx, t, syncTimeout, "cluster-manager started again after it was killed", func(context.Context) (bool, string) {
+		now, n := theStack().PID("ovnkube-cluster-manager"), theStack().Restarts("ovnkube-cluster-manager")
+		return now != 0 && now != pid && n == restarts+1, fmt.Sprintf("pid %d (killed %d), %d restarts (%d before)", now, pid, n, restarts)
+	})
+	const afterCrash = "after-crash"
+	kubectl(ctx, t, attachUser, "create", "-f", writeJSON(t, namespaceObject(afterCrash)))
+	ns = waitNamespaceReady(ctx, t, member, afterCrash)
+	if _, err := dyn.Resource(nadGVR).Namespace(ns.Status.HostNamespace).Get(ctx, cudn, metav1.GetOptions{}); err != nil {
+		t.Errorf("Namespace %s Ready without its NetworkAttachmentDefinition: %v", afterCrash, err)
+	}
+	if !theStack().LogContains("ovnkube-cluster-manager", "restarting ovnkube-cluster-manager in 1s") {
+		t.Errorf("cluster-manager's log does not say it was restarted (%s)", theStack().LogPath("ovnkube-cluster-manager"))
 	}
 }
 
