@@ -233,7 +233,7 @@ func TestStoredDecodeReadsAsTheDecoder(t *testing.T) {
 			continue // the options and watch events every group version has
 		}
 		kinds++
-		for i := 0; i < 20; i++ {
+		for i := 0; i < 200; i++ {
 			obj, err := Scheme.New(internal.WithKind(kind))
 			if err != nil {
 				t.Fatal(err)
@@ -311,6 +311,10 @@ func TestStoredDecodeLeavesTheRestToTheDecoder(t *testing.T) {
 		{name: "an unknown kind", data: `{"kind":"Namespaces","apiVersion":"tenant.io/v1alpha1",` + body, wantErr: "Namespaces"},
 		{name: "into another kind", data: string(data), into: &tenant.Tenant{}, wantErr: "Namespace"},
 		{name: "not JSON", data: `{"kind":"Namespace","apiVersion":"tenant.io/v1alpha1",` + body[:40], wantErr: "unexpected end"},
+		{name: "a name twice", data: `{"kind":"Namespace","apiVersion":"tenant.io/v1alpha1","metadata":{"name":"a","labels":{"x":"1","x":"2"}},"spec":{}}`,
+			want: &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"x": "2"}}, Spec: tenant.NamespaceSpec{Network: v1alpha1.DefaultNetworkName}}},
+		{name: "not UTF-8", data: "{\"kind\":\"Namespace\",\"apiVersion\":\"tenant.io/v1alpha1\",\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"\xff\"}},\"spec\":{}}",
+			want: &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "a", Labels: map[string]string{"x": "\uFFFD"}}, Spec: tenant.NamespaceSpec{Network: v1alpha1.DefaultNetworkName}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, _, ok := decodeStored([]byte(c.data), nil, c.into); ok {
