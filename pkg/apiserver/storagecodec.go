@@ -52,20 +52,20 @@ func (c compactingCodec) Decode(data []byte, defaults *schema.GroupVersionKind, 
 
 // decodeStored decodes a tenant.io object as this codec stores it, the
 // JSON of a v1alpha1 object that starts with its kind and apiVersion, into
-// the same object as the codec's own decoder (into v1alpha1, defaulted,
-// converted to the internal type, into when given), the watch caches
-// decode them in the hundreds of thousands when they fill, in two ways
-// faster:
-//   - the codec's decoder reads the whole document once to find its kind
-//     before it reads it into an object, a quarter of the time it takes a
-//     stored Namespace; this reads the kind from the document's start;
-//   - it reads the document with the JSON decoder of encoding/json/v2's
+// the object the codec's own decoder makes of it (v1alpha1, defaulted,
+// converted to the internal type, into when given). The watch caches
+// decode such objects in the hundreds of thousands when they fill; this
+// is faster than that decoder in two ways:
+//   - that decoder reads the whole document once to find its kind before
+//     it reads it into an object, a quarter of the time it takes a stored
+//     Namespace; this reads the kind from the document's start;
+//   - this reads the document with the JSON decoder of encoding/json/v2's
 //     design (github.com/go-json-experiment/json), which takes about half
-//     the time and half the allocations of the reflection of encoding/json
-//     the codec's decoder uses. With its defaults it matches field names
-//     case-sensitively, as the codec's decoder does, and ignores unknown
-//     fields, as it does; it refuses duplicate names and invalid UTF-8,
-//     which that decoder accepts: such a document goes the long way.
+//     the time and half the allocations of the encoding/json reflection
+//     that decoder uses. With its defaults it matches field names
+//     case-sensitively and ignores unknown fields, as that decoder does;
+//     it refuses duplicate names and invalid UTF-8, which that decoder
+//     accepts: such a document goes the long way.
 //
 // ok is false for anything else (another form, a kind not of v1alpha1, an
 // into of another kind, an error), which the codec's own decoder then
