@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/intern"
 )
@@ -27,7 +28,9 @@ import (
 // and annotation maps of a stored object (the strategies write the
 // request's object, the syncer a deep copy), as nothing may into a watch
 // cache's, nor into their field sets (the server's managed-fields code
-// encodes new ones).
+// encodes new ones). A Tenant's maps are shared even when they name it
+// (intern.SharedAcrossVersions): it is written for every quota charge of
+// its tenant, and the watch cache's history holds tens of its versions.
 func StorageCodec() runtime.Codec {
 	return compactingCodec{Codec: Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)}
 }
@@ -146,7 +149,11 @@ func compact(obj runtime.Object) {
 	if err != nil {
 		return
 	}
-	intern.Labels(m)
+	if _, ok := obj.(*tenant.Tenant); ok {
+		intern.LabelsAcrossVersions(m)
+	} else {
+		intern.Labels(m)
+	}
 	managed := m.GetManagedFields()
 	for i := range managed {
 		e := &managed[i]

@@ -78,3 +78,14 @@ func Labels(m metav1.Object) {
 		m.SetAnnotations(SharedMap(a))
 	}
 }
+
+// LabelsAcrossVersions is Labels for an object of a kind written again and
+// again without its labels and annotations changing (SharedAcrossVersions).
+func LabelsAcrossVersions(m metav1.Object) {
+	if l := m.GetLabels(); len(l) > 0 {
+		m.SetLabels(SharedAcrossVersions(l))
+	}
+	if a := m.GetAnnotations(); len(a) > 0 {
+		m.SetAnnotations(SharedAcrossVersions(a))
+	}
+}

@@ -45,6 +45,25 @@ func SharedMap(m map[string]string) map[string]string {
 	if len(m) == 0 || len(m) > maxSharedEntries || holdsOwnKey(m) {
 		return Map(m)
 	}
+	return share(m)
+}
+
+// SharedAcrossVersions is SharedMap for the maps of an object written
+// again and again without them changing: a Tenant is written for every
+// quota charge of its tenant, and the watch caches keep every version of
+// the last minutes in their history, each decoded on its own. The maps of
+// one object's versions are then one map, those that name it (holding a
+// key of ownKeys) too: SharedMap leaves those alone, since for an object
+// held once they would cost a table entry and save nothing. The same
+// rules hold: the maps it returns must never be written.
+func SharedAcrossVersions(m map[string]string) map[string]string {
+	if len(m) == 0 || len(m) > maxSharedEntries {
+		return Map(m)
+	}
+	return share(m)
+}
+
+func share(m map[string]string) map[string]string {
 	return mapOf(mapTable.share(mapHash(mapTable.seed, m),
 		func(p *byte) bool { return maps.Equal(mapOf(p), m) },
 		func() *byte { return pointerOf(Map(m)) }))

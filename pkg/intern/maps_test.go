@@ -81,6 +81,41 @@ func TestSharedMap(t *testing.T) {
 	}
 }
 
+func TestSharedAcrossVersions(t *testing.T) {
+	// The maps of two versions of one object are one, those naming it too.
+	for _, m := range []map[string]string{
+		{"tenant.io/changed-by": "alice", "tenant.io/changed-at": "2026-11-26T04:00:00Z"},
+		{"kubernetes.io/metadata.name": "t-acme-team-5kq2x", "tenant.io/tenant": "acme"},
+		{"tenant.io/tenant": "acme"},
+	} {
+		x, y := SharedAcrossVersions(clone(m)), SharedAcrossVersions(clone(m))
+		if !maps.Equal(x, m) || pointerOf(x) != pointerOf(y) {
+			t.Errorf("%v: shared %v, equal %v", m, pointerOf(x) == pointerOf(y), maps.Equal(x, m))
+		}
+		// SharedMap of a map without an own key finds the same one.
+		if !holdsOwnKey(m) && pointerOf(SharedMap(clone(m))) != pointerOf(x) {
+			t.Errorf("%v: SharedMap and SharedAcrossVersions hold two", m)
+		}
+		runtime.KeepAlive(y)
+	}
+	// Another object's map is its own.
+	a := SharedAcrossVersions(map[string]string{"tenant.io/changed-at": "2026-11-26T04:00:00Z"})
+	b := SharedAcrossVersions(map[string]string{"tenant.io/changed-at": "2026-11-26T04:00:01Z"})
+	if pointerOf(a) == pointerOf(b) || b["tenant.io/changed-at"] != "2026-11-26T04:00:01Z" {
+		t.Errorf("two objects' maps: one %v, second %v", pointerOf(a) == pointerOf(b), b)
+	}
+	if SharedAcrossVersions(nil) != nil || len(SharedAcrossVersions(map[string]string{})) != 0 {
+		t.Error("empty map changed")
+	}
+	large := map[string]string{}
+	for i := 0; i <= maxSharedEntries; i++ {
+		large[fmt.Sprint("k", i)] = "v"
+	}
+	if x, y := SharedAcrossVersions(clone(large)), SharedAcrossVersions(clone(large)); !maps.Equal(x, large) || pointerOf(x) == pointerOf(y) {
+		t.Errorf("a map of %d entries: shared %v, equal %v", len(large), pointerOf(x) == pointerOf(y), maps.Equal(x, large))
+	}
+}
+
 func TestSharedMapHashCollision(t *testing.T) {
 	m := map[string]string{"collides": "here"}
 	other := Map(map[string]string{"already": "in the table"})

@@ -18,6 +18,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/host"
+	"tenant.io/tenant-apiserver/pkg/intern"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -31,10 +32,15 @@ type Resource[T Object, S any, St any] struct {
 	ShortNames   []string
 	New, NewList func() runtime.Object
 	// Fields are the kind's field selectors besides metadata.name and
-	// metadata.namespace; keep them in step with the field label conversion
-	// funcs of the versioned package.
+	// metadata.namespace, a new map on each call; keep them in step with
+	// the field label conversion funcs of the versioned package.
 	Fields func(T) fields.Set
-	Table  Table[T]
+	// Rewritten says that the kind's objects are written again and again
+	// without their selectable fields changing (a Tenant, on every quota
+	// charge of its tenant): the versions of one object that the watch
+	// cache keeps in its history then share one field set.
+	Rewritten bool
+	Table     Table[T]
 	// QuotaResource is the Tenant quota this kind counts against, if any.
 	QuotaResource string
 	// VisibleToTenant, for provider kinds, says whether tenant t of UID
@@ -162,7 +168,7 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 
 		TableConvertor: r.Table,
 	}
-	options := &generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: attrs(r)}
+	options := &generic.StoreOptions{RESTOptions: optsGetter, AttrFunc: Attrs(r)}
 	var guard tenancy.Guard
 	if r.Kind.TenantOwned {
 		tenancy.Partition(store, options, r.Kind.Namespaced)
@@ -212,27 +218,35 @@ func releaseOnDelete(quota QuotaTracker, resource string) genericregistry.AfterD
 	}
 }
 
-func attrs[T Object, S any, St any](r Resource[T, S, St]) storage.AttrFunc {
+// Attrs is the function that gives the watch cache and the predicates of
+// r's kind an object's labels and selectable fields.
+func Attrs[T Object, S any, St any](r Resource[T, S, St]) storage.AttrFunc {
 	return func(obj runtime.Object) (labels.Set, fields.Set, error) {
 		o, ok := obj.(T)
 		if !ok {
 			return nil, nil, fmt.Errorf("given object is a %T, not a %s", obj, r.Singular)
 		}
-		fs := fields.Set{"metadata.name": o.GetName()}
+		var fs fields.Set
+		if r.Fields != nil {
+			fs = r.Fields(o)
+		} else {
+			fs = fields.Set{}
+		}
+		fs["metadata.name"] = o.GetName()
 		if r.Kind.Namespaced {
 			fs["metadata.namespace"] = o.GetNamespace()
 		}
-		if r.Fields != nil {
-			for k, v := range r.Fields(o) {
-				fs[k] = v
-			}
+		if r.Rewritten {
+			// Nothing writes a field set: the watch cache and the
+			// predicates only match selectors against it.
+			fs = intern.SharedAcrossVersions(fs)
 		}
 		return labels.Set(o.GetLabels()), fs, nil
 	}
 }
 
 func matcher[T Object, S any, St any](r Resource[T, S, St]) func(labels.Selector, fields.Selector) storage.SelectionPredicate {
-	getAttrs := attrs(r)
+	getAttrs := Attrs(r)
 	return func(label labels.Selector, field fields.Selector) storage.SelectionPredicate {
 		return storage.SelectionPredicate{Label: label, Field: field, GetAttrs: getAttrs}
 	}

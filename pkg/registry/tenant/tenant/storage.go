@@ -11,27 +11,32 @@ import (
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
+// Resource is the tenants resource.
+var Resource = base.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
+	Kind:       Kind,
+	Plural:     "tenants",
+	Singular:   "tenant",
+	ShortNames: []string{"tnt"},
+	New:        func() runtime.Object { return &tenant.Tenant{} },
+	NewList:    func() runtime.Object { return &tenant.TenantList{} },
+	Fields:     SelectableFields,
+	// Every quota charge of the tenant writes its Tenant.
+	Rewritten: true,
+	// Members of a tenant read their own Tenant: their block, public IPs, quota and usage.
+	NamedByTenant: true,
+	VisibleToTenant: func(t string, _ types.UID, obj runtime.Object) bool {
+		o, ok := obj.(*tenant.Tenant)
+		return ok && o.Name == t
+	},
+	Table: base.Table[*tenant.Tenant]{Columns: columns},
+}
+
 // NewStorage returns the storage of tenants, tenants/status and
 // tenants/offboarding. A Tenant is created and updated with its addresses
 // when deps have an IPAM allocator, and deleted only when nothing is
 // attached to it (Offboarding).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
-		Kind:       Kind,
-		Plural:     "tenants",
-		Singular:   "tenant",
-		ShortNames: []string{"tnt"},
-		New:        func() runtime.Object { return &tenant.Tenant{} },
-		NewList:    func() runtime.Object { return &tenant.TenantList{} },
-		Fields:     SelectableFields,
-		// Members of a tenant read their own Tenant: their block, public IPs, quota and usage.
-		NamedByTenant: true,
-		VisibleToTenant: func(t string, _ types.UID, obj runtime.Object) bool {
-			o, ok := obj.(*tenant.Tenant)
-			return ok && o.Name == t
-		},
-		Table: base.Table[*tenant.Tenant]{Columns: columns},
-	}, deps)
+	st, err := base.NewStorage(scheme, optsGetter, Resource, deps)
 	if err != nil {
 		return nil, err
 	}
