@@ -2,10 +2,13 @@ package apiserver
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"sync"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -99,7 +102,7 @@ func decodeStored(data []byte, defaults *schema.GroupVersionKind, into runtime.O
 	// A second "kind" or "apiVersion" in the document, which the encoder
 	// never writes, is a duplicate name: read such a document the long way,
 	// where the later one decides the object's kind.
-	if err := jsonv2.Unmarshal(data, versioned); err != nil || versioned.GetObjectKind().GroupVersionKind() != gvk {
+	if err := jsonv2.Unmarshal(data, versioned, storedOptions); err != nil || versioned.GetObjectKind().GroupVersionKind() != gvk {
 		return nil, nil, false
 	}
 	Scheme.Default(versioned)
@@ -108,6 +111,31 @@ func decodeStored(data []byte, defaults *schema.GroupVersionKind, into runtime.O
 	}
 	return into, &gvk, true
 }
+
+// storedOptions read a metav1.Time as its UnmarshalJSON does (null, or an
+// RFC 3339 string, in local time), without the encoding/json.Unmarshal of
+// the string that method makes: that took a third of the time of reading
+// a stored Namespace, which holds five times. Anything else is an error,
+// as it is there, and the document goes the long way.
+var storedOptions = jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, t *metav1.Time) error {
+	tok, err := dec.ReadToken()
+	if err != nil {
+		return err
+	}
+	switch tok.Kind() {
+	case 'n':
+		t.Time = time.Time{}
+		return nil
+	case '"':
+		parsed, err := time.Parse(time.RFC3339, tok.String())
+		if err != nil {
+			return err
+		}
+		t.Time = parsed.Local()
+		return nil
+	}
+	return fmt.Errorf("a time is a string, not %v", tok.Kind())
+}))
 
 // storedPrefix and storedVersion frame what the encoder writes first: the
 // kind, then the version.

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	apifuzzer "k8s.io/apimachinery/pkg/api/apitesting/fuzzer"
@@ -328,5 +329,45 @@ func TestStoredDecodeLeavesTheRestToTheDecoder(t *testing.T) {
 				t.Errorf("decoded %+v, %v; want an error naming %q", got, err, c.wantErr)
 			}
 		})
+	}
+}
+
+// TestStoredDecodeReadsTimesAsTheDecoder reads times in every form JSON
+// can hold them both ways: the short way reads them itself, not through
+// metav1.Time's UnmarshalJSON, and must read what that method reads and
+// refuse what it refuses (such a document goes the long way).
+func TestStoredDecodeReadsTimesAsTheDecoder(t *testing.T) {
+	codec := StorageCodec()
+	decoder := codec.(compactingCodec).Codec
+	for _, c := range []struct {
+		time  string
+		short bool // read the short way
+	}{
+		{`"2026-11-26T04:00:00Z"`, true},
+		{`"2026-11-26T04:00:00.123456Z"`, true},
+		{`"2026-11-26T06:00:00+02:00"`, true},
+		{`"2026-11-26T04:00:00\u005A"`, true},
+		{`null`, true},
+		{`"2026-11-26 04:00:00Z"`, false},
+		{`"yesterday"`, false},
+		{`""`, false},
+		{`1764129600`, false},
+		{`{"seconds":1}`, false},
+	} {
+		data := []byte(`{"kind":"Namespace","apiVersion":"tenant.io/v1alpha1","metadata":{"name":"a","creationTimestamp":` + c.time +
+			`},"spec":{},"status":{"conditions":[{"type":"Ready","status":"True","lastTransitionTime":` + c.time + `,"reason":"R","message":""}]}}`)
+		if _, _, ok := decodeStored(data, nil, nil); ok != c.short {
+			t.Errorf("%s: read the short way %v, want %v", c.time, ok, c.short)
+		}
+		got, _, err := codec.Decode(data, nil, nil)
+		want, _, wantErr := decoder.Decode(data, nil, nil)
+		if (err == nil) != (wantErr == nil) || !apiequality.Semantic.DeepEqual(got, want) {
+			t.Errorf("%s: read as %+v (%v), the decoder's %+v (%v)", c.time, got, err, want, wantErr)
+			continue
+		}
+		if ns, ok := got.(*tenant.Namespace); ok && c.time != `null` &&
+			(!ns.CreationTimestamp.Equal(&ns.Status.Conditions[0].LastTransitionTime) || ns.CreationTimestamp.Location() != time.Local) {
+			t.Errorf("%s: read as %v and %v", c.time, ns.CreationTimestamp, ns.Status.Conditions[0].LastTransitionTime)
+		}
 	}
 }
