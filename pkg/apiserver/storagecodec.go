@@ -114,9 +114,9 @@ func decodeStored(data []byte, defaults *schema.GroupVersionKind, into runtime.O
 
 // storedOptions read a metav1.Time as its UnmarshalJSON does (null, or an
 // RFC 3339 string, in local time), without the encoding/json.Unmarshal of
-// the string that method makes: that took a third of the time of reading
-// a stored Namespace, which holds five times. Anything else is an error,
-// as it is there, and the document goes the long way.
+// the string that method makes: a stored Namespace holds four or five
+// times, and reading it so takes 31 allocations instead of 43. Anything
+// else is an error, as it is there, and the document goes the long way.
 var storedOptions = jsonv2.WithUnmarshalers(jsonv2.UnmarshalFromFunc(func(dec *jsontext.Decoder, t *metav1.Time) error {
 	tok, err := dec.ReadToken()
 	if err != nil {
