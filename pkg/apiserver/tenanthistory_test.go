@@ -66,27 +66,32 @@ func storedTenantVersion(t, v int) *tenant.Tenant {
 	}
 }
 
+// historyVersion reads a stored Tenant as the Tenants' watch cache does:
+// decoded by the storage codec, with the field set it keeps beside it.
+func historyVersion(tb testing.TB, data []byte) (*tenant.Tenant, fields.Set) {
+	tb.Helper()
+	obj, err := kruntime.Decode(StorageCodec(), data)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, fs, err := base.Attrs(tenantregistry.Resource)(obj)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return obj.(*tenant.Tenant), fs
+}
+
 // A Tenant is written for every quota charge of its tenant: the versions
 // of one Tenant that the watch cache keeps in its history hold one
 // annotation map and one field set, though both name it.
 func TestStoredTenantVersionsShareTheirMaps(t *testing.T) {
-	codec := StorageCodec()
-	getAttrs := base.Attrs(tenantregistry.Resource)
 	decode := func(tn *tenant.Tenant) (*tenant.Tenant, fields.Set) {
 		t.Helper()
-		data, err := kruntime.Encode(codec, tn)
+		data, err := kruntime.Encode(StorageCodec(), tn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		obj, err := kruntime.Decode(codec, data)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, fs, err := getAttrs(obj)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return obj.(*tenant.Tenant), fs
+		return historyVersion(t, data)
 	}
 	mapOf := func(m map[string]string) uintptr { return reflect.ValueOf(m).Pointer() }
 	v1, f1 := decode(storedTenantVersion(1, 1))
@@ -124,7 +129,6 @@ func TestStoredTenantVersionsShareTheirMaps(t *testing.T) {
 func BenchmarkTenantHistoryHeld(b *testing.B) {
 	const tenants, versions = 1000, 20
 	codec := StorageCodec()
-	getAttrs := base.Attrs(tenantregistry.Resource)
 	stored := make([][]byte, 0, tenants*versions)
 	for t := 0; t < tenants; t++ {
 		for v := 0; v < versions; v++ {
@@ -142,14 +146,7 @@ func BenchmarkTenantHistoryHeld(b *testing.B) {
 	interntest.Held(b, func() []version {
 		history := make([]version, 0, len(stored))
 		for _, data := range stored {
-			obj, err := kruntime.Decode(codec, data)
-			if err != nil {
-				b.Fatal(err)
-			}
-			_, fs, err := getAttrs(obj)
-			if err != nil {
-				b.Fatal(err)
-			}
+			obj, fs := historyVersion(b, data)
 			history = append(history, version{obj, fs})
 		}
 		return history
