@@ -130,11 +130,16 @@ func TestStorageCodec(t *testing.T) {
 // storedNamespaces returns 10,000 tenant Namespaces (1,000 tenants x 10)
 // as codec stores them.
 func storedNamespaces(b *testing.B, codec kruntime.Codec) [][]byte {
-	const tenants, perTenant = 1000, 10
+	return storedObjects(b, codec, 1000, 10, func(t, i int) kruntime.Object { return storedNamespaceOf(t, i) })
+}
+
+// storedObjects returns object(t, i) for each of tenants x perTenant, as
+// codec stores them.
+func storedObjects(b *testing.B, codec kruntime.Codec, tenants, perTenant int, object func(t, i int) kruntime.Object) [][]byte {
 	stored := make([][]byte, 0, tenants*perTenant)
 	for t := 0; t < tenants; t++ {
 		for i := 0; i < perTenant; i++ {
-			data, err := kruntime.Encode(codec, storedNamespaceOf(t, i))
+			data, err := kruntime.Encode(codec, object(t, i))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -127,18 +127,7 @@ func TestStoredTenantVersionsShareTheirMaps(t *testing.T) {
 // Tenants' watch cache holds them in its history after a burst of quota
 // charges (per version).
 func BenchmarkTenantHistoryHeld(b *testing.B) {
-	const tenants, versions = 1000, 20
-	codec := StorageCodec()
-	stored := make([][]byte, 0, tenants*versions)
-	for t := 0; t < tenants; t++ {
-		for v := 0; v < versions; v++ {
-			data, err := kruntime.Encode(codec, storedTenantVersion(t, v))
-			if err != nil {
-				b.Fatal(err)
-			}
-			stored = append(stored, data)
-		}
-	}
+	stored := storedObjects(b, StorageCodec(), 1000, 20, func(t, v int) kruntime.Object { return storedTenantVersion(t, v) })
 	type version struct {
 		obj kruntime.Object
 		fs  fields.Set
