@@ -4,6 +4,7 @@ package apiserver
 
 import (
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 	"net/http"
 	"time"
 
@@ -60,6 +61,9 @@ type ExtraConfig struct {
 	HostWorkloads host.Workloads
 	// Syncer, when set, runs the syncer on the leader replica.
 	Syncer *syncer.Config
+	// DefaultObjectQuota are the object counts a Tenant created without
+	// them gets (base.Deps.DefaultObjectQuota).
+	DefaultObjectQuota corev1.ResourceList
 }
 
 // Config is the configuration of a tenant.io API server.
@@ -116,11 +120,12 @@ func (c completedConfig) New() (*Server, error) {
 	}
 	watches := tenancy.NewWatchRegistry(resolver)
 	deps := base.Deps{
-		Resolver:      resolver,
-		Authorizer:    c.GenericConfig.Authorization.Authorizer,
-		Watches:       watches,
-		HostWorkloads: c.ExtraConfig.HostWorkloads,
-		IPAM:          c.ExtraConfig.IPAM,
+		Resolver:           resolver,
+		Authorizer:         c.GenericConfig.Authorization.Authorizer,
+		Watches:            watches,
+		HostWorkloads:      c.ExtraConfig.HostWorkloads,
+		IPAM:               c.ExtraConfig.IPAM,
+		DefaultObjectQuota: c.ExtraConfig.DefaultObjectQuota,
 	}
 	s.Storage, err = NewStorage(c.GenericConfig.RESTOptionsGetter, deps)
 	if err != nil {

@@ -98,6 +98,11 @@ const (
 	// pod security label synchroniser from rewriting the Pod Security labels
 	// of a namespace from the SCCs its service accounts may use.
 	OpenShiftPodSecurityLabelSync = "security.openshift.io/scc.podSecurityLabelSync"
+	// PriorityClassesAnnotation on a host namespace lists, comma-separated,
+	// the PriorityClasses the tenant's pods and VMs there may name: those
+	// the provider granted (Tenant.spec.priorityClasses) and the host's
+	// default class. The scheduling guard policy reads it.
+	PriorityClassesAnnotation = KindLabelPrefix + "priority-classes"
 
 	// PodLabel is the label the syncer puts on the Pod a FloatingIP
 	// targets, with the pod's own name as value: a Service can select a

@@ -1,5 +1,7 @@
 package tenant
 
+import corev1 "k8s.io/api/core/v1"
+
 // SameTarget says whether two FloatingIP targets name the same workload
 // (both nil: neither has one).
 func SameTarget(a, b *FloatingIPTarget) bool {
@@ -7,4 +9,24 @@ func SameTarget(a, b *FloatingIPTarget) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// HostQuota is what the ResourceQuota of each of the tenant's host
+// namespaces shares out: the compute quota and the object counts
+// together (validation keeps their keys apart). Nil when neither is set.
+func (q *TenantQuota) HostQuota() corev1.ResourceList {
+	if len(q.Objects) == 0 {
+		return q.Compute
+	}
+	if len(q.Compute) == 0 {
+		return q.Objects
+	}
+	out := make(corev1.ResourceList, len(q.Compute)+len(q.Objects))
+	for r, v := range q.Compute {
+		out[r] = v
+	}
+	for r, v := range q.Objects {
+		out[r] = v
+	}
+	return out
 }

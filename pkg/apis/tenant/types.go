@@ -94,6 +94,9 @@ type TenantSpec struct {
 	// podSecurity is the Pod Security Standard that the host enforces on the
 	// pods of every host namespace of the tenant.
 	PodSecurity TenantPodSecurity
+	// priorityClasses are the host PriorityClasses the tenant's pods and VMs
+	// may name, besides the cluster's default class.
+	PriorityClasses []string
 }
 
 // TenantPodSecurity is the Pod Security Standard of a tenant's host namespaces.
@@ -151,6 +154,17 @@ type TenantQuota struct {
 	// namespaces together, in ResourceQuota's terms (ComputeResources);
 	// unset, nothing is limited.
 	Compute corev1.ResourceList
+	// objects limits how many objects of some kinds the tenant makes in all
+	// its host namespaces together (ObjectCountResources, and
+	// count/<resource>[.<group>]); enforced like compute.
+	Objects corev1.ResourceList
+}
+
+// ObjectCountResources are the object counts Tenant.spec.quota.objects may
+// limit by their ResourceQuota names; any count/<resource>[.<group>] is
+// accepted too.
+var ObjectCountResources = []corev1.ResourceName{
+	corev1.ResourceServices, corev1.ResourceSecrets, corev1.ResourceConfigMaps, corev1.ResourcePersistentVolumeClaims,
 }
 
 // ComputeResources are the resources Tenant.spec.quota.compute may limit:
@@ -181,6 +195,9 @@ type TenantUsage struct {
 	// compute is what the tenant's workloads use of the resources its
 	// quota limits, in all its host namespaces together.
 	Compute corev1.ResourceList
+	// objects is how many objects of the kinds spec.quota.objects limits
+	// the tenant holds, in all its host namespaces together.
+	Objects corev1.ResourceList
 }
 
 // TenantStatus is the observed state of a tenancy.

@@ -1097,6 +1097,13 @@ func (in *TenantQuota) DeepCopyInto(out *TenantQuota) {
 			(*out)[key] = val.DeepCopy()
 		}
 	}
+	if in.Objects != nil {
+		in, out := &in.Objects, &out.Objects
+		*out = make(corev1.ResourceList, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val.DeepCopy()
+		}
+	}
 	return
 }
 
@@ -1118,6 +1125,11 @@ func (in *TenantSpec) DeepCopyInto(out *TenantSpec) {
 	out.PublicIPs = in.PublicIPs
 	in.Quota.DeepCopyInto(&out.Quota)
 	out.PodSecurity = in.PodSecurity
+	if in.PriorityClasses != nil {
+		in, out := &in.PriorityClasses, &out.PriorityClasses
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	return
 }
 
@@ -1170,6 +1182,13 @@ func (in *TenantUsage) DeepCopyInto(out *TenantUsage) {
 	*out = *in
 	if in.Compute != nil {
 		in, out := &in.Compute, &out.Compute
+		*out = make(corev1.ResourceList, len(*in))
+		for key, val := range *in {
+			(*out)[key] = val.DeepCopy()
+		}
+	}
+	if in.Objects != nil {
+		in, out := &in.Objects, &out.Objects
 		*out = make(corev1.ResourceList, len(*in))
 		for key, val := range *in {
 			(*out)[key] = val.DeepCopy()

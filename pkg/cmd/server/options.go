@@ -17,10 +17,13 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apiserver/pkg/admission/plugin/namespace/lifecycle"
 	"k8s.io/apiserver/pkg/endpoints/openapi"
 	"k8s.io/apiserver/pkg/features"
@@ -38,6 +41,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/authzcache"
 	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
@@ -59,6 +63,9 @@ type Options struct {
 	QuotaRecountPeriod time.Duration
 	// IPAMPeriod and IPAMSweepMinAge pace the IPAM loop (pool status, sweeper).
 	IPAMPeriod, IPAMSweepMinAge time.Duration
+	// DefaultObjectQuota are the object counts a Tenant created without
+	// them gets in spec.quota.objects, in ResourceQuota's terms.
+	DefaultObjectQuota map[string]string
 	// Syncer configures the syncer, which makes tenants real on the host.
 	Syncer *SyncerOptions
 	// MemoryLimitRatio is the share of the container's memory limit given
@@ -114,6 +121,10 @@ func (o *Options) Flags() cliflag.NamedFlagSets {
 			"less often where a pass takes long, so that passes take at most a tenth of the time (tenant_ipam_upkeep_pass_duration_seconds).")
 	fss.FlagSet("tenancy").DurationVar(&o.IPAMSweepMinAge, "ipam-sweep-min-age", o.IPAMSweepMinAge,
 		"How old an allocation no live Tenant records must be before the sweeper reclaims it (longer than any create takes).")
+	fss.FlagSet("tenancy").StringToStringVar(&o.DefaultObjectQuota, "default-object-quota", o.DefaultObjectQuota,
+		"The object counts a Tenant created without them gets in spec.quota.objects, limiting the objects it makes in all its host "+
+			"namespaces together: services, secrets, configmaps, persistentvolumeclaims, count/<resource>[.<group>] "+
+			"(e.g. services=100,secrets=200,configmaps=200,persistentvolumeclaims=50). Empty: none.")
 	o.Syncer.AddFlags(fss.FlagSet("syncer"))
 	fss.FlagSet("generic").Float64Var(&o.MemoryLimitRatio, "memory-limit-ratio", o.MemoryLimitRatio,
 		"The share of the container's memory limit (its cgroup's memory.max) set as the Go runtime's soft memory limit, "+
@@ -191,6 +202,9 @@ func (o *Options) Validate(args []string) error {
 			etcd.DefaultStorageMediaType, runtime.ContentTypeJSON))
 	}
 	errs = append(errs, o.Syncer.Validate()...)
+	if _, err := o.defaultObjectQuota(); err != nil {
+		errs = append(errs, err)
+	}
 	if err := validateMemoryLimitRatio(o.MemoryLimitRatio); err != nil {
 		errs = append(errs, err)
 	}
@@ -274,9 +288,14 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		}
 		hostWorkloads = host.NewWorkloads(client, md)
 	}
+	objectQuota, err := o.defaultObjectQuota()
+	if err != nil {
+		return nil, err
+	}
 	return &apiserver.Config{
 		GenericConfig: serverConfig,
 		ExtraConfig: apiserver.ExtraConfig{
+			DefaultObjectQuota: objectQuota,
 			QuotaRecountPeriod: o.QuotaRecountPeriod,
 			IPAM:               base.IPAM{Allocator: allocator, PoolSpace: poolSpace, TenantSpace: tenantSpace},
 			IPAMPeriod:         o.IPAMPeriod,
@@ -375,4 +394,24 @@ func (o *Options) newAllocators() (allocator, poolSpace, tenantSpace *ipam.Alloc
 	}
 	prefix := strings.TrimSuffix(o.RecommendedOptions.Etcd.StorageConfig.Prefix, "/")
 	return ipam.New(client, prefix+"/ipam"), ipam.New(client, prefix+"/ipam-pools"), ipam.New(client, prefix+"/ipam-local", ipam.WithStrictFirstFit()), nil
+}
+
+// defaultObjectQuota parses --default-object-quota, and checks it as
+// Tenant.spec.quota.objects is checked.
+func (o *Options) defaultObjectQuota() (corev1.ResourceList, error) {
+	if len(o.DefaultObjectQuota) == 0 {
+		return nil, nil
+	}
+	out := corev1.ResourceList{}
+	for k, v := range o.DefaultObjectQuota {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("--default-object-quota %s=%s: %w", k, v, err)
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	if errs := validation.ValidateObjectQuota(out, nil, field.NewPath("--default-object-quota")); len(errs) > 0 {
+		return nil, errs.ToAggregate()
+	}
+	return out, nil
 }

@@ -5006,6 +5006,20 @@ func schema_pkg_apis_tenant_v1alpha1_TenantQuota(ref common.ReferenceCallback) c
 							},
 						},
 					},
+					"objects": {
+						SchemaProps: spec.SchemaProps{
+							Description: "objects limits how many objects the tenant makes in all its host namespaces together, in ResourceQuota's terms: services, secrets, configmaps, persistentvolumeclaims, and count/<resource>[.<group>] for any other kind (count/deployments.apps). Enforced by the host like compute (docs/quota.md). Keys the provider's defaults name (tenant-apiserver's --default-object-quota) are filled in when the Tenant is created; a key may not be in compute too.",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
 				},
 			},
 		},
@@ -5061,6 +5075,26 @@ func schema_pkg_apis_tenant_v1alpha1_TenantSpec(ref common.ReferenceCallback) co
 							Description: "podSecurity is the Pod Security Standard that the host enforces on the pods of every host namespace of the tenant.",
 							Default:     map[string]interface{}{},
 							Ref:         ref(v1alpha1.TenantPodSecurity{}.OpenAPIModelName()),
+						},
+					},
+					"priorityClasses": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "priorityClasses are the host PriorityClasses the provider grants the tenant: its pods and VMs (and the templates of its Deployments, Jobs, VM pools...) may name these, and the cluster's default class, and no other. Empty: only the cluster's default. Classes named system-* belong to the cluster's own components and cannot be granted.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
 						},
 					},
 				},
@@ -5207,6 +5241,20 @@ func schema_pkg_apis_tenant_v1alpha1_TenantUsage(ref common.ReferenceCallback) c
 					"compute": {
 						SchemaProps: spec.SchemaProps{
 							Description: "compute is what the tenant's workloads use of the resources spec.quota.compute limits, in all its host namespaces together (as the host's ResourceQuotas count it).",
+							Type:        []string{"object"},
+							AdditionalProperties: &spec.SchemaOrBool{
+								Allows: true,
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Ref: ref(resource.Quantity{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"objects": {
+						SchemaProps: spec.SchemaProps{
+							Description: "objects is how many objects of the kinds spec.quota.objects limits the tenant holds, in all its host namespaces together (as the host's ResourceQuotas count them).",
 							Type:        []string{"object"},
 							AdditionalProperties: &spec.SchemaOrBool{
 								Allows: true,

@@ -12,9 +12,9 @@ import (
 const hostNamespaceKind = "host namespace"
 
 // HostNamespaceKind is the host kind of the host namespaces the syncer makes
-// (tenant Namespaces). Only the labels the syncer wants are its own: they
-// are repaired, and labels that others add (OpenShift's, a provider's)
-// are left.
+// (tenant Namespaces). Only the labels and annotations the syncer wants
+// are its own: they are repaired, and those that others add (OpenShift's,
+// a provider's) are left.
 func (s *Sources) HostNamespaceKind() HostKind[*corev1.Namespace] {
 	client := s.Host.CoreV1().Namespaces()
 	return HostKind[*corev1.Namespace]{
@@ -34,12 +34,7 @@ func (s *Sources) HostNamespaceKind() HostKind[*corev1.Namespace] {
 			return client.Delete(ctx, name, opts)
 		},
 		Matches: func(have, want *corev1.Namespace) bool {
-			for k, v := range want.Labels {
-				if got, ok := have.Labels[k]; !ok || got != v {
-					return false
-				}
-			}
-			return true
+			return hasAll(have.Labels, want.Labels) && hasAll(have.Annotations, want.Annotations)
 		},
 		Repair: func(have, want *corev1.Namespace) *corev1.Namespace {
 			out := have.DeepCopy()
@@ -49,7 +44,23 @@ func (s *Sources) HostNamespaceKind() HostKind[*corev1.Namespace] {
 			for k, v := range want.Labels {
 				out.Labels[k] = v
 			}
+			if out.Annotations == nil {
+				out.Annotations = map[string]string{}
+			}
+			for k, v := range want.Annotations {
+				out.Annotations[k] = v
+			}
 			return out
 		},
 	}
+}
+
+// hasAll says whether have holds every key of want with its value.
+func hasAll(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
 }

@@ -1,8 +1,12 @@
 package controller
 
 import (
+	"slices"
+
 	"context"
 	"fmt"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulinginformers "k8s.io/client-go/informers/scheduling/v1"
 	"sync"
 	"time"
 
@@ -158,6 +162,9 @@ type Sources struct {
 	// of Synced: a host without KubeVirt holds no other controller up. See
 	// VirtualMachinesKnown.
 	HostVirtualMachines cache.SharedIndexInformer
+	// HostPriorityClasses are every PriorityClass of the host: which one
+	// is the default (PriorityClassesAllowed).
+	HostPriorityClasses cache.SharedIndexInformer
 	// HostNetworkAttachments are the NetworkAttachmentDefinitions
 	// OVN-Kubernetes rendered from user-defined networks, in every host
 	// namespace; only their names are kept (see Attached).
@@ -328,6 +335,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	if err := s.HostVirtualMachines.SetTransform(metadataOnly); err != nil {
 		panic(err) // only fails once started
 	}
+	s.HostPriorityClasses = schedulinginformers.NewPriorityClassInformer(host.Kube, 0, cache.Indexers{})
 	s.HostNetworkAttachments = metadatainformer.NewFilteredMetadataInformer(host.Metadata, NetworkAttachmentDefinitions, metav1.NamespaceAll, 0,
 		cache.Indexers{}, func(o *metav1.ListOptions) { o.LabelSelector = hostnames.UDNRenderedLabel }).Informer()
 	if err := s.HostNetworkAttachments.SetTransform(nameOnly); err != nil {
@@ -403,6 +411,7 @@ func (s *Sources) Start(ctx context.Context) {
 	go s.HostTargetPods.RunWithContext(ctx)
 	go s.HostLauncherPods.RunWithContext(ctx)
 	go s.HostNetworkAttachments.RunWithContext(ctx)
+	go s.HostPriorityClasses.RunWithContext(ctx)
 	go s.runWhenServed(ctx, VirtualMachines, s.HostVirtualMachines)
 	go s.Health.Run(ctx, time.Second)
 	if t, ok := s.HostNamespaces.(*termInformer); ok {
@@ -426,6 +435,21 @@ func (s *Sources) tenantIndexed(obj runtime.Object,
 	return s.kube.InformerFor(obj, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		return newInformer(client, metav1.NamespaceAll, resync, cache.Indexers{}, tweak)
 	})
+}
+
+// PriorityClassesAllowed are the PriorityClasses t's pods and VMs may
+// name, sorted: those its provider granted, and the host's default class
+// (a pod that names none gets that one's name from the host's Priority
+// admission before the guard policies see it).
+func (s *Sources) PriorityClassesAllowed(t *tenant.Tenant) []string {
+	out := slices.Clone(t.Spec.PriorityClasses)
+	for _, obj := range s.HostPriorityClasses.GetStore().List() {
+		if pc, ok := obj.(*schedulingv1.PriorityClass); ok && pc.GlobalDefault && !slices.Contains(out, pc.Name) {
+			out = append(out, pc.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // VirtualMachinesKnown says whether HostVirtualMachines holds the host's
@@ -554,6 +578,7 @@ func (s *Sources) NamedSynced() []NamedSynced {
 		{"host clusternetworkconnects", s.HostClusterNetworkConnects}, {"host floating IP target pods", s.HostTargetPods},
 		{"host virtual machine launcher pods", s.HostLauncherPods},
 		{"host network attachment definitions", s.HostNetworkAttachments},
+		{"host priorityclasses", s.HostPriorityClasses},
 		{"host resourcequotas", s.HostResourceQuotas}, {"host limitranges", s.HostLimitRanges},
 	}
 	out := make([]NamedSynced, 0, len(named)+len(s.HostMetalLB))

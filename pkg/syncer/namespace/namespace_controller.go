@@ -9,11 +9,13 @@ package namespace
 
 import (
 	"reflect"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
@@ -65,7 +67,9 @@ func New(src *controller.Sources) (*Controller, error) {
 	if err := c.keys.WatchTenants(src.Tenants, func(o, n *tenant.Tenant) bool {
 		return controller.TenantReplacedOrLeaving(o, n) ||
 			!reflect.DeepEqual(o.Spec.Members, n.Spec.Members) || o.Spec.PodSecurity != n.Spec.PodSecurity ||
-			!apiequality.Semantic.DeepEqual(o.Spec.Quota.Compute, n.Spec.Quota.Compute)
+			!apiequality.Semantic.DeepEqual(o.Spec.Quota.Compute, n.Spec.Quota.Compute) ||
+			!apiequality.Semantic.DeepEqual(o.Spec.Quota.Objects, n.Spec.Quota.Objects) ||
+			!slices.Equal(o.Spec.PriorityClasses, n.Spec.PriorityClasses)
 	}); err != nil {
 		return nil, err
 	}
@@ -119,6 +123,27 @@ func New(src *controller.Sources) (*Controller, error) {
 				c.drops.forget(m.GetNamespace())
 			}
 			rebalance(obj)
+		},
+	}); err != nil {
+		return nil, err
+	}
+	// The host's default PriorityClass is allowed in every host namespace
+	// (PriorityClassesAllowed): a class becoming or ceasing to be it
+	// changes them all. Adding or removing other classes changes nothing.
+	defaultChanged := func(obj interface{}) {
+		if pc, ok := controller.Unwrap(obj).(*schedulingv1.PriorityClass); ok && pc.GlobalDefault {
+			c.keys.EnqueueAll()
+		}
+	}
+	if err := c.Watch(src.HostPriorityClasses, cache.ResourceEventHandlerFuncs{
+		AddFunc:    defaultChanged,
+		DeleteFunc: defaultChanged,
+		UpdateFunc: func(old, obj interface{}) {
+			o, okOld := old.(*schedulingv1.PriorityClass)
+			n, okNew := obj.(*schedulingv1.PriorityClass)
+			if okOld && okNew && o.GlobalDefault != n.GlobalDefault {
+				c.keys.EnqueueAll()
+			}
 		},
 	}); err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package namespace
 import (
 	"context"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -70,7 +71,9 @@ func PodSecurityLevel(t *tenant.Tenant) tenant.PodSecurityLevel {
 }
 
 func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, t *tenant.Tenant, ns *tenant.Namespace, hostName string) (outcome, error) {
-	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostName, Labels: wantNamespaceLabels(marks, t, ns), Annotations: marks.Annotations()}}
+	annotations := marks.Annotations()
+	annotations[hostnames.PriorityClassesAnnotation] = strings.Join(c.src.PriorityClassesAllowed(t), ",")
+	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostName, Labels: wantNamespaceLabels(marks, t, ns), Annotations: annotations}}
 	got, err := c.src.HostNamespaceKind().Ensure(ctx, want, marks)
 	if err != nil {
 		return outcome{}, err
@@ -184,8 +187,11 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 	reason, message := out.Reason, out.Message
 	if out.Synced {
 		reason, message = controller.ReasonSynced, "host namespace "+hostName+" and its members RoleBinding match"
-		if len(t.Spec.Quota.Compute) > 0 {
-			message += ", and its compute quota share and container defaults"
+		switch {
+		case len(t.Spec.Quota.Compute) > 0:
+			message += ", and its quota share and container defaults"
+		case len(t.Spec.Quota.Objects) > 0:
+			message += ", and its quota share"
 		}
 	}
 	attached := c.attachment(out.Synced, hostName, hostnames.ClusterUserDefinedNetwork(t.UID, ns.Spec.Network))

@@ -23,29 +23,37 @@ var (
 )
 
 // syncComputeQuota makes the ResourceQuota and LimitRange of host namespace
-// hostName match t's compute quota: none without one.
+// hostName match t's compute quota and object counts: no ResourceQuota
+// without either, no LimitRange without compute quota.
 func (c *Controller) syncComputeQuota(ctx context.Context, marks hostnames.Marks, t *tenant.Tenant, hostName string) (outcome, error) {
 	quotas, limits := c.src.ResourceQuotas(), c.src.LimitRanges()
-	if len(t.Spec.Quota.Compute) == 0 {
+	total := t.Spec.Quota.HostQuota()
+	if len(total) == 0 {
 		if _, err := quotas.Remove(ctx, hostName, hostnames.ComputeQuota, marks); err != nil {
 			return outcome{}, err
 		}
+	}
+	if len(t.Spec.Quota.Compute) == 0 {
 		if _, err := limits.Remove(ctx, hostName, hostnames.ContainerDefaults, marks); err != nil {
 			return outcome{}, err
 		}
+	}
+	if len(total) == 0 {
 		return outcome{Synced: true, Details: details{active: true}}, nil
 	}
 	meta := metav1.ObjectMeta{Namespace: hostName, Labels: marks.Labels(), Annotations: marks.Annotations()}
-	lr := &corev1.LimitRange{ObjectMeta: meta, Spec: ContainerDefaultsSpec(t.Spec.Quota.Compute)}
-	lr.Name = hostnames.ContainerDefaults
-	got, err := limits.Ensure(ctx, lr, marks)
-	if err != nil || !got.Synced {
-		return outcome{Reason: got.Reason, Message: got.Message, Details: details{active: true}}, err
+	if len(t.Spec.Quota.Compute) > 0 {
+		lr := &corev1.LimitRange{ObjectMeta: *meta.DeepCopy(), Spec: ContainerDefaultsSpec(t.Spec.Quota.Compute)}
+		lr.Name = hostnames.ContainerDefaults
+		got, err := limits.Ensure(ctx, lr, marks)
+		if err != nil || !got.Synced {
+			return outcome{Reason: got.Reason, Message: got.Message, Details: details{active: true}}, err
+		}
 	}
 	reported := UsageOf(c.src, t)
 	counted, believe := c.drops.counted(reported, time.Now())
 	rq := &corev1.ResourceQuota{ObjectMeta: *meta.DeepCopy(), Spec: corev1.ResourceQuotaSpec{
-		Hard: reported.Share(t.Spec.Quota.Compute, hostName, counted)}}
+		Hard: reported.Share(total, hostName, counted)}}
 	rq.Name = hostnames.ComputeQuota
 	if wait := c.shareWait(quotas, rq, marks); wait > 0 {
 		return outcome{Synced: true, Details: details{active: true}, RequeueAfter: wait}, nil

@@ -25,7 +25,7 @@ func ClusterResourceQuotaName(t string) string { return "tenant.io-" + t }
 func ClusterResourceQuota(t *tenant.Tenant) *unstructured.Unstructured {
 	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, OwnerUID: t.UID, ChangedBy: hostnames.ChangedBy(t)}
 	hard := map[string]interface{}{}
-	for r, q := range t.Spec.Quota.Compute {
+	for r, q := range t.Spec.Quota.HostQuota() {
 		hard[string(r)] = q.String()
 	}
 	labels := map[string]interface{}{}

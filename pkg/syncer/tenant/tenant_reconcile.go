@@ -316,12 +316,18 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced boo
 		if s.ObservedGeneration != live.Generation {
 			s.ObservedGeneration, changed = live.Generation, true
 		}
-		var compute corev1.ResourceList
+		var compute, objects corev1.ResourceList
 		if len(live.Spec.Quota.Compute) > 0 {
 			compute = usage.Total(live.Spec.Quota.Compute)
 		}
+		if len(live.Spec.Quota.Objects) > 0 {
+			objects = usage.Total(live.Spec.Quota.Objects)
+		}
 		if !apiequality.Semantic.DeepEqual(s.Usage.Compute, compute) {
 			s.Usage.Compute, changed = compute, true
+		}
+		if !apiequality.Semantic.DeepEqual(s.Usage.Objects, objects) {
+			s.Usage.Objects, changed = objects, true
 		}
 		return changed
 	}

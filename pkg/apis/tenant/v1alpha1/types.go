@@ -82,6 +82,14 @@ type TenantSpec struct {
 	// pods of every host namespace of the tenant.
 	// +optional
 	PodSecurity TenantPodSecurity `json:"podSecurity,omitempty"`
+	// priorityClasses are the host PriorityClasses the provider grants the
+	// tenant: its pods and VMs (and the templates of its Deployments, Jobs,
+	// VM pools...) may name these, and the cluster's default class, and no
+	// other. Empty: only the cluster's default. Classes named system-*
+	// belong to the cluster's own components and cannot be granted.
+	// +optional
+	// +listType=set
+	PriorityClasses []string `json:"priorityClasses,omitempty"`
 }
 
 // TenantPodSecurity is the Pod Security Standard of a tenant's host namespaces.
@@ -163,6 +171,15 @@ type TenantQuota struct {
 	// limits get defaults from a LimitRange. Unset, nothing is limited.
 	// +optional
 	Compute corev1.ResourceList `json:"compute,omitempty"`
+	// objects limits how many objects the tenant makes in all its host
+	// namespaces together, in ResourceQuota's terms: services, secrets,
+	// configmaps, persistentvolumeclaims, and count/<resource>[.<group>]
+	// for any other kind (count/deployments.apps). Enforced by the host
+	// like compute (docs/quota.md). Keys the provider's defaults name
+	// (tenant-apiserver's --default-object-quota) are filled in when the
+	// Tenant is created; a key may not be in compute too.
+	// +optional
+	Objects corev1.ResourceList `json:"objects,omitempty"`
 }
 
 // TenantUsage counts the objects a tenant owns.
@@ -180,6 +197,11 @@ type TenantUsage struct {
 	// the host's ResourceQuotas count it).
 	// +optional
 	Compute corev1.ResourceList `json:"compute,omitempty"`
+	// objects is how many objects of the kinds spec.quota.objects limits
+	// the tenant holds, in all its host namespaces together (as the host's
+	// ResourceQuotas count them).
+	// +optional
+	Objects corev1.ResourceList `json:"objects,omitempty"`
 }
 
 // TenantStatus is the observed state of a tenancy.

@@ -1612,6 +1612,7 @@ func autoConvert_v1alpha1_TenantQuota_To_tenant_TenantQuota(in *TenantQuota, out
 	out.FloatingIPs = (*int32)(unsafe.Pointer(in.FloatingIPs))
 	out.LoadBalancers = (*int32)(unsafe.Pointer(in.LoadBalancers))
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
+	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil
 }
 
@@ -1626,6 +1627,7 @@ func autoConvert_tenant_TenantQuota_To_v1alpha1_TenantQuota(in *tenant.TenantQuo
 	out.FloatingIPs = (*int32)(unsafe.Pointer(in.FloatingIPs))
 	out.LoadBalancers = (*int32)(unsafe.Pointer(in.LoadBalancers))
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
+	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil
 }
 
@@ -1651,6 +1653,7 @@ func autoConvert_v1alpha1_TenantSpec_To_tenant_TenantSpec(in *TenantSpec, out *t
 	if err := Convert_v1alpha1_TenantPodSecurity_To_tenant_TenantPodSecurity(&in.PodSecurity, &out.PodSecurity, s); err != nil {
 		return err
 	}
+	out.PriorityClasses = *(*[]string)(unsafe.Pointer(&in.PriorityClasses))
 	return nil
 }
 
@@ -1676,6 +1679,7 @@ func autoConvert_tenant_TenantSpec_To_v1alpha1_TenantSpec(in *tenant.TenantSpec,
 	if err := Convert_tenant_TenantPodSecurity_To_v1alpha1_TenantPodSecurity(&in.PodSecurity, &out.PodSecurity, s); err != nil {
 		return err
 	}
+	out.PriorityClasses = *(*[]string)(unsafe.Pointer(&in.PriorityClasses))
 	return nil
 }
 
@@ -1726,6 +1730,7 @@ func autoConvert_v1alpha1_TenantUsage_To_tenant_TenantUsage(in *TenantUsage, out
 	out.FloatingIPs = in.FloatingIPs
 	out.LoadBalancers = in.LoadBalancers
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
+	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil
 }
 
@@ -1740,6 +1745,7 @@ func autoConvert_tenant_TenantUsage_To_v1alpha1_TenantUsage(in *tenant.TenantUsa
 	out.FloatingIPs = in.FloatingIPs
 	out.LoadBalancers = in.LoadBalancers
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
+	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil
 }
 

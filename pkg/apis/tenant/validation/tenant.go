@@ -2,11 +2,12 @@ package validation
 
 import (
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -106,6 +107,31 @@ func validateTenantSpec(spec *tenant.TenantSpec, fldPath *field.Path) field.Erro
 	allErrs = append(allErrs, validateInt64Range(int64(spec.PublicIPs.Count), 0, MaxPublicIPs, fldPath.Child("publicIPs", "count"))...)
 	allErrs = append(allErrs, validateTenantQuota(&spec.Quota, fldPath.Child("quota"))...)
 	allErrs = append(allErrs, validatePodSecurityLevel(spec.PodSecurity.Level, fldPath.Child("podSecurity", "level"))...)
+	allErrs = append(allErrs, validatePriorityClasses(spec.PriorityClasses, fldPath.Child("priorityClasses"))...)
+	return allErrs
+}
+
+// MaxPriorityClasses is how many PriorityClasses a tenant may be granted.
+const MaxPriorityClasses = 16
+
+// validatePriorityClasses accepts PriorityClass names (DNS subdomains),
+// each once, none of the cluster's own system-* classes: those outrank
+// every workload and are evicted last under node pressure.
+func validatePriorityClasses(classes []string, fldPath *field.Path) field.ErrorList {
+	allErrs := validateUniqueNonEmptyStrings(classes, fldPath)
+	if len(classes) > MaxPriorityClasses {
+		allErrs = append(allErrs, field.TooMany(fldPath, len(classes), MaxPriorityClasses))
+	}
+	for i, c := range classes {
+		p := fldPath.Index(i)
+		for _, msg := range apimachineryvalidation.NameIsDNSSubdomain(c, false) {
+			allErrs = append(allErrs, field.Invalid(p, c, msg))
+		}
+		if strings.HasPrefix(c, "system-") {
+			allErrs = append(allErrs, field.Invalid(p, c,
+				"system-* PriorityClasses belong to the cluster's own components: a tenant's pods at that priority would preempt other tenants' pods and be evicted last"))
+		}
+	}
 	return allErrs
 }
 
@@ -170,8 +196,47 @@ func validateTenantQuota(q *tenant.TenantQuota, fldPath *field.Path) field.Error
 			allErrs = append(allErrs, validateInt64Range(int64(*f.value), 0, MaxQuota, fldPath.Child(f.name))...)
 		}
 	}
-	return append(allErrs, validateComputeQuota(q.Compute, fldPath.Child("compute"))...)
+	allErrs = append(allErrs, validateComputeQuota(q.Compute, fldPath.Child("compute"))...)
+	return append(allErrs, ValidateObjectQuota(q.Objects, q.Compute, fldPath.Child("objects"))...)
 }
+
+// countResource is a ResourceQuota object count of any kind:
+// count/<resource> for the core group, count/<resource>.<group> otherwise.
+var countResource = regexp.MustCompile(`^count/[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// ValidateObjectQuota accepts the object counts of
+// tenant.ObjectCountResources and count/<resource>[.<group>], as whole,
+// non-negative numbers, none of them limited in compute too (the host
+// would get one limit from two places).
+func ValidateObjectQuota(objects, compute corev1.ResourceList, fldPath *field.Path) field.ErrorList {
+	var allErrs field.ErrorList
+	names := make([]string, 0, len(objects))
+	for name := range objects {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		path := fldPath.Key(name)
+		q := objects[corev1.ResourceName(name)]
+		_, inCompute := compute[corev1.ResourceName(name)]
+		switch {
+		case !slices.Contains(tenant.ObjectCountResources, corev1.ResourceName(name)) && !countResource.MatchString(name):
+			allErrs = append(allErrs, field.NotSupported(path, name, []string{"services", "secrets", "configmaps", "persistentvolumeclaims", "count/<resource>[.<group>]"}))
+		case inCompute:
+			allErrs = append(allErrs, field.Invalid(path, name, "spec.quota.compute limits it already: set it in one place"))
+		case q.Sign() < 0:
+			allErrs = append(allErrs, field.Invalid(path, q.String(), "must not be negative"))
+		case q.MilliValue()%1000 != 0:
+			allErrs = append(allErrs, field.Invalid(path, q.String(), "must be a whole number"))
+		case q.Value() > MaxObjectQuota:
+			allErrs = append(allErrs, field.Invalid(path, q.String(), fmt.Sprintf("must be at most %d", MaxObjectQuota)))
+		}
+	}
+	return allErrs
+}
+
+// MaxObjectQuota is the largest object count of spec.quota.objects.
+const MaxObjectQuota = 1000000
 
 // validateComputeQuota accepts the resources of tenant.ComputeResources
 // with non-negative amounts; counts (pods, persistentvolumeclaims, VMs)

@@ -185,6 +185,23 @@ func TestValidateTenant(t *testing.T) {
 		{name: "compute quota of an unknown resource, negative, fractional count", mutate: func(o *tenant.Tenant) {
 			o.Spec.Quota.Compute = corev1.ResourceList{"cpu": resource.MustParse("4"), "limits.cpu": resource.MustParse("-1"), "pods": resource.MustParse("1500m")}
 		}, want: []wantErr{notSupported("spec.quota.compute[cpu]"), invalid("spec.quota.compute[limits.cpu]"), invalid("spec.quota.compute[pods]")}},
+		{name: "object quota", mutate: func(o *tenant.Tenant) {
+			o.Spec.Quota.Objects = corev1.ResourceList{"services": resource.MustParse("20"), "secrets": resource.MustParse("50"),
+				"configmaps": resource.MustParse("50"), "persistentvolumeclaims": resource.MustParse("5"),
+				"count/deployments.apps": resource.MustParse("10"), "count/serviceaccounts": resource.MustParse("10")}
+		}},
+		{name: "object quota of an unknown resource, negative, fractional, in compute too", mutate: func(o *tenant.Tenant) {
+			o.Spec.Quota.Compute = corev1.ResourceList{"persistentvolumeclaims": resource.MustParse("10")}
+			o.Spec.Quota.Objects = corev1.ResourceList{"requests.cpu": resource.MustParse("4"), "services": resource.MustParse("-1"),
+				"secrets": resource.MustParse("1500m"), "persistentvolumeclaims": resource.MustParse("5"), "count/Deployments.apps": resource.MustParse("1"),
+				"configmaps": resource.MustParse("2000000")}
+		}, want: []wantErr{invalid("spec.quota.objects[configmaps]"), notSupported("spec.quota.objects[count/Deployments.apps]"),
+			invalid("spec.quota.objects[persistentvolumeclaims]"), notSupported("spec.quota.objects[requests.cpu]"), invalid("spec.quota.objects[secrets]"),
+			invalid("spec.quota.objects[services]")}},
+		{name: "priority classes", mutate: func(o *tenant.Tenant) { o.Spec.PriorityClasses = []string{"tenant-high", "batch.low"} }},
+		{name: "priority classes: system, duplicate, bad name", mutate: func(o *tenant.Tenant) {
+			o.Spec.PriorityClasses = []string{"system-node-critical", "gold", "gold", "Gold"}
+		}, want: []wantErr{invalid("spec.priorityClasses[0]"), duplicate("spec.priorityClasses[2]"), invalid("spec.priorityClasses[3]")}},
 	})
 }
 

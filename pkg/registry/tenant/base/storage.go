@@ -3,6 +3,7 @@ package base
 import (
 	"context"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,6 +72,9 @@ type Deps struct {
 	HostWorkloads host.Workloads
 	// IPAM is where objects claim their addresses.
 	IPAM IPAM
+	// DefaultObjectQuota are the object counts (Tenant.spec.quota.objects)
+	// a Tenant gets when it is created without them; Tenants only.
+	DefaultObjectQuota corev1.ResourceList
 	// Storages is the set the new storage joins, as far as it is built:
 	// the hooks of a kind read the storage of another kind from it when
 	// they run, by which time every storage is built. Namespaced kinds

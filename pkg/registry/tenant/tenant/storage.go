@@ -40,6 +40,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 	if err != nil {
 		return nil, err
 	}
+	st.Install(base.Hooks{BeginCreate: defaultObjectQuota(deps.DefaultObjectQuota)})
 	installAddresses(st, deps)
 	offboarding := &Offboarding{Storages: deps.Storages, HostWorkloads: deps.HostWorkloads}
 	st.Install(base.Hooks{BeforeDelete: offboarding.BeforeDelete})

@@ -43,6 +43,14 @@ type TenantQuotaApplyConfiguration struct {
 	// of the total; see docs/quota.md), and containers without requests or
 	// limits get defaults from a LimitRange. Unset, nothing is limited.
 	Compute *v1.ResourceList `json:"compute,omitempty"`
+	// objects limits how many objects the tenant makes in all its host
+	// namespaces together, in ResourceQuota's terms: services, secrets,
+	// configmaps, persistentvolumeclaims, and count/<resource>[.<group>]
+	// for any other kind (count/deployments.apps). Enforced by the host
+	// like compute (docs/quota.md). Keys the provider's defaults name
+	// (tenant-apiserver's --default-object-quota) are filled in when the
+	// Tenant is created; a key may not be in compute too.
+	Objects *v1.ResourceList `json:"objects,omitempty"`
 }
 
 // TenantQuotaApplyConfiguration constructs a declarative configuration of the TenantQuota type for use with
@@ -88,5 +96,13 @@ func (b *TenantQuotaApplyConfiguration) WithLoadBalancers(value int32) *TenantQu
 // If called multiple times, the Compute field is set to the value of the last call.
 func (b *TenantQuotaApplyConfiguration) WithCompute(value v1.ResourceList) *TenantQuotaApplyConfiguration {
 	b.Compute = &value
+	return b
+}
+
+// WithObjects sets the Objects field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Objects field is set to the value of the last call.
+func (b *TenantQuotaApplyConfiguration) WithObjects(value v1.ResourceList) *TenantQuotaApplyConfiguration {
+	b.Objects = &value
 	return b
 }

@@ -38,6 +38,12 @@ type TenantSpecApplyConfiguration struct {
 	// podSecurity is the Pod Security Standard that the host enforces on the
 	// pods of every host namespace of the tenant.
 	PodSecurity *TenantPodSecurityApplyConfiguration `json:"podSecurity,omitempty"`
+	// priorityClasses are the host PriorityClasses the provider grants the
+	// tenant: its pods and VMs (and the templates of its Deployments, Jobs,
+	// VM pools...) may name these, and the cluster's default class, and no
+	// other. Empty: only the cluster's default. Classes named system-*
+	// belong to the cluster's own components and cannot be granted.
+	PriorityClasses []string `json:"priorityClasses,omitempty"`
 }
 
 // TenantSpecApplyConfiguration constructs a declarative configuration of the TenantSpec type for use with
@@ -91,5 +97,15 @@ func (b *TenantSpecApplyConfiguration) WithQuota(value *TenantQuotaApplyConfigur
 // If called multiple times, the PodSecurity field is set to the value of the last call.
 func (b *TenantSpecApplyConfiguration) WithPodSecurity(value *TenantPodSecurityApplyConfiguration) *TenantSpecApplyConfiguration {
 	b.PodSecurity = value
+	return b
+}
+
+// WithPriorityClasses adds the given value to the PriorityClasses field in the declarative configuration
+// and returns the receiver, so that objects can be build by chaining "With" function invocations.
+// If called multiple times, values provided by each call will be appended to the PriorityClasses field.
+func (b *TenantSpecApplyConfiguration) WithPriorityClasses(values ...string) *TenantSpecApplyConfiguration {
+	for i := range values {
+		b.PriorityClasses = append(b.PriorityClasses, values[i])
+	}
 	return b
 }

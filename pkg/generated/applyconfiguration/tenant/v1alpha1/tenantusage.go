@@ -39,6 +39,10 @@ type TenantUsageApplyConfiguration struct {
 	// spec.quota.compute limits, in all its host namespaces together (as
 	// the host's ResourceQuotas count it).
 	Compute *v1.ResourceList `json:"compute,omitempty"`
+	// objects is how many objects of the kinds spec.quota.objects limits
+	// the tenant holds, in all its host namespaces together (as the host's
+	// ResourceQuotas count them).
+	Objects *v1.ResourceList `json:"objects,omitempty"`
 }
 
 // TenantUsageApplyConfiguration constructs a declarative configuration of the TenantUsage type for use with
@@ -84,5 +88,13 @@ func (b *TenantUsageApplyConfiguration) WithLoadBalancers(value int32) *TenantUs
 // If called multiple times, the Compute field is set to the value of the last call.
 func (b *TenantUsageApplyConfiguration) WithCompute(value v1.ResourceList) *TenantUsageApplyConfiguration {
 	b.Compute = &value
+	return b
+}
+
+// WithObjects sets the Objects field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Objects field is set to the value of the last call.
+func (b *TenantUsageApplyConfiguration) WithObjects(value v1.ResourceList) *TenantUsageApplyConfiguration {
+	b.Objects = &value
 	return b
 }
