@@ -7,9 +7,11 @@
 #     types (the project ships no CRD manifests in that module), so the CEL
 #     rules (x-kubernetes-validations) of the types are enforced by the host.
 #   - MetalLB and FRR-k8s: copied from each module's config/crd/bases.
-#   - KubeVirt VirtualMachine and VirtualMachineInstance: generated with
+#   - KubeVirt VirtualMachine, VirtualMachineInstance,
+#     VirtualMachineInstanceReplicaSet and VirtualMachinePool: generated with
 #     controller-gen from the kubevirt.io/api types (floats allowed: KubeVirt's
 #     types have some), without KubeVirt's subresources and printer columns.
+#     The replica sets and pools carry VM templates the guard policies check.
 #   - CDI DataVolume: generated with controller-gen from the
 #     kubevirt.io/containerized-data-importer-api types (the VM disks
 #     tenants import or clone), without CDI's printer columns.
@@ -50,7 +52,9 @@ FRRK8S_MODULE=github.com/metallb/frr-k8s
 NAD_MODULE=github.com/k8snetworkplumbingwg/network-attachment-definition-client
 KUBEVIRT_MODULE=kubevirt.io/api
 # The KubeVirt kinds tenants run VMs with; the package has others (KubeVirt, migrations, presets...).
-KUBEVIRT_CRDS=(kubevirt.io_virtualmachines kubevirt.io_virtualmachineinstances)
+KUBEVIRT_CRDS=(kubevirt.io_virtualmachines kubevirt.io_virtualmachineinstances kubevirt.io_virtualmachineinstancereplicasets)
+# VirtualMachinePool, of the pool API package.
+KUBEVIRT_POOL_CRDS=(pool.kubevirt.io_virtualmachinepools)
 CDI_MODULE=kubevirt.io/containerized-data-importer-api
 # The CDI kind that holds a VM's disk; the package has others (CDI, imports, clones...).
 CDI_CRDS=(cdi.kubevirt.io_datavolumes)
@@ -141,6 +145,12 @@ mkdir -p "${WORK_DIR}/kubevirt"
 "${CONTROLLER_GEN}" crd:crdVersions=v1,allowDangerousTypes=true "paths=${KUBEVIRT_MODULE}/core/v1" "output:crd:dir=${WORK_DIR}/kubevirt"
 for crd in "${KUBEVIRT_CRDS[@]}"; do
   emit "${WORK_DIR}/kubevirt/${crd}.yaml" "$(module_ref "${KUBEVIRT_MODULE}") core/v1 with controller-gen $(module_ref sigs.k8s.io/controller-tools | cut -d@ -f2)"
+done
+
+mkdir -p "${WORK_DIR}/kubevirt-pool"
+"${CONTROLLER_GEN}" crd:crdVersions=v1,allowDangerousTypes=true "paths=${KUBEVIRT_MODULE}/pool/v1alpha1" "output:crd:dir=${WORK_DIR}/kubevirt-pool"
+for crd in "${KUBEVIRT_POOL_CRDS[@]}"; do
+  emit "${WORK_DIR}/kubevirt-pool/${crd}.yaml" "$(module_ref "${KUBEVIRT_MODULE}") pool/v1alpha1 with controller-gen $(module_ref sigs.k8s.io/controller-tools | cut -d@ -f2)"
 done
 
 mkdir -p "${WORK_DIR}/cdi"

@@ -182,8 +182,8 @@ func Gather(ctx context.Context, api tenantclient.TenantV1alpha1Interface, tenan
 	return info, nil
 }
 
-// QuotaLines are the tenant's quotas, counts first, then compute, each with
-// its use.
+// QuotaLines are the tenant's quotas, counts of tenant.io kinds first, then
+// compute, then the counts of host objects, each with its use.
 func QuotaLines(t *tenantv1alpha1.Tenant) []QuotaLine {
 	q, u := t.Spec.Quota, t.Status.Usage
 	count := func(name string, used int32, limit *int32) QuotaLine {
@@ -199,19 +199,27 @@ func QuotaLines(t *tenantv1alpha1.Tenant) []QuotaLine {
 		count("floatingips", u.FloatingIPs, q.FloatingIPs),
 		count("loadbalancers", u.LoadBalancers, q.LoadBalancers),
 	}
+	lines = append(lines, resourceLines(q.Compute, u.Compute)...)
+	return append(lines, resourceLines(q.Objects, u.Objects)...)
+}
+
+// resourceLines are the lines of a ResourceQuota-like limit and its use,
+// sorted by resource.
+func resourceLines(limits, usage corev1.ResourceList) []QuotaLine {
 	keys := sets.New[corev1.ResourceName]()
-	for k := range q.Compute {
+	for k := range limits {
 		keys.Insert(k)
 	}
-	for k := range u.Compute {
+	for k := range usage {
 		keys.Insert(k)
 	}
+	var lines []QuotaLine
 	for _, k := range sets.List(keys) {
 		l := QuotaLine{Resource: string(k), Used: "0"}
-		if used, ok := u.Compute[k]; ok {
+		if used, ok := usage[k]; ok {
 			l.Used = used.String()
 		}
-		if limit, ok := q.Compute[k]; ok {
+		if limit, ok := limits[k]; ok {
 			l.Limit = limit.String()
 		}
 		lines = append(lines, l)

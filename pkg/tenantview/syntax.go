@@ -26,8 +26,10 @@ var countQuotas = map[string]func(*tenantv1alpha1.TenantQuota) **int32{
 }
 
 // ParseQuota turns --quota k=v pairs into a TenantQuota: namespaces,
-// networks, floatingips and loadbalancers are counts, anything else a
-// compute resource (the server says which it accepts).
+// networks, floatingips and loadbalancers are counts of tenant objects,
+// services, secrets, configmaps and count/<resource> object counts on the
+// host, anything else a compute resource (the server says which it
+// accepts).
 func ParseQuota(in map[string]string) (tenantv1alpha1.TenantQuota, error) {
 	var q tenantv1alpha1.TenantQuota
 	for k, v := range in {
@@ -44,12 +46,27 @@ func ParseQuota(in map[string]string) (tenantv1alpha1.TenantQuota, error) {
 		if err != nil {
 			return q, fmt.Errorf("quota %s=%s: %v", k, v, err)
 		}
-		if q.Compute == nil {
-			q.Compute = corev1.ResourceList{}
+		list := &q.Compute
+		if isObjectCount(k) {
+			list = &q.Objects
 		}
-		q.Compute[corev1.ResourceName(k)] = amount
+		if *list == nil {
+			*list = corev1.ResourceList{}
+		}
+		(*list)[corev1.ResourceName(k)] = amount
 	}
 	return q, nil
+}
+
+// isObjectCount says whether quota key k is an object count of
+// spec.quota.objects: services, secrets, configmaps, or a count/ of any
+// kind but KubeVirt's VMs (which, like pods and PVCs, compute counts).
+func isObjectCount(k string) bool {
+	switch k {
+	case "services", "secrets", "configmaps":
+		return true
+	}
+	return strings.HasPrefix(k, "count/") && k != "count/virtualmachines.kubevirt.io"
 }
 
 // ParsePort parses PORT[/PROTOCOL] (tcp when left out).

@@ -14,9 +14,10 @@ import (
 // TestMultiTenancyBenchmark performs the behavioural checks of the
 // Kubernetes multi-tenancy benchmark (kubernetes-sigs/multi-tenancy,
 // benchmarks/kubectl-mtb) as a tenant member in its host namespace, one
-// subtest per check, named after it. The benchmark's "configure namespace
-// quotas" check needs compute quota per tenant, which the product does not
-// have yet; docs/security.md says so.
+// subtest per check, named after it (its "configure namespace quotas"
+// check is TestComputeQuota). The last three are the benchmark's checks of
+// noisy neighbours: object counts, priority classes and cross-namespace
+// scheduling terms (neighbours_test.go).
 func TestMultiTenancyBenchmark(t *testing.T) {
 	ctx := framework.Context(t, 5*time.Minute)
 	env := onboardSecurityEnv(ctx, t, mtbUser, mtbOverGrantedUser, mtbVictimUser)
@@ -91,6 +92,10 @@ func TestMultiTenancyBenchmark(t *testing.T) {
 	t.Run("BlockNodePortServices", func(t *testing.T) {
 		refused(ctx, t, user, service(own, "nodeport", func(s *corev1.Service) { s.Spec.Type = corev1.ServiceTypeNodePort }), msgNodePort)
 	})
+
+	t.Run("ConfigureNamespaceObjectLimits", func(t *testing.T) { configureNamespaceObjectLimits(ctx, t, env) })
+	t.Run("BlockPriorityClasses", func(t *testing.T) { blockPriorityClasses(ctx, t, env) })
+	t.Run("BlockCrossNamespaceAffinity", func(t *testing.T) { blockCrossNamespaceAffinity(ctx, t, env) })
 
 	// What tenants must be able to do for themselves.
 	t.Run("CreateRoleBindings", func(t *testing.T) {

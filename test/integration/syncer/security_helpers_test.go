@@ -25,8 +25,8 @@ type securityEnv struct {
 	attacker, overGranted string
 	// own is the attacker's host namespace, foreign the victim's.
 	own, foreign string
-	// victim is the other tenant.
-	victim *tenantv1alpha1.Tenant
+	// tenant is the attacking tenant, victim the other one.
+	tenant, victim *tenantv1alpha1.Tenant
 }
 
 // onboardSecurityEnv onboards the attacking tenant (members attacker and
@@ -35,13 +35,14 @@ type securityEnv struct {
 // admission refuses every pod), and grants overGranted the extra RBAC.
 func onboardSecurityEnv(ctx context.Context, t *testing.T, attacker, overGranted, victimUser string) securityEnv {
 	t.Helper()
-	onboard(ctx, t, tenantSpec{name: uniqueName(t), users: []string{attacker, overGranted}, publicIPs: 1})
+	own := onboard(ctx, t, tenantSpec{name: uniqueName(t), users: []string{attacker, overGranted}, publicIPs: 1})
 	victim := onboard(ctx, t, tenantSpec{name: uniqueName(t), users: []string{victimUser}, publicIPs: 2})
 	env := securityEnv{
 		attacker:    attacker,
 		overGranted: overGranted,
 		own:         waitNamespaceSynced(ctx, t, tenantClient(t, attacker), defaultNamespace).Status.HostNamespace,
 		foreign:     waitNamespaceSynced(ctx, t, tenantClient(t, victimUser), defaultNamespace).Status.HostNamespace,
+		tenant:      own,
 		victim:      victim,
 	}
 	host, _ := hostClients(t)

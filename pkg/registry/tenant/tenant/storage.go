@@ -64,17 +64,24 @@ var columns = []base.Column[*tenant.Tenant]{
 	{Name: "Memory", Type: "string", Description: "Memory requests used of the compute quota.", Cell: computeCell(corev1.ResourceRequestsMemory)},
 	{Name: "Pods", Type: "string", Priority: 1, Description: "Pods of the compute quota.", Cell: computeCell(corev1.ResourcePods)},
 	{Name: "VMs", Type: "string", Priority: 1, Description: "KubeVirt VirtualMachines of the compute quota.", Cell: computeCell(tenant.ResourceVirtualMachines)},
+	{Name: "Services", Type: "string", Priority: 1, Description: "Services in the tenant's host namespaces, of the object quota.", Cell: computeCell(corev1.ResourceServices)},
+	{Name: "Secrets", Type: "string", Priority: 1, Description: "Secrets in the tenant's host namespaces, of the object quota.", Cell: computeCell(corev1.ResourceSecrets)},
+	{Name: "ConfigMaps", Type: "string", Priority: 1, Description: "ConfigMaps in the tenant's host namespaces, of the object quota.", Cell: computeCell(corev1.ResourceConfigMaps)},
+	{Name: "PVCs", Type: "string", Priority: 1, Description: "PersistentVolumeClaims in the tenant's host namespaces, of the compute or object quota.", Cell: computeCell(corev1.ResourcePersistentVolumeClaims)},
 }
 
 // computeCell shows "<used>/<limit>" of resource r of a tenant's compute
-// quota, or <none> when the quota does not limit it.
+// quota or object counts, or <none> when neither limits it.
 func computeCell(r corev1.ResourceName) func(o *tenant.Tenant) interface{} {
 	return func(o *tenant.Tenant) interface{} {
-		limit, ok := o.Spec.Quota.Compute[r]
-		if !ok {
-			return base.OrNone("")
+		if limit, ok := o.Spec.Quota.Compute[r]; ok {
+			used := o.Status.Usage.Compute[r]
+			return used.String() + "/" + limit.String()
 		}
-		used := o.Status.Usage.Compute[r]
-		return used.String() + "/" + limit.String()
+		if limit, ok := o.Spec.Quota.Objects[r]; ok {
+			used := o.Status.Usage.Objects[r]
+			return used.String() + "/" + limit.String()
+		}
+		return base.OrNone("")
 	}
 }
