@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -433,5 +434,70 @@ func TestReconcileComputeQuota(t *testing.T) {
 		if _, err := fakes.Kube.CoreV1().LimitRanges(h).Get(ctx, hostnames.ContainerDefaults, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Errorf("%s's LimitRange without compute quota: %v", ns, err)
 		}
+	}
+}
+
+// TestReconcilePriorityClasses checks the host namespace's list of the
+// PriorityClasses its pods may name: the tenant's grant and the host's
+// default class, kept in step with both and put back when edited.
+func TestReconcilePriorityClasses(t *testing.T) {
+	src, fakes, tn, _, reconcile := namespaceFixture(t, "")
+	ctx := context.Background()
+	hostName := hostnames.Namespace(tn.Name, tn.UID, "dev")
+	allowed := func() string {
+		t.Helper()
+		host, err := fakes.Kube.CoreV1().Namespaces().Get(ctx, hostName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, ok := host.Annotations[hostnames.PriorityClassesAnnotation]
+		if !ok {
+			t.Fatalf("host namespace has no %s annotation: %v", hostnames.PriorityClassesAnnotation, host.Annotations)
+		}
+		return v
+	}
+	cached := func(want string) {
+		t.Helper()
+		controllertest.Eventually(t, "the informer has the host namespace allowing "+want, func() bool {
+			obj, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
+			return exists && obj.(*corev1.Namespace).Annotations[hostnames.PriorityClassesAnnotation] == want
+		})
+	}
+
+	reconcile("first reconcile")
+	if got := allowed(); got != "" {
+		t.Errorf("a tenant granted nothing, on a host without a default class, may use %q", got)
+	}
+	cached("")
+
+	for _, pc := range []*schedulingv1.PriorityClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "cluster-default"}, Value: 0, GlobalDefault: true},
+		{ObjectMeta: metav1.ObjectMeta{Name: "system-node-critical"}, Value: 2000001000},
+	} {
+		if _, err := fakes.Kube.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	controllertest.Eventually(t, "the informer has the classes", func() bool { return len(src.HostPriorityClasses.GetStore().List()) == 2 })
+	granted := tn.DeepCopy()
+	granted.Spec.PriorityClasses = []string{"gold", "batch"}
+	fakes.Tenants.Put("", "", granted)
+	controllertest.Cache(t, src.Tenants, tn.Name, "", granted)
+	reconcile("reconcile with a grant and a default class")
+	if got := allowed(); got != "batch,cluster-default,gold" {
+		t.Errorf("allowed %q, want the grant and the default class, sorted", got)
+	}
+	cached("batch,cluster-default,gold")
+
+	// An edit by someone else is put back.
+	host, _ := fakes.Kube.CoreV1().Namespaces().Get(ctx, hostName, metav1.GetOptions{})
+	host.Annotations[hostnames.PriorityClassesAnnotation] = "batch,cluster-default,gold,system-node-critical"
+	if _, err := fakes.Kube.CoreV1().Namespaces().Update(ctx, host, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cached("batch,cluster-default,gold,system-node-critical")
+	reconcile("reconcile after the edit")
+	if got := allowed(); got != "batch,cluster-default,gold" {
+		t.Errorf("allowed %q after repair, want batch,cluster-default,gold", got)
 	}
 }
