@@ -28,3 +28,41 @@ func TestStorageMediaType(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultObjectQuotaFlag: --default-object-quota takes what
+// spec.quota.objects takes (the shipped Deployment's value among them),
+// and refuses the rest at start-up, naming the key.
+func TestDefaultObjectQuotaFlag(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		want  int    // keys parsed
+		error string // part of the refusal
+	}{
+		{value: "", want: 0},
+		{value: "services=100,secrets=500,configmaps=500,persistentvolumeclaims=100", want: 4},
+		{value: "count/deployments.apps=20", want: 1},
+		{value: "pods=10", error: "pods"},
+		{value: "services=-1", error: "must not be negative"},
+		{value: "secrets=lots", error: "secrets=lots"},
+	} {
+		o := NewOptions(io.Discard, io.Discard)
+		fss := o.Flags()
+		fs := fss.FlagSet("tenancy")
+		var args []string
+		if c.value != "" {
+			args = []string{"--default-object-quota=" + c.value}
+		}
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.defaultObjectQuota()
+		switch {
+		case c.error == "" && err != nil:
+			t.Errorf("%q: refused: %v", c.value, err)
+		case c.error != "" && (err == nil || !strings.Contains(err.Error(), c.error)):
+			t.Errorf("%q: refusal %v, want one saying %q", c.value, err, c.error)
+		case c.error == "" && len(got) != c.want:
+			t.Errorf("%q: %d keys, want %d: %v", c.value, len(got), c.want, got)
+		}
+	}
+}

@@ -96,6 +96,7 @@ func TestMultiTenancyBenchmark(t *testing.T) {
 	t.Run("ConfigureNamespaceObjectLimits", func(t *testing.T) { configureNamespaceObjectLimits(ctx, t, env) })
 	t.Run("BlockPriorityClasses", func(t *testing.T) { blockPriorityClasses(ctx, t, env) })
 	t.Run("BlockCrossNamespaceAffinity", func(t *testing.T) { blockCrossNamespaceAffinity(ctx, t, env) })
+	t.Run("VirtualMachineTemplates", func(t *testing.T) { virtualMachineTemplates(ctx, t, env) })
 
 	// What tenants must be able to do for themselves.
 	t.Run("CreateRoleBindings", func(t *testing.T) {

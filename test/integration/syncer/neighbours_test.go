@@ -189,6 +189,18 @@ func blockCrossNamespaceAffinity(ctx context.Context, t *testing.T, env security
 	admitted(ctx, t, env.attacker, deployment(env.own, "anti-own", antiAffinity(term([]string{env.own}, nil))))
 }
 
+// virtualMachineTemplates tries the workloads guard's VM rules through
+// the templates of VMI replica sets and VM pools, whose VMIs and VMs
+// KubeVirt's exempt controllers make.
+func virtualMachineTemplates(ctx context.Context, t *testing.T, env securityEnv) {
+	foreignNetwork := map[string]interface{}{"networks": []interface{}{
+		map[string]interface{}{"name": "net0", "multus": map[string]interface{}{"networkName": env.foreign + "/default"}},
+	}}
+	for _, vm := range virtualMachineKinds(env.own, "other-network", foreignNetwork)[2:] {
+		refused(ctx, t, env.attacker, vm, "a VM's multus networks may be networks of its own namespace only")
+	}
+}
+
 // deployment is a Deployment in ns whose pod template is a restricted pod
 // changed by change.
 func deployment(ns, name string, change func(*corev1.PodSpec)) *appsv1.Deployment {
