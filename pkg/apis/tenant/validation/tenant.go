@@ -210,12 +210,7 @@ var countResource = regexp.MustCompile(`^count/[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[
 // would get one limit from two places).
 func ValidateObjectQuota(objects, compute corev1.ResourceList, fldPath *field.Path) field.ErrorList {
 	var allErrs field.ErrorList
-	names := make([]string, 0, len(objects))
-	for name := range objects {
-		names = append(names, string(name))
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range sortedNames(objects) {
 		path := fldPath.Key(name)
 		q := objects[corev1.ResourceName(name)]
 		_, inCompute := compute[corev1.ResourceName(name)]
@@ -247,12 +242,7 @@ func validateComputeQuota(compute corev1.ResourceList, fldPath *field.Path) fiel
 	for _, r := range tenant.ComputeResources {
 		allowed = append(allowed, string(r))
 	}
-	names := make([]string, 0, len(compute))
-	for name := range compute {
-		names = append(names, string(name))
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range sortedNames(compute) {
 		path := fldPath.Key(name)
 		q := compute[corev1.ResourceName(name)]
 		switch {
@@ -269,4 +259,15 @@ func validateComputeQuota(compute corev1.ResourceList, fldPath *field.Path) fiel
 
 func isCount(r corev1.ResourceName) bool {
 	return r == corev1.ResourcePods || r == corev1.ResourcePersistentVolumeClaims || r == tenant.ResourceVirtualMachines
+}
+
+// sortedNames are the resource names of list, sorted, so that errors come
+// in a stable order.
+func sortedNames(list corev1.ResourceList) []string {
+	names := make([]string, 0, len(list))
+	for name := range list {
+		names = append(names, string(name))
+	}
+	sort.Strings(names)
+	return names
 }
