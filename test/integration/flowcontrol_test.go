@@ -18,6 +18,7 @@ import (
 	flowcontrolclient "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	"k8s.io/client-go/rest"
 
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
@@ -260,4 +261,85 @@ func dispatched(ctx context.Context, client rest.Interface, schema, level string
 		n += v
 	}
 	return n, nil
+}
+
+// TestEachTenantIsOneFlowOnTheHost: the syncer gives every tenant a
+// FlowSchema of the tenant-workloads level with no distinguisher, so that
+// everything a tenant sends the host kube-apiserver (its members' requests,
+// those of the service accounts of its host namespaces, a new Namespace's
+// included) is one flow, and another tenant's another; users of no tenant
+// and the tenant.io API keep their levels.
+func TestEachTenantIsOneFlowOnTheHost(t *testing.T) {
+	s, ctx, host := adminHost(t)
+	fc := host.FlowcontrolV1()
+	pl, err := fc.PriorityLevelConfigurations().Get(ctx, "tenant-workloads", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := pl.Spec.Limited; q == nil || q.LimitResponse.Queuing == nil || q.LimitResponse.Queuing.HandSize != 1 {
+		t.Fatalf("priority level tenant-workloads does not give each flow one queue: %+v", pl.Spec)
+	}
+	flowOf := func(tenantName string) classification {
+		fs := waitFlowSchema(ctx, t, fc, "tenant.io-"+tenantName)
+		if fs.Spec.PriorityLevelConfiguration.Name != pl.Name || fs.Spec.DistinguisherMethod != nil {
+			t.Fatalf("FlowSchema of tenant %s: level %s, distinguisher %+v; want tenant-workloads and none (one flow per tenant)",
+				tenantName, fs.Spec.PriorityLevelConfiguration.Name, fs.Spec.DistinguisherMethod)
+		}
+		return classification{fs.UID, pl.UID}
+	}
+	acme, globex := flowOf("acme"), flowOf("globex")
+	acmeNS, globexNS := hostNamespaceOf(ctx, t, alice, "default"), hostNamespaceOf(ctx, t, "bob", "default")
+	serviceAccount := func(ns, name string) *rest.Config {
+		cfg := s.RESTConfig(stack.AdminUser)
+		cfg.Impersonate = rest.ImpersonationConfig{
+			UserName: "system:serviceaccount:" + ns + ":" + name,
+			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+		}
+		return cfg
+	}
+	asGroupMember := s.RESTConfig(stack.AdminUser)
+	asGroupMember.Impersonate = rest.ImpersonationConfig{UserName: "carol", Groups: []string{"tenant.io:acme", "system:authenticated"}}
+	nobody := s.RESTConfig(stack.AdminUser)
+	nobody.Impersonate = rest.ImpersonationConfig{UserName: "dave", Groups: []string{"system:authenticated"}}
+	pods := func(ns string) string { return "/api/v1/namespaces/" + ns + "/pods" }
+	tenantIO := classification{waitFlowSchema(ctx, t, fc, "tenant-io").UID, ""}
+	checkClassifications(ctx, t, []classified{
+		{"a member's host list in its host namespace", s.RESTConfig(alice), pods(acmeNS), acme.is},
+		{"a member's host request elsewhere (discovery)", s.RESTConfig(alice), "/apis", acme.is},
+		{"a member of the tenant's host group", asGroupMember, pods(acmeNS), acme.is},
+		{"a service account of the tenant's host namespace", serviceAccount(acmeNS, "builder"), pods(acmeNS), acme.is},
+		{"the other tenant's member", s.RESTConfig("bob"), pods(globexNS), globex.is},
+		{"the other tenant's service account", serviceAccount(globexNS, "default"), pods(globexNS), globex.is},
+		{"a user of no tenant", nobody, pods(acmeNS), acme.isNot},
+		{"a service account of another host namespace", serviceAccount("kube-public", "default"), pods("kube-public"), acme.isNot},
+		{"a member's tenant.io list stays in tenant-io", s.RESTConfig(alice), "/apis/tenant.io/v1alpha1/namespaces", func(got classification) error {
+			if got.flowSchema != tenantIO.flowSchema {
+				return fmt.Errorf("classified as FlowSchema %s, want tenant-io's %s", got.flowSchema, tenantIO.flowSchema)
+			}
+			return nil
+		}},
+	})
+	if t.Failed() {
+		return
+	}
+
+	// A new Namespace's service accounts join the tenant's flow.
+	const tns = "flows"
+	namespaces := isoAs(alice).clientset(t).TenantV1alpha1().Namespaces()
+	if _, err := namespaces.Create(ctx, &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating Namespace %s: %v", tns, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = namespaces.Delete(ctx, tns, metav1.DeleteOptions{})
+	})
+	newNS := hostNamespaceOf(ctx, t, alice, tns)
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := classify(ctx, serviceAccount(newNS, "default"), pods(newNS))
+		return err == nil && got == acme, err
+	}); err != nil {
+		got, _ := classify(ctx, serviceAccount(newNS, "default"), pods(newNS))
+		t.Errorf("a service account of new host namespace %s: classified %+v, want acme's flow %+v: %v", newNS, got, acme, err)
+	}
 }

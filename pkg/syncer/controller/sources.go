@@ -165,6 +165,9 @@ type Sources struct {
 	// HostPriorityClasses are every PriorityClass of the host: which one
 	// is the default (PriorityClassesAllowed).
 	HostPriorityClasses cache.SharedIndexInformer
+	// HostFlowSchemas are the FlowSchemas carrying the tenant label: each
+	// tenant's requests to the host, one flow of the tenants' level.
+	HostFlowSchemas cache.SharedIndexInformer
 	// HostNetworkAttachments are the NetworkAttachmentDefinitions
 	// OVN-Kubernetes rendered from user-defined networks, in every host
 	// namespace; only their names are kept (see Attached).
@@ -328,6 +331,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	s.HostClusterNetworkConnects = s.cluster.ForResource(ClusterNetworkConnects).Informer()
 	s.HostResourceQuotas = s.tenantIndexed(&corev1.ResourceQuota{}, coreinformers.NewFilteredResourceQuotaInformer, selected)
 	s.HostLimitRanges = s.tenantIndexed(&corev1.LimitRange{}, coreinformers.NewFilteredLimitRangeInformer, selected)
+	s.HostFlowSchemas = s.kube.Flowcontrol().V1().FlowSchemas().Informer()
 	s.HostTargetPods = podsLabelled(host.Kube, hostnames.FloatingIPTargetLabel)
 	s.HostLauncherPods = podsLabelled(host.Kube, hostnames.VirtualMachineLabel)
 	s.HostVirtualMachines = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, VirtualMachines, metav1.NamespaceAll, 0,
@@ -345,7 +349,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		panic(err)
 	}
 	for _, inf := range append(own, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
-		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects, s.HostResourceQuotas, s.HostLimitRanges) {
+		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects, s.HostResourceQuotas, s.HostLimitRanges, s.HostFlowSchemas) {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
@@ -580,6 +584,7 @@ func (s *Sources) NamedSynced() []NamedSynced {
 		{"host network attachment definitions", s.HostNetworkAttachments},
 		{"host priorityclasses", s.HostPriorityClasses},
 		{"host resourcequotas", s.HostResourceQuotas}, {"host limitranges", s.HostLimitRanges},
+		{"host flowschemas", s.HostFlowSchemas},
 	}
 	out := make([]NamedSynced, 0, len(named)+len(s.HostMetalLB))
 	for _, n := range named {

@@ -1,6 +1,7 @@
 // Package tenant onboards Tenants on the host and offboards them: the
 // tenant Namespace "default", the MetalLB pool of the tenant's public IPs
-// with its advertisement, the Tenant's phase and conditions, and, when a
+// with its advertisement, the tenant's FlowSchema on the host, the
+// Tenant's phase and conditions, and, when a
 // Tenant is deleted, the removal of everything made for it.
 package tenant
 
@@ -44,7 +45,8 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 	src.Orphans.Register("", controller.Owners{Store: src.Storage.Tenants.Store, Informer: src.Tenants},
 		src.MetalLBKind(controller.IPAddressPools, metalLBKinds[controller.IPAddressPools], nil).Objects(),
 		src.MetalLBKind(controller.L2Advertisements, metalLBKinds[controller.L2Advertisements], nil).Objects(),
-		src.MetalLBKind(controller.BGPAdvertisements, metalLBKinds[controller.BGPAdvertisements], nil).Objects())
+		src.MetalLBKind(controller.BGPAdvertisements, metalLBKinds[controller.BGPAdvertisements], nil).Objects(),
+		src.FlowSchemas().Objects())
 	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueTenant,
 		UpdateFunc: func(old, obj interface{}) {
@@ -98,7 +100,7 @@ func New(src *controller.Sources, advertise Advertisement) (*Controller, error) 
 		}
 	}
 	// The host ResourceQuotas report the compute usage (status.usage.compute).
-	informers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostResourceQuotas}
+	informers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostResourceQuotas, src.HostFlowSchemas}
 	for _, gvr := range controller.MetalLBResources {
 		informers = append(informers, src.HostMetalLB[gvr])
 	}

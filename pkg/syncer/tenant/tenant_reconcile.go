@@ -66,6 +66,21 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 		return err
 	}
 	problems = append(problems, metallbProblems...)
+	flowProblem, err := c.syncFlowSchema(ctx, t)
+	if err != nil {
+		err = fmt.Errorf("FlowSchema %s: %w", FlowSchemaName(t.Name), err)
+		reason := controller.ReasonHostError
+		if controller.Unreachable(err) {
+			reason = controller.ReasonHostUnreachable
+		}
+		if serr := c.setStatus(ctx, t, false, reason, err.Error()); serr != nil {
+			return serr
+		}
+		return err
+	}
+	if flowProblem != "" {
+		problems = append(problems, flowProblem)
+	}
 	if len(problems) > 0 {
 		return c.setStatus(ctx, t, false, controller.ReasonHostObjectsMissing, summarize(problems))
 	}
@@ -82,7 +97,7 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 
 // syncedMessage is the message of a Tenant's HostSynced and Ready
 // conditions when they are True.
-var syncedMessage = fmt.Sprintf("the host namespaces, their RoleBindings, the networks and the MetalLB pool match "+
+var syncedMessage = fmt.Sprintf("the host namespaces, their RoleBindings, the networks, the MetalLB pool and the FlowSchema match "+
 	"(a Namespace created in the last %s reports its own sync)", NewNamespaceGrace)
 
 // NewNamespaceGrace is how long a Ready Tenant stays Ready while a

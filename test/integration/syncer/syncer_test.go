@@ -755,6 +755,11 @@ func TestOffboarding(t *testing.T) {
 		_ = member.TenantV1alpha1().FloatingIPs("dev").Delete(context.Background(), "fip1", metav1.DeleteOptions{})
 	})
 	blockers := []string{"floatingips dev/fip1", "pods dev/web"}
+	// The tenant's requests to the host are one flow of their own.
+	eventually(ctx, t, syncTimeout, "FlowSchema tenant.io-"+name, func(ctx context.Context) (bool, string) {
+		_, err := host.FlowcontrolV1().FlowSchemas().Get(ctx, "tenant.io-"+name, metav1.GetOptions{})
+		return err == nil, fmt.Sprint(err)
+	})
 
 	// The report names both (it may take a moment to see the pod).
 	var report tenantv1alpha1.OffboardingReport
@@ -841,6 +846,11 @@ func TestOffboarding(t *testing.T) {
 			left = append(left, fmt.Sprintf("%s (deletion %v)", n.Name, n.DeletionTimestamp))
 		}
 		t.Errorf("host namespaces of tenant %s left: %v", name, left)
+	}
+	if list, err := host.FlowcontrolV1().FlowSchemas().List(ctx, sel); err != nil {
+		t.Fatal(err)
+	} else if len(list.Items) > 0 {
+		t.Errorf("FlowSchema of tenant %s left: %s", name, list.Items[0].Name)
 	}
 	if list, err := host.RbacV1().RoleBindings(metav1.NamespaceAll).List(ctx, sel); err != nil {
 		t.Fatal(err)

@@ -211,7 +211,7 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 	t.Cleanup(cancel)
 	hostInformers := []cache.SharedIndexInformer{src.HostNamespaces, src.HostRoleBindings, src.HostServices, src.HostCUDNs, src.HostEgressIPs,
 		src.HostRouteAdvertisements, src.HostFRRConfigurations, src.HostBGPSessionStates, src.HostClusterNetworkConnects, src.HostTargetPods, src.HostLauncherPods,
-		src.HostResourceQuotas, src.HostLimitRanges, src.HostNetworkAttachments, src.HostPriorityClasses}
+		src.HostResourceQuotas, src.HostLimitRanges, src.HostNetworkAttachments, src.HostPriorityClasses, src.HostFlowSchemas}
 	for _, inf := range hostInformers {
 		go inf.RunWithContext(ctx)
 	}
