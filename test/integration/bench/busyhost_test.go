@@ -59,14 +59,7 @@ func BenchmarkSyncBusyHost(b *testing.B) {
 	}
 	users, inFlight, perRound, rounds := envInt(b, "BENCH_BUSY_USERS", 20), envInt(b, "BENCH_BUSY_IN_FLIGHT", 20),
 		envInt(b, "BENCH_BUSY_NAMESPACES", 50), envInt(b, "BENCH_BUSY_ROUNDS", 2)
-	hold := 2 * time.Second
-	if v := os.Getenv("BENCH_BUSY_HOLD"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			b.Fatalf("BENCH_BUSY_HOLD: %v", err)
-		}
-		hold = d
-	}
+	hold := envDuration(b, "BENCH_BUSY_HOLD", 2*time.Second)
 	z := syncSizes{tenants: 10, workers: 10, perTenant: perRound * (2*rounds + 1)}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -168,6 +161,34 @@ func envInt(b *testing.B, name string, def int) int {
 // what stops the webhook.
 func startBusyHost(ctx context.Context, b *testing.B, host kubernetes.Interface, hold time.Duration) (stop func()) {
 	b.Helper()
+	if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: busyNamespace}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	role := &rbacv1.Role{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench-busy", Namespace: busyNamespace},
+		Rules:      []rbacv1.PolicyRule{{Verbs: []string{"create"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}},
+	}
+	if _, err := host.RbacV1().Roles(busyNamespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	binding := &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "bench-busy", Namespace: busyNamespace},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "bench-busy"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts:" + busyNamespace}},
+	}
+	if _, err := host.RbacV1().RoleBindings(busyNamespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return holdConfigMapCreates(ctx, b, host, "bench-busy", busyNamespace, hold)
+}
+
+// holdConfigMapCreates starts a webhook that answers every review after
+// hold and registers it, as configuration name, for ConfigMap creates in
+// namespace: each such request keeps its seat that long and costs the host
+// little CPU, as a slow webhook or a large list of a busy cluster would.
+// It returns what stops the webhook.
+func holdConfigMapCreates(ctx context.Context, b *testing.B, host kubernetes.Interface, name, namespace string, hold time.Duration) (stop func()) {
+	b.Helper()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		var review admissionv1.AdmissionReview
 		if err := json.NewDecoder(req.Body).Decode(&review); err != nil || review.Request == nil {
@@ -187,33 +208,15 @@ func startBusyHost(ctx context.Context, b *testing.B, host kubernetes.Interface,
 	srv.EnableHTTP2 = true
 	srv.StartTLS()
 
-	if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: busyNamespace}}, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	role := &rbacv1.Role{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench-busy", Namespace: busyNamespace},
-		Rules:      []rbacv1.PolicyRule{{Verbs: []string{"create"}, APIGroups: []string{""}, Resources: []string{"configmaps"}}},
-	}
-	if _, err := host.RbacV1().Roles(busyNamespace).Create(ctx, role, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
-	binding := &rbacv1.RoleBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench-busy", Namespace: busyNamespace},
-		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "bench-busy"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "system:serviceaccounts:" + busyNamespace}},
-	}
-	if _, err := host.RbacV1().RoleBindings(busyNamespace).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
-		b.Fatal(err)
-	}
 	url := srv.URL + "/review"
 	none, ignore, timeout := admissionregistrationv1.SideEffectClassNone, admissionregistrationv1.Ignore, int32(hold/time.Second+5)
 	cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "bench-busy"},
+		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:                    "hold.bench-busy.tenant.io",
+			Name:                    "hold." + name + ".tenant.io",
 			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})},
 			Rules:                   []admissionregistrationv1.RuleWithOperations{{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create}, Rule: admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}}}},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: busyNamespace}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: namespace}},
 			SideEffects:             &none,
 			FailurePolicy:           &ignore,
 			TimeoutSeconds:          &timeout,

@@ -42,15 +42,16 @@ const (
 	quotaUser                       = "cora" // TestComputeQuota
 	egressUser                      = "elsa" // TestEgressDisjointProperty
 
-	backDoorUser       = "bob" // TestHostBackDoors: the attacking tenant's member
-	overGrantedUser    = "rex" // TestHostBackDoors: a member of it with more host RBAC than the product gives
-	backDoorVictimUser = "tom" // TestHostBackDoors: the victim tenant's member
-	podSecurityUser    = "pat" // TestPodSecurityLevels
-	mtbUser            = "mel" // TestMultiTenancyBenchmark: the tenant member performing the checks
-	mtbOverGrantedUser = "moe" // TestMultiTenancyBenchmark: its over-granted co-member
-	mtbVictimUser      = "max" // TestMultiTenancyBenchmark: the other tenant's member
-	operateUser        = "mia" // TestMetricsAndAudit
-	attachUser         = "ada" // TestNamespaceNetworkAttached
+	backDoorUser       = "bob"  // TestHostBackDoors: the attacking tenant's member
+	overGrantedUser    = "rex"  // TestHostBackDoors: a member of it with more host RBAC than the product gives
+	backDoorVictimUser = "tom"  // TestHostBackDoors: the victim tenant's member
+	podSecurityUser    = "pat"  // TestPodSecurityLevels
+	mtbUser            = "mel"  // TestMultiTenancyBenchmark: the tenant member performing the checks
+	mtbOverGrantedUser = "moe"  // TestMultiTenancyBenchmark: its over-granted co-member
+	mtbVictimUser      = "max"  // TestMultiTenancyBenchmark: the other tenant's member
+	operateUser        = "mia"  // TestMetricsAndAudit
+	attachUser         = "ada"  // TestNamespaceNetworkAttached
+	deleteUser         = "dina" // TestNamespaceDeleteLeavesNetworkReady
 )
 
 func TestMain(m *testing.M) {
@@ -61,7 +62,7 @@ func TestMain(m *testing.M) {
 			{Name: networkUser}, {Name: refusedUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser}, {Name: egressUser},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
-			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser}, {Name: attachUser},
+			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser}, {Name: attachUser}, {Name: deleteUser},
 		},
 		Setup: stack.DemoPools,
 	}))
