@@ -103,6 +103,11 @@ const (
 	// the provider granted (Tenant.spec.priorityClasses) and the host's
 	// default class. The scheduling guard policy reads it.
 	PriorityClassesAnnotation = KindLabelPrefix + "priority-classes"
+	// DetachedAnnotation on a host namespace being removed holds the
+	// network it was detached from and when ("<cudn> <RFC 3339 time>"):
+	// the syncer deletes it once OVN-Kubernetes has removed the network's
+	// attachment there (see controller.HostNamespaceKind).
+	DetachedAnnotation = KindLabelPrefix + "detached"
 
 	// PodLabel is the label the syncer puts on the Pod a FloatingIP
 	// targets, with the pod's own name as value: a Service can select a

@@ -6,6 +6,7 @@ package checker
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -103,6 +104,13 @@ func (c *Checker) Pass(ctx context.Context) (int, error) {
 		}
 		uid := h.obj.GetUID()
 		err = h.delete(ctx, h.obj.GetNamespace(), h.obj.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		var pending *controller.RequeueError
+		if errors.As(err, &pending) {
+			// Removed in steps (a host namespace is detached from its
+			// network first): the next pass, or the owner's controller,
+			// takes the next.
+			continue
+		}
 		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return deleted, err
 		}

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
@@ -169,6 +170,10 @@ func (k HostKind[T]) remove(ctx context.Context, have T) error {
 	err := k.Delete(ctx, have.GetNamespace(), have.GetName(), metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
 		return nil // gone, or replaced by another object: not ours to delete
+	}
+	var steps *RequeueError
+	if errors.As(err, &steps) {
+		return err // removed in steps (HostNamespaceKind): no write failed
 	}
 	k.countWriteError(err)
 	return err

@@ -2,9 +2,14 @@ package controller
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
 // hostNamespaceKind names host namespaces in messages, apart from tenant
@@ -31,7 +36,7 @@ func (s *Sources) HostNamespaceKind() HostKind[*corev1.Namespace] {
 			return client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
 		},
 		Delete: func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
-			return client.Delete(ctx, name, opts)
+			return s.deleteHostNamespace(ctx, name, opts)
 		},
 		Matches: func(have, want *corev1.Namespace) bool {
 			return hasAll(have.Labels, want.Labels) && hasAll(have.Annotations, want.Annotations)
@@ -63,4 +68,92 @@ func hasAll(have, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// How a host namespace attached to a network is removed: detached first,
+// deleted once OVN-Kubernetes has removed the attachment, or after
+// DetachTimeout whatever it did.
+const (
+	// DetachTimeout bounds the wait for OVN-Kubernetes to remove a
+	// detached namespace's NetworkAttachmentDefinition (it cannot while
+	// a pod still uses it, or while cluster-manager is down); the
+	// namespace is then deleted as it is, and waits for its attachment
+	// there instead.
+	DetachTimeout = 30 * time.Second
+	// detachRecheck is how soon a detaching namespace is looked at again
+	// when no event brings it back sooner (the attachment going does).
+	detachRecheck = 2 * time.Second
+)
+
+// deleteHostNamespace deletes host namespace name, detaching it from its
+// network first.
+//
+// OVN-Kubernetes' cluster-manager keeps a finalizer on the
+// NetworkAttachmentDefinition it renders into every namespace a
+// ClusterUserDefinedNetwork selects, and removes the attachment, finalizer
+// first, when it reconciles the network and finds the namespace no longer
+// selected, or terminating. It reconciles the network on a namespace's
+// label changes, but a namespace that only starts terminating is found so
+// by the next reconcile of the network for another reason: until then
+// (minutes, or a relist of its informers) the namespace's content
+// deletion stops at the attachment, the namespace stays Terminating, and
+// the network reports NetworkCreated=False (NetworkAttachmentDefinitionDeleted)
+// for every namespace it serves. Removing the label the network selects the
+// namespace by is the change cluster-manager acts on at once: it deletes
+// the attachment in milliseconds, the network stays created, and the
+// namespace is deleted next, with nothing left to wait for.
+//
+// A first call removes the label (recording the network and the time in
+// hostnames.DetachedAnnotation) and returns a RequeueError; a call while
+// the attachment is still there, within DetachTimeout, returns one too;
+// any other call deletes the namespace.
+func (s *Sources) deleteHostNamespace(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+	client := s.Host.CoreV1().Namespaces()
+	obj, exists, err := s.HostNamespaces.GetStore().GetByKey(name)
+	if err != nil {
+		return err
+	}
+	if exists {
+		ns := obj.(*corev1.Namespace)
+		if opts.Preconditions != nil && opts.Preconditions.UID != nil && *opts.Preconditions.UID != ns.UID {
+			return client.Delete(ctx, name, opts) // not this one: the server answers
+		}
+		if cudn := ns.Labels[hostnames.HostNetworkLabel]; cudn != "" && s.renderedInto(name, cudn) {
+			detached := ns.DeepCopy()
+			delete(detached.Labels, hostnames.HostNetworkLabel)
+			if detached.Annotations == nil {
+				detached.Annotations = map[string]string{}
+			}
+			detached.Annotations[hostnames.DetachedAnnotation] = cudn + " " + time.Now().UTC().Format(time.RFC3339)
+			if _, err := client.Update(ctx, detached, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+				return err
+			}
+			klog.FromContext(ctx).Info("Detached host namespace from its network before deleting it", "hostNamespace", name, "network", cudn)
+			return Requeue(detachRecheck, "host namespace %s is detached from network %s before it is deleted", name, cudn)
+		}
+		if cudn, at, ok := detachedFrom(ns); ok && s.renderedInto(name, cudn) {
+			if left := DetachTimeout - time.Since(at); left > 0 {
+				return Requeue(min(left, detachRecheck), "host namespace %s waits for OVN-Kubernetes to remove its attachment to network %s", name, cudn)
+			}
+			klog.FromContext(ctx).Info("Deleting host namespace still attached to its network", "hostNamespace", name, "network", cudn, "detachedFor", DetachTimeout)
+		}
+	}
+	return client.Delete(ctx, name, opts)
+}
+
+// detachedFrom reads hostnames.DetachedAnnotation.
+func detachedFrom(ns *corev1.Namespace) (cudn string, at time.Time, ok bool) {
+	cudn, when, found := strings.Cut(ns.Annotations[hostnames.DetachedAnnotation], " ")
+	if !found {
+		return "", time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339, when)
+	return cudn, at, err == nil
+}
+
+// renderedInto says whether OVN-Kubernetes' attachment of network cudn is
+// in namespace ns, being deleted or not.
+func (s *Sources) renderedInto(ns, cudn string) bool {
+	_, exists, err := s.HostNetworkAttachments.GetStore().GetByKey(ns + "/" + cudn)
+	return err == nil && exists
 }

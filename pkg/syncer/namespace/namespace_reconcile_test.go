@@ -501,3 +501,57 @@ func TestReconcilePriorityClasses(t *testing.T) {
 		t.Errorf("allowed %q after repair, want batch,cluster-default,gold", got)
 	}
 }
+
+// TestRemoveDetachesFirst: the host namespace of a deleted Namespace,
+// attached to its network, is first detached (the label its network
+// selects it by removed, which OVN-Kubernetes acts on by removing its
+// attachment) and deleted once the attachment is gone; with no attachment,
+// it is deleted at once.
+func TestRemoveDetachesFirst(t *testing.T) {
+	src, fakes, tn, ns, reconcile := namespaceFixture(t, "")
+	ctx := context.Background()
+	hostName := hostnames.Namespace(tn.Name, tn.UID, ns.Name)
+	cudn := hostnames.ClusterUserDefinedNetwork(tn.UID, ns.Spec.Network)
+	namespaces := fakes.Kube.CoreV1().Namespaces()
+	cached := func(what string, check func(*corev1.Namespace) bool) {
+		t.Helper()
+		controllertest.Eventually(t, what, func() bool {
+			obj, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
+			return exists && check(obj.(*corev1.Namespace))
+		})
+	}
+	reconcile("first reconcile")
+	cached("the informer has the host namespace", func(*corev1.Namespace) bool { return true })
+	render(t, fakes, hostName, cudn)
+	controllertest.Eventually(t, "the informer has the attachment", func() bool { return src.Attached(hostName, cudn) })
+
+	// The Namespace is deleted.
+	fakes.Namespaces.Remove(tn.Name, "", ns.Name)
+	controllertest.Uncache(t, src.Namespaces, tn.Name, "", ns.Name)
+	reconcile("reconcile of the deleted Namespace")
+	host, err := namespaces.Get(ctx, hostName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("host namespace deleted while attached: %v", err)
+	}
+	if _, ok := host.Labels[hostnames.HostNetworkLabel]; ok || !strings.HasPrefix(host.Annotations[hostnames.DetachedAnnotation], cudn+" ") {
+		t.Fatalf("host namespace not detached first: labels %v, annotations %v", host.Labels, host.Annotations)
+	}
+	cached("the informer has the detached namespace", func(h *corev1.Namespace) bool { return h.Labels[hostnames.HostNetworkLabel] == "" })
+	reconcile("reconcile while the attachment is still there")
+	if _, err := namespaces.Get(ctx, hostName, metav1.GetOptions{}); err != nil {
+		t.Fatalf("host namespace deleted before its attachment went: %v", err)
+	}
+
+	// OVN-Kubernetes removes the attachment: the namespace goes.
+	if err := fakes.Metadata.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostName).Delete(ctx, cudn, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "the informer saw the attachment go", func() bool {
+		_, exists, _ := src.HostNetworkAttachments.GetStore().GetByKey(hostName + "/" + cudn)
+		return !exists
+	})
+	reconcile("reconcile once the attachment is gone")
+	if _, err := namespaces.Get(ctx, hostName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("host namespace after its attachment went: %v, want it deleted", err)
+	}
+}
