@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
@@ -152,6 +153,36 @@ func TestIsolationPrefixTenantNames(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIsolationTenantNamedLikeAHostPrefix: a Tenant named after another
+// tenant's host namespace prefix ("acme-<6 hex>"), or starting with one,
+// is refused with a 422 naming metadata.name: the guard policies tell a
+// tenant's host namespaces by that prefix, so its namespaces would read
+// as acme's.
+func TestIsolationTenantNamedLikeAHostPrefix(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	admin := isoAdmin.clientset(t)
+	acme, err := admin.TenantV1alpha1().Tenants().Get(ctx, "acme", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := hostnames.NamespacePrefix(acme.Name, acme.UID)
+	if acme.Status.NamespacePrefix != "" && acme.Status.NamespacePrefix != prefix {
+		t.Fatalf("acme's namespace prefix %q, computed %q", acme.Status.NamespacePrefix, prefix)
+	}
+	for _, name := range []string{prefix, prefix + "-web"} {
+		tn := &tenantv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}
+		_, err := admin.TenantV1alpha1().Tenants().Create(ctx, tn, metav1.CreateOptions{})
+		var status *apierrors.StatusError
+		if !errors.As(err, &status) || status.ErrStatus.Code != 422 || !strings.Contains(status.ErrStatus.Message, "metadata.name") ||
+			!strings.Contains(status.ErrStatus.Message, "another tenant's prefix") {
+			t.Errorf("creating Tenant %s: %v, want 422 naming metadata.name and why", name, err)
+		}
+		if _, err := admin.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Tenant %s stored after a refused create: %v", name, err)
+		}
 	}
 }
 

@@ -608,3 +608,53 @@ func TestNetworkInUse(t *testing.T) {
 		t.Errorf("claims of the deleted tenant %s: %+v (%v), want none", tenant, left, err)
 	}
 }
+
+// TestTenantClaimsSeePoolsOfAnotherReplica creates an AddressPool through
+// one tenant-apiserver and, at once, a Tenant whose block only that pool
+// holds through the other: the claim reads the pools consistently (a list
+// at no resourceVersion, which the server answers from etcd's current
+// revision), so it never refuses a valid block for a pool the second
+// replica's cache has not seen yet.
+func TestTenantClaimsSeePoolsOfAnotherReplica(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	replica, err := framework.Current().StartTenantAPIServerReplica(ctx, "tenant-apiserver-pools")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replica.Stop() //nolint:errcheck
+	viaReplica, err := clientset.NewForConfig(framework.Unthrottled(replica.DirectConfig(stack.AdminUser)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := isoAdmin.clientset(t)
+	for i := range 10 {
+		pool, name := fmt.Sprintf("replica-pool-%d", i), fmt.Sprintf("replica-pools-%d", i)
+		block := fmt.Sprintf("172.31.%d.0/24", 200+i)
+		if _, err := viaReplica.TenantV1alpha1().AddressPools().Create(ctx, &tenantv1alpha1.AddressPool{
+			ObjectMeta: metav1.ObjectMeta{Name: pool},
+			Spec:       tenantv1alpha1.AddressPoolSpec{Purpose: tenantv1alpha1.AddressPoolPurposeTenantNetworks, CIDRs: []string{block}},
+		}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating pool %s through the replica: %v", pool, err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_ = admin.TenantV1alpha1().Tenants().Delete(ctx, name, metav1.DeleteOptions{})
+			_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 45*time.Second, true, func(ctx context.Context) (bool, error) {
+				_, err := admin.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{})
+				return apierrors.IsNotFound(err), nil
+			})
+			_ = admin.TenantV1alpha1().AddressPools().Delete(ctx, pool, metav1.DeleteOptions{})
+		})
+		created, err := admin.TenantV1alpha1().Tenants().Create(ctx, &tenantv1alpha1.Tenant{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec:       tenantv1alpha1.TenantSpec{Network: tenantv1alpha1.TenantNetwork{CIDR: block}},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("creating Tenant %s with block %s right after its pool was created through the other replica: %v", name, block, err)
+		}
+		if created.Status.Network == nil || created.Status.Network.CIDR != block {
+			t.Errorf("Tenant %s: status.network %+v, want %s", name, created.Status.Network, block)
+		}
+	}
+}

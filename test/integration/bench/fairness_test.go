@@ -10,14 +10,17 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
+	tenantapi "tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
+	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -290,4 +293,101 @@ func (l *tenantsLevelObject) waitSchemas(ctx context.Context, b *testing.B, tena
 	}); err != nil {
 		b.Fatalf("FlowSchema tenant.io-%s never became Dangling=%s: %v", tenant, want, err)
 	}
+}
+
+// BenchmarkHostClassification measures what the tenants' FlowSchemas cost
+// the host's requests that match none of them: APF tries a request against
+// every FlowSchema in order of precedence until one matches, and the
+// tenants' (8500) come before service-accounts (9000) and global-default
+// (9900). In turns on one stack, with BENCH_CLASSIFY_TENANTS FlowSchemas
+// shaped like the syncer's (a tenant's group and the service accounts of
+// BENCH_CLASSIFY_NAMESPACES host namespaces) and without them, a service
+// account of no tenant reads one ConfigMap BENCH_CLASSIFY_REQUESTS times,
+// one request at a time.
+func BenchmarkHostClassification(b *testing.B) {
+	if b.N > 1 {
+		b.Fatal("BenchmarkHostClassification runs its rounds once (-benchtime 1x)")
+	}
+	tenants, namespaces, requests, rounds := envInt(b, "BENCH_CLASSIFY_TENANTS", 2000), envInt(b, "BENCH_CLASSIFY_NAMESPACES", 10),
+		envInt(b, "BENCH_CLASSIFY_REQUESTS", 2000), envInt(b, "BENCH_CLASSIFY_ROUNDS", 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s, stop := benchStack(ctx, b, "", 0, func(o *stack.Options) {
+		o.SkipOVNKube = true
+		o.SkipMetalLB = true
+	})
+	defer stop()
+	admin, err := kubernetes.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const ns, label = "bench-classify", "bench.tenant.io/classify"
+	if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := admin.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	cfg := framework.Unthrottled(s.RESTConfig(stack.AdminUser))
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":reader",
+		Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"}}
+	reader, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	schemas := admin.FlowcontrolV1().FlowSchemas()
+	create := func() {
+		var jobs []job
+		for i := range tenants {
+			jobs = append(jobs, func(ctx context.Context) error {
+				tn := fmt.Sprintf("c%05d", i)
+				var hostNamespaces []string
+				for j := range namespaces {
+					hostNamespaces = append(hostNamespaces, fmt.Sprintf("%s-abcdef-ns%d", tn, j))
+				}
+				fs := tenantsyncer.FlowSchema(&tenantapi.Tenant{ObjectMeta: metav1.ObjectMeta{Name: tn, UID: "uid"}}, hostNamespaces)
+				fs.Labels = map[string]string{label: ""}
+				fs.Annotations = nil
+				_, err := schemas.Create(ctx, fs, metav1.CreateOptions{})
+				return err
+			})
+		}
+		if err := runJobs(ctx, 10, jobs); err != nil {
+			b.Fatal(err)
+		}
+	}
+	remove := func() {
+		if err := schemas.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: label}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	measure := func() []time.Duration {
+		// The host's configuration controller digests the objects through
+		// an informer: let it catch up.
+		time.Sleep(5 * time.Second)
+		out := make([]time.Duration, 0, requests)
+		for range requests {
+			start := time.Now()
+			if _, err := reader.CoreV1().ConfigMaps(ns).Get(ctx, "probe", metav1.GetOptions{}); err != nil && !apierrors.IsForbidden(err) {
+				b.Fatal(err)
+			}
+			out = append(out, time.Since(start))
+		}
+		return out
+	}
+	b.ResetTimer()
+	var with, without []time.Duration
+	for range rounds {
+		create()
+		with = append(with, measure()...)
+		remove()
+		without = append(without, measure()...)
+	}
+	b.StopTimer()
+	b.ReportMetric(pctl(with, 50), "with-p50-ms")
+	b.ReportMetric(pctl(without, 50), "without-p50-ms")
+	b.ReportMetric(pctl(with, 99), "with-p99-ms")
+	b.ReportMetric(pctl(without, 99), "without-p99-ms")
+	printTable(os.Stdout, fmt.Sprintf("BenchmarkHostClassification: a request that matches no tenant's FlowSchema, with %d of them (%d namespaces each) and without", tenants, namespaces),
+		[]row{{"with the tenants' FlowSchemas", len(with), pctl(with, 50), pctl(with, 99)}, {"without", len(without), pctl(without, 50), pctl(without, 99)}})
 }

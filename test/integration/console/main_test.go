@@ -14,6 +14,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -42,6 +44,14 @@ func TestMain(m *testing.M) {
 			// which Chromium's trust store does not hold.
 			chromedp.Flag("ignore-certificate-errors", true),
 			chromedp.WindowSize(1280, 900),
+			// Chromium and every process it forks (zygote, renderers, GPU)
+			// in a process group of their own, which reapBrowser kills.
+			// chromedp's own default, that the kernel kills the browser
+			// process when this one ends, is kept; it reaches only that one
+			// process, and its children outlived it.
+			chromedp.ModifyCmdFunc(func(cmd *exec.Cmd) {
+				cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+			}),
 		)
 		allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 		defer cancelAlloc()
@@ -50,6 +60,19 @@ func TestMain(m *testing.M) {
 		if err := chromedp.Run(ctx); err != nil {
 			fmt.Fprintf(os.Stderr, "FAIL: starting %s: %v\n", path, err)
 			return 1
+		}
+		browser := chromedp.FromContext(ctx).Browser.Process()
+		reap, err := reapBrowser(browser)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: %v\n", err)
+			return 1
+		}
+		defer reap()
+		if os.Getenv(browserOnlyEnv) != "" {
+			// TestBrowserEndsWithTheTests' child: say which browser, and
+			// wait to be killed.
+			fmt.Printf("browser %d\n", browser.Pid)
+			select {}
 		}
 		browserCtx = ctx
 		return framework.RunMain(m, stack.Options{
@@ -83,4 +106,29 @@ func screenshotDir() (string, error) {
 	}
 	dir := filepath.Join(root, "_output", "console", "screenshots")
 	return dir, os.MkdirAll(dir, 0o755)
+}
+
+// reapBrowser makes sure that browser's process group (the browser and
+// every process it started) ends with this test process, however that
+// ends: the returned function kills it, for the ends that run deferred
+// calls; a watchdog, a shell outside this process, kills it for those that
+// do not (a test timeout's panic, a signal, a crash), within a second.
+func reapBrowser(browser *os.Process) (func(), error) {
+	if browser == nil {
+		return nil, errors.New("chromedp started no browser process")
+	}
+	group := strconv.Itoa(browser.Pid) // Setpgid: the browser leads its group
+	watchdog := exec.Command("sh", "-c", `while kill -0 "$1" 2>/dev/null; do sleep 1; done; kill -s KILL -- "-$2" 2>/dev/null`,
+		"reap-chromium", strconv.Itoa(os.Getpid()), group)
+	// Not in this process' group, so that a signal to it (Ctrl-C) leaves
+	// the watchdog to do its work.
+	watchdog.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := watchdog.Start(); err != nil {
+		return nil, fmt.Errorf("starting the watchdog of the browser's processes: %w", err)
+	}
+	return func() {
+		_ = syscall.Kill(-browser.Pid, syscall.SIGKILL)
+		_ = watchdog.Process.Kill()
+		_ = watchdog.Wait()
+	}, nil
 }

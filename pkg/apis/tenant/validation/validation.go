@@ -11,6 +11,7 @@ package validation
 
 import (
 	"fmt"
+	"strings"
 
 	apimachineryvalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -86,7 +87,27 @@ func ValidateTenantName(name string, prefix bool) []string {
 		}
 		return errs
 	}
-	return dnsLabelWithMaxLength(name, MaxTenantNameLength)
+	errs := dnsLabelWithMaxLength(name, MaxTenantNameLength)
+	if seg := hostPrefixSegment(name); seg != "" {
+		errs = append(errs, fmt.Sprintf("must not have a part of 6 hexadecimal digits after a '-' (%q): "+
+			"host namespaces are named <tenant>-<6 hex digits>-<namespace>, and such a name would read as another tenant's prefix", seg))
+	}
+	return errs
+}
+
+// hostPrefixSegment returns the first '-'-separated part of a tenant name,
+// after the first, made of exactly 6 hexadecimal digits, or "". A tenant's
+// host namespaces are "<tenant>-<6 hex>-<namespace>"; without such parts,
+// no tenant's names ever start with another tenant's "<tenant>-<6 hex>-",
+// which is how the guard policies tell a tenant's namespaces.
+func hostPrefixSegment(name string) string {
+	parts := strings.Split(name, "-")
+	for _, p := range parts[1:] {
+		if len(p) == 6 && strings.Trim(p, "0123456789abcdef") == "" {
+			return p
+		}
+	}
+	return ""
 }
 
 // ValidateTenantNamespaceName is an apimachineryvalidation.ValidateNameFunc for

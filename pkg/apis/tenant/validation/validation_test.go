@@ -888,6 +888,15 @@ func TestValidateTenantName(t *testing.T) {
 		{strings.Repeat("a", 26), true, false},
 		{"ACME", false, false},
 		{"ac.me", false, false},
+		// Another tenant's host prefix, or starting with one.
+		{"acme-3f2a1b", false, false},
+		{"acme-3f2a1b-web", false, false},
+		{"a-b-000000", false, false},
+		{"cafe42", false, true}, // the first part is the tenant's own
+		{"acme-3f2a1", false, true},
+		{"acme-3f2a1b7", false, true},
+		{"acme-3f2a1g", false, true},
+		{"team-42-prod", false, true},
 	} {
 		errs := ValidateTenantName(tc.name, tc.prefix)
 		if (len(errs) == 0) != tc.ok {
