@@ -88,6 +88,10 @@ type Config struct {
 	ClusterDomain string
 	// Advertise is how MetalLB announces tenants' public IPs.
 	Advertise tenantsyncer.Advertisement
+	// NoFlowSchemas stops the syncer giving each tenant a FlowSchema on the
+	// host (its requests there one flow of the tenants' priority level),
+	// and makes it remove the ones it made.
+	NoFlowSchemas bool
 	// HostNamespaces, when set, is the process' informer of every host
 	// namespace, prepared with controller.SharedNamespaces: the syncer's
 	// terms read host namespaces from it instead of an informer of their
@@ -224,6 +228,9 @@ func (s *Syncer) lead(ctx context.Context) {
 		return
 	}
 	tenants, err := tenantsyncer.New(src, s.config.Advertise)
+	if err == nil {
+		tenants.FlowSchemas = !s.config.NoFlowSchemas
+	}
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the tenant controller")
 		return

@@ -20,6 +20,8 @@ type SyncerOptions struct {
 	HostQPS   float32
 	HostBurst int
 	advertise string
+	// flowSchemas is --tenant-flow-schemas (Config.NoFlowSchemas inverted).
+	flowSchemas bool
 }
 
 // NewSyncerOptions returns the default syncer options.
@@ -38,9 +40,10 @@ func NewSyncerOptions() *SyncerOptions {
 			FRRNamespace:     "frr-k8s-system",
 			ClusterDomain:    "cluster.local",
 		},
-		HostQPS:   500,
-		HostBurst: 1000,
-		advertise: string(tenantsyncer.AdvertiseL2),
+		HostQPS:     500,
+		HostBurst:   1000,
+		advertise:   string(tenantsyncer.AdvertiseL2),
+		flowSchemas: true,
 	}
 }
 
@@ -59,6 +62,8 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.FRRNamespace, "frr-k8s-namespace", c.FRRNamespace, "Namespace of frr-k8s: the VRF peerings' FRRConfigurations and BGP password Secrets (openshift-frr-k8s on OpenShift).")
 	fs.StringVar(&c.ClusterDomain, "cluster-domain", c.ClusterDomain, "The cluster's DNS domain, which the alias Services of provider services name.")
 	fs.StringVar(&o.advertise, "metallb-advertisement", o.advertise, "How MetalLB announces tenants' public IPs: L2 or BGP.")
+	fs.BoolVar(&o.flowSchemas, "tenant-flow-schemas", o.flowSchemas, "Give each tenant a FlowSchema on the host (tenant.io-<tenant>), so that all its requests there are one flow of the tenant-workloads priority level. "+
+		"Every host request that matches none of them is tried against all of them first; see docs/deploy.md for the cost per tenant. Off, the syncer deletes the ones it made.")
 	fs.Float32Var(&o.HostQPS, "syncer-host-qps", o.HostQPS, "Requests per second the syncer, and the registry's reads of host pods on deletes, may send to the host.")
 	fs.IntVar(&o.HostBurst, "syncer-host-burst", o.HostBurst, "Burst of requests the syncer, and the registry's reads of host pods on deletes, may send to the host.")
 }
@@ -69,6 +74,7 @@ func (o *SyncerOptions) Validate() []error {
 		return nil
 	}
 	o.Config.Advertise = tenantsyncer.Advertisement(o.advertise)
+	o.Config.NoFlowSchemas = !o.flowSchemas
 	if err := o.Config.Validate(); err != nil {
 		return []error{err}
 	}

@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -22,10 +23,11 @@ import (
 // ControllerName names the controller's queue and logs.
 const ControllerName = "tenant-providerservices"
 
-// Resync is how often a ProviderService's Service and provider network
-// are looked at again: they are the provider's host objects, which the
-// syncer does not watch.
-var Resync = 10 * time.Second
+// Resync is how often a ProviderService is resolved again when nothing
+// it depends on changed: its Service and the provider's networks are
+// watched (a change resolves it at once); the labels of the Service's
+// namespace, which pick its provider network, are not.
+var Resync = 5 * time.Minute
 
 // Controller reconciles ProviderServices. Its queue holds two kinds of
 // keys: a tenant's (Tenant set, Name empty), whose reconcile makes that
@@ -39,12 +41,18 @@ type Controller struct {
 	// ClusterDomain is the cluster's DNS domain, for the alias Services.
 	ClusterDomain string
 
+	// provider watches the provider's Services and networks that the
+	// ProviderServices name.
+	provider *providerObjects
+
 	mu sync.Mutex
 	// offers are the resolved ProviderServices, by name.
 	offers map[string]*offer
 	// results are, by ProviderService and tenant, what the tenant's last
 	// reconcile found.
 	results map[string]map[string]tenant.ProviderServiceTenant
+	// resolved are the ProviderServices resolved since the start.
+	resolved sets.Set[string]
 }
 
 // New returns a Controller reading and writing through src.
@@ -52,8 +60,19 @@ func New(src *controller.Sources, clusterDomain string) (*Controller, error) {
 	if clusterDomain == "" {
 		clusterDomain = "cluster.local"
 	}
-	c := &Controller{src: src, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}}
+	c := &Controller{src: src, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}, resolved: sets.New[string]()}
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+	c.provider = newProviderObjects(src, func(names ...string) {
+		if len(names) == 0 {
+			for _, obj := range src.ProviderServices.GetStore().List() {
+				c.enqueueService(obj)
+			}
+			return
+		}
+		for _, name := range names {
+			c.Queue.Add(queue.Key{Name: name})
+		}
+	})
 
 	if err := c.Watch(src.ProviderServices, cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueService,

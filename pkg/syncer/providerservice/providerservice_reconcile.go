@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -74,6 +75,7 @@ func (c *Controller) syncService(ctx context.Context, name string) error {
 		return err
 	}
 	if !exists {
+		c.provider.release(name)
 		c.mu.Lock()
 		old := c.offers[name]
 		delete(c.offers, name)
@@ -84,7 +86,7 @@ func (c *Controller) syncService(ctx context.Context, name string) error {
 			c.Queue.Add(queue.Key{Tenant: t})
 		}
 		c.enqueueOffered(old)
-		return nil
+		return c.releaseNetworks(ctx)
 	}
 	ps := obj.(*tenant.ProviderService)
 	if err := c.src.Health.Err(); err != nil {
@@ -95,6 +97,7 @@ func (c *Controller) syncService(ctx context.Context, name string) error {
 		return err
 	}
 	c.mu.Lock()
+	c.resolved.Insert(name)
 	old := c.offers[name]
 	if resolved != nil {
 		c.offers[name] = resolved
@@ -115,7 +118,48 @@ func (c *Controller) syncService(ctx context.Context, name string) error {
 	if err := c.setStatus(ctx, ps, resolved, reason, message); err != nil {
 		return err
 	}
-	return controller.Requeue(Resync, "following the provider's Service and network")
+	if err := c.releaseNetworks(ctx); err != nil {
+		return err
+	}
+	return controller.RequeueBackground(Resync, "following the labels of the provider's namespace")
+}
+
+// releaseNetworks removes the connection group label from the provider's
+// networks that no offer made to some tenant is on any more, once every
+// ProviderService has been resolved since the syncer started (before,
+// an offer not resolved yet may still be on one).
+func (c *Controller) releaseNetworks(ctx context.Context) error {
+	inUse := map[string]bool{}
+	c.mu.Lock()
+	for _, o := range c.offers {
+		if o.ps.Spec.AllTenants || len(o.ps.Spec.Tenants) > 0 {
+			inUse[o.pn] = true
+		}
+	}
+	for _, name := range c.src.ProviderServices.GetStore().ListKeys() {
+		if !c.resolved.Has(name) {
+			c.mu.Unlock()
+			return nil
+		}
+	}
+	c.mu.Unlock()
+	networks, err := c.provider.providerNetworks(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range networks {
+		if inUse[n.Name] || n.Labels[hostnames.ConnectGroupLabel] != hostnames.ProviderConnectGroup(n.Name) {
+			continue
+		}
+		patch := []byte(`{"metadata":{"labels":{"` + hostnames.ConnectGroupLabel + `":null}}}`)
+		if _, err := c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks().Patch(ctx, n.Name, types.MergePatchType, patch,
+			metav1.PatchOptions{FieldManager: controller.FieldManager}); err != nil && !apierrors.IsNotFound(err) {
+			controller.CountHostWriteError("ClusterUserDefinedNetwork", err)
+			return err
+		}
+		klog.FromContext(ctx).Info("Removed the connection group of a provider network no offer is on", "network", n.Name)
+	}
+	return nil
 }
 
 // enqueueOffered queues the tenants o is offered to.
@@ -139,12 +183,15 @@ func (c *Controller) enqueueOffered(o *offer) {
 // and why when there is none.
 func (c *Controller) resolve(ctx context.Context, ps *tenant.ProviderService) (*offer, string, string, error) {
 	ref := ps.Spec.Service
-	svc, err := c.src.Host.CoreV1().Services(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil, ReasonServiceNotFound, fmt.Sprintf("Service %s/%s does not exist on the host; nothing is written for the tenants until it does", ref.Namespace, ref.Name), nil
-	}
+	svc, err := c.provider.service(ctx, ps)
 	if err != nil {
-		return nil, "", "", err
+		if !apierrors.IsNotFound(err) {
+			return nil, "", "", err
+		}
+		svc = nil
+	}
+	if svc == nil {
+		return nil, ReasonServiceNotFound, fmt.Sprintf("Service %s/%s does not exist on the host; nothing is written for the tenants until it does", ref.Namespace, ref.Name), nil
 	}
 	ns, err := c.src.Host.CoreV1().Namespaces().Get(ctx, ref.Namespace, metav1.GetOptions{})
 	if err != nil {
@@ -153,13 +200,12 @@ func (c *Controller) resolve(ctx context.Context, ps *tenant.ProviderService) (*
 	if t := ns.Labels[hostnames.TenantLabel]; t != "" {
 		return nil, ReasonNotProviderNamespace, fmt.Sprintf("namespace %s belongs to a tenant; only Services of the provider's own namespaces can be offered", ref.Namespace), nil
 	}
-	cudns, err := c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks().List(ctx, metav1.ListOptions{})
+	cudns, err := c.provider.providerNetworks(ctx)
 	if err != nil {
 		return nil, "", "", err
 	}
 	var networks []*udnv1.ClusterUserDefinedNetwork
-	for i := range cudns.Items {
-		n := &cudns.Items[i]
+	for _, n := range cudns {
 		if n.Labels[hostnames.TenantLabel] != "" || !primary(n) {
 			continue
 		}
@@ -182,7 +228,8 @@ func (c *Controller) resolve(ctx context.Context, ps *tenant.ProviderService) (*
 		return nil, ReasonAmbiguousProviderNetwork, fmt.Sprintf("namespace %s is selected by several primary ClusterUserDefinedNetworks (%s)", ref.Namespace, strings.Join(names, ", ")), nil
 	}
 	pn := networks[0]
-	if group := hostnames.ProviderConnectGroup(pn.Name); pn.Labels[hostnames.ConnectGroupLabel] != group {
+	offered := ps.Spec.AllTenants || len(ps.Spec.Tenants) > 0
+	if group := hostnames.ProviderConnectGroup(pn.Name); offered && pn.Labels[hostnames.ConnectGroupLabel] != group {
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{hostnames.ConnectGroupLabel: group}}})
 		if _, err := c.src.HostUDN.K8sV1().ClusterUserDefinedNetworks().Patch(ctx, pn.Name, types.MergePatchType, patch,
 			metav1.PatchOptions{FieldManager: controller.FieldManager}); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"testing"
+	"time"
 
 	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -177,4 +178,77 @@ func TestReconcileProviderService(t *testing.T) {
 	if got := stored(); len(got.Status.Tenants) != 0 {
 		t.Fatalf("status.tenants after the withdrawal: %+v", got.Status.Tenants)
 	}
+	// Offered to nobody: the provider network leaves the connection group.
+	cudn, _ = fakes.UDN.K8sV1().ClusterUserDefinedNetworks().Get(ctx, "infra", metav1.GetOptions{})
+	if _, ok := cudn.Labels[hostnames.ConnectGroupLabel]; ok {
+		t.Errorf("provider network labels after the last offer was withdrawn: %v", cudn.Labels)
+	}
+	// The ProviderService goes: so does the watch of its Service.
+	if n := c.provider.watchedServices(); n != 1 {
+		t.Errorf("%d Services watched, want the offered one", n)
+	}
+	last := stored()
+	fakes.ProviderServices.Remove("", "", "dns")
+	if err := src.ProviderServices.GetStore().Delete(last); err != nil {
+		t.Fatal(err)
+	}
+	reconcile(queue.Key{Name: "dns"})
+	if n := c.provider.watchedServices(); n != 0 {
+		t.Errorf("%d Services watched after the ProviderService was deleted, want none", n)
+	}
+}
+
+// TestProviderServiceFollowsItsService: a ProviderService is resolved
+// again when its Service or a provider network changes (watched), not on a
+// timer; the timer is a slow backstop for the namespace's labels.
+func TestProviderServiceFollowsItsService(t *testing.T) {
+	src, fakes := controllertest.NewSources(t)
+	c, err := New(src, "cluster.local")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := fakes.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "infra"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ps := &tenant.ProviderService{
+		ObjectMeta: metav1.ObjectMeta{Name: "dns", UID: "ps-uid", Generation: 1},
+		Spec:       tenant.ProviderServiceSpec{Service: tenant.ServiceReference{Namespace: "infra", Name: "resolver"}, Tenants: []string{"acme"}},
+	}
+	fakes.ProviderServices.Put("", "", ps)
+	controllertest.Cache(t, src.ProviderServices, "", "", ps)
+	err = c.reconcile(ctx, queue.Key{Name: "dns"})
+	var requeue *controller.RequeueError
+	if !errors.As(err, &requeue) || requeue.After != Resync || Resync < time.Minute {
+		t.Fatalf("reconcile: %v, want a requeue after the backstop %s (at least a minute)", err, Resync)
+	}
+	if got := fakes.ProviderServices.Stored("", "", "dns").(*tenant.ProviderService); !hasReason(got.Status.Conditions, ReasonServiceNotFound) {
+		t.Fatalf("conditions %+v, want %s", got.Status.Conditions, ReasonServiceNotFound)
+	}
+	c.Queue.Release()
+	drain := func() {
+		for c.Queue.Len() > 0 {
+			k, _ := c.Queue.Get()
+			c.Queue.Done(k)
+		}
+	}
+	drain()
+	// The provider creates the Service: the ProviderService is queued.
+	if _, err := fakes.Kube.CoreV1().Services("infra").Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "resolver", Namespace: "infra"}},
+		metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "the ProviderService queued by its Service's creation", func() bool { return c.Queue.Len() > 0 })
+	if k, _ := c.Queue.Get(); k != (queue.Key{Name: "dns"}) {
+		t.Errorf("queued %v, want the ProviderService", k)
+	}
+}
+
+func hasReason(conds []metav1.Condition, reason string) bool {
+	for _, c := range conds {
+		if c.Reason == reason {
+			return true
+		}
+	}
+	return false
 }

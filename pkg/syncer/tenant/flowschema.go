@@ -84,8 +84,12 @@ func (c *Controller) hostNamespaces(t *tenant.Tenant) []string {
 // syncFlowSchema makes t's FlowSchema match; a problem is a name taken by
 // someone else's FlowSchema, or one being deleted.
 func (c *Controller) syncFlowSchema(ctx context.Context, t *tenant.Tenant) (string, error) {
-	want := FlowSchema(t, c.hostNamespaces(t))
 	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, OwnerUID: t.UID, ChangedBy: hostnames.ChangedBy(t)}
+	if !c.FlowSchemas {
+		_, err := c.src.FlowSchemas().Remove(ctx, "", FlowSchemaName(t.Name), marks)
+		return "", err
+	}
+	want := FlowSchema(t, c.hostNamespaces(t))
 	got, err := c.src.FlowSchemas().Ensure(ctx, want, marks)
 	if err != nil || got.Synced {
 		return "", err

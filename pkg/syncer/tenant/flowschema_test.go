@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -100,6 +101,19 @@ func TestSyncFlowSchema(t *testing.T) {
 	if fs, _ = api.Get(ctx, FlowSchemaName(tn.Name), metav1.GetOptions{}); fs.Spec.PriorityLevelConfiguration.Name != TenantsPriorityLevel {
 		t.Errorf("level after repair %q, want %q", fs.Spec.PriorityLevelConfiguration.Name, TenantsPriorityLevel)
 	}
+
+	// --tenant-flow-schemas=false: the syncer removes the ones it made.
+	c.FlowSchemas = false
+	controllertest.Eventually(t, "the informer has the repair", cached(func(fs *flowcontrolv1.FlowSchema) bool {
+		return fs.Spec.PriorityLevelConfiguration.Name == TenantsPriorityLevel
+	}))
+	if problem, err := c.syncFlowSchema(ctx, tn); err != nil || problem != "" {
+		t.Fatalf("sync with FlowSchemas off: %q, %v", problem, err)
+	}
+	if _, err := api.Get(ctx, FlowSchemaName(tn.Name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("FlowSchema with FlowSchemas off: %v, want it deleted", err)
+	}
+	c.FlowSchemas = true
 
 	// The provider's own FlowSchema of the name another tenant would get.
 	other := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "globex", UID: "other-uid"}}

@@ -35,11 +35,14 @@ type Controller struct {
 	src *controller.Sources
 	// Advertise picks the MetalLB advertisement of the tenants' pools.
 	Advertise Advertisement
+	// FlowSchemas, when set, gives each tenant its FlowSchema on the host;
+	// unset, the ones the syncer made are removed.
+	FlowSchemas bool
 }
 
 // New returns a Controller reading and writing through src.
 func New(src *controller.Sources, advertise Advertisement) (*Controller, error) {
-	c := &Controller{src: src, Advertise: advertise}
+	c := &Controller{src: src, Advertise: advertise, FlowSchemas: true}
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	// The MetalLB objects are the Tenant's own (no kind label).
 	src.Orphans.Register("", controller.Owners{Store: src.Storage.Tenants.Store, Informer: src.Tenants},

@@ -468,6 +468,15 @@ func TestProviderServices(t *testing.T) {
 				return apierrors.IsNotFound(errS) && apierrors.IsNotFound(errC), fmt.Sprint(errS, errC)
 			})
 		}
+		// The provider network leaves the connection group with its last offer.
+		eventually(ctx, t, slowTimeout, "provider network "+pn+" out of the connection group", func(ctx context.Context) (bool, string) {
+			cudn, err := udn.K8sV1().ClusterUserDefinedNetworks().Get(ctx, pn, metav1.GetOptions{})
+			if err != nil {
+				return false, err.Error()
+			}
+			_, labelled := cudn.Labels[hostnames.ConnectGroupLabel]
+			return !labelled, fmt.Sprint(cudn.Labels)
+		})
 		// Every connect subnet is given back.
 		eventually(ctx, t, slowTimeout, "connect subnets given back", func(ctx context.Context) (bool, string) {
 			p, err := admin.TenantV1alpha1().AddressPools().Get(ctx, "connects", metav1.GetOptions{})
