@@ -237,28 +237,37 @@ type busyLoad struct {
 }
 
 // startBusyLoad starts users service accounts of busyNamespace, each keeping
-// inFlight dry-run ConfigMap creates in flight, as the provider admin
-// impersonating them (APF classifies the impersonated user).
+// inFlight dry-run ConfigMap creates in flight there.
 func startBusyLoad(ctx context.Context, r *syncRun, users, inFlight int) *busyLoad {
+	return startLoad(ctx, r, busyNamespace, users, inFlight, func(u int) rest.ImpersonationConfig {
+		return rest.ImpersonationConfig{
+			UserName: fmt.Sprintf("system:serviceaccount:%s:busy-%02d", busyNamespace, u),
+			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + busyNamespace, "system:authenticated"},
+		}
+	})
+}
+
+// startLoad starts users identities (who(u), u < users), each keeping
+// inFlight dry-run ConfigMap creates in flight in namespace, as the
+// provider admin impersonating them (APF classifies the impersonated
+// user).
+func startLoad(ctx context.Context, r *syncRun, namespace string, users, inFlight int, who func(u int) rest.ImpersonationConfig) *busyLoad {
 	ctx, cancel := context.WithCancel(ctx)
 	l := &busyLoad{cancel: cancel}
 	for u := 0; u < users; u++ {
 		cfg := framework.Unthrottled(r.s.RESTConfig(stack.AdminUser))
-		cfg.Impersonate = rest.ImpersonationConfig{
-			UserName: fmt.Sprintf("system:serviceaccount:%s:busy-%02d", busyNamespace, u),
-			Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + busyNamespace, "system:authenticated"},
-		}
+		cfg.Impersonate = who(u)
 		client, err := kubernetes.NewForConfig(cfg)
 		if err != nil {
 			r.b.Fatal(err)
 		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "busy-"}}
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "load-"}}
 		for w := 0; w < inFlight; w++ {
 			l.wg.Add(1)
 			go func() {
 				defer l.wg.Done()
 				for ctx.Err() == nil {
-					if _, err := client.CoreV1().ConfigMaps(busyNamespace).Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+					if _, err := client.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 						if ctx.Err() == nil {
 							l.failed.Add(1)
 							time.Sleep(100 * time.Millisecond)

@@ -66,13 +66,7 @@ func BenchmarkHostFairness(b *testing.B) {
 	defer stop()
 	r := &syncRun{b: b, z: z, s: s, seen: newFirstSeen()}
 	r.clients()
-	tenantsCtx, stopTenants := context.WithCancel(ctx)
-	_, tenantsSynced := watchTenantsReady(tenantsCtx, r.admin, r.seen)
-	if !cache.WaitForCacheSync(ctx.Done(), tenantsSynced) {
-		b.Fatal("the watches never synced")
-	}
-	r.tenantsReady(ctx)
-	stopTenants()
+	r.tenantsReadyWatched(ctx)
 
 	// Tenant 0 is the noisy one; each tenant's host namespace of its
 	// Namespace default.
@@ -192,41 +186,11 @@ func quietRound(ctx context.Context, r *syncRun, namespaces []string, d time.Dur
 }
 
 // startNoisyTenant starts users members of tenant (by its host group),
-// each keeping inFlight dry-run ConfigMap creates in flight in namespace,
-// as the provider admin impersonating them (APF classifies the
-// impersonated user).
+// each keeping inFlight dry-run ConfigMap creates in flight in namespace.
 func startNoisyTenant(ctx context.Context, r *syncRun, tenant, namespace string, users, inFlight int) *busyLoad {
-	ctx, cancel := context.WithCancel(ctx)
-	l := &busyLoad{cancel: cancel}
-	for u := 0; u < users; u++ {
-		cfg := framework.Unthrottled(r.s.RESTConfig(stack.AdminUser))
-		cfg.Impersonate = rest.ImpersonationConfig{
-			UserName: fmt.Sprintf("noisy-%02d", u),
-			Groups:   []string{"tenant.io:" + tenant, "system:authenticated"},
-		}
-		client, err := kubernetes.NewForConfig(cfg)
-		if err != nil {
-			r.b.Fatal(err)
-		}
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "noisy-"}}
-		for w := 0; w < inFlight; w++ {
-			l.wg.Add(1)
-			go func() {
-				defer l.wg.Done()
-				for ctx.Err() == nil {
-					if _, err := client.CoreV1().ConfigMaps(namespace).Create(ctx, cm, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
-						if ctx.Err() == nil {
-							l.failed.Add(1)
-							time.Sleep(100 * time.Millisecond)
-						}
-						continue
-					}
-					l.done.Add(1)
-				}
-			}()
-		}
-	}
-	return l
+	return startLoad(ctx, r, namespace, users, inFlight, func(u int) rest.ImpersonationConfig {
+		return rest.ImpersonationConfig{UserName: fmt.Sprintf("noisy-%02d", u), Groups: []string{"tenant.io:" + tenant, "system:authenticated"}}
+	})
 }
 
 // tenantsLevelObject is the tenants' priority level as the stack applied
@@ -397,4 +361,16 @@ func BenchmarkHostClassification(b *testing.B) {
 	}
 	printTable(os.Stdout, fmt.Sprintf("BenchmarkHostClassification: a request that matches no tenant's FlowSchema, with %d of them (%d namespaces each) and without", tenants, namespaces),
 		[]row{{"with the tenants' FlowSchemas", len(with), pctl(with, 50), pctl(with, 99)}, {"without", len(without), pctl(without, 50), pctl(without, 99)}})
+}
+
+// tenantsReadyWatched is tenantsReady with the watch of the Tenants it
+// times running for its length.
+func (r *syncRun) tenantsReadyWatched(ctx context.Context) {
+	tenantsCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	_, synced := watchTenantsReady(tenantsCtx, r.admin, r.seen)
+	if !cache.WaitForCacheSync(ctx.Done(), synced) {
+		r.b.Fatal("the watch of the Tenants never synced")
+	}
+	r.tenantsReady(ctx)
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
@@ -42,13 +41,7 @@ func BenchmarkNamespaceDelete(b *testing.B) {
 	defer stop()
 	r := &syncRun{b: b, z: z, s: s, seen: newFirstSeen()}
 	r.clients()
-	tenantsCtx, stopTenants := context.WithCancel(ctx)
-	_, tenantsSynced := watchTenantsReady(tenantsCtx, r.admin, r.seen)
-	if !cache.WaitForCacheSync(ctx.Done(), tenantsSynced) {
-		b.Fatal("the watches never synced")
-	}
-	r.tenantsReady(ctx)
-	stopTenants()
+	r.tenantsReadyWatched(ctx)
 	member := r.members[0]
 
 	// The Namespaces, each attached to the tenant's Network default.
