@@ -56,27 +56,12 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 	problems = append(problems, c.networks(t)...)
 	metallbProblems, err := c.syncMetalLB(ctx, t, c.poolNamespaces(t))
 	if err != nil {
-		reason := controller.ReasonHostError
-		if controller.Unreachable(err) {
-			reason = controller.ReasonHostUnreachable
-		}
-		if serr := c.setStatus(ctx, t, false, reason, err.Error()); serr != nil {
-			return serr
-		}
-		return err
+		return c.failed(ctx, t, err)
 	}
 	problems = append(problems, metallbProblems...)
 	flowProblem, err := c.syncFlowSchema(ctx, t)
 	if err != nil {
-		err = fmt.Errorf("FlowSchema %s: %w", FlowSchemaName(t.Name), err)
-		reason := controller.ReasonHostError
-		if controller.Unreachable(err) {
-			reason = controller.ReasonHostUnreachable
-		}
-		if serr := c.setStatus(ctx, t, false, reason, err.Error()); serr != nil {
-			return serr
-		}
-		return err
+		return c.failed(ctx, t, fmt.Errorf("FlowSchema %s: %w", FlowSchemaName(t.Name), err))
 	}
 	if flowProblem != "" {
 		problems = append(problems, flowProblem)
@@ -93,6 +78,19 @@ func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
 		return controller.Requeue(recheck, "new Namespaces wait for their first sync")
 	}
 	return nil
+}
+
+// failed records a host write that failed in the Tenant's conditions
+// (HostUnreachable or HostError) and returns err, for a retry.
+func (c *Controller) failed(ctx context.Context, t *tenant.Tenant, err error) error {
+	reason := controller.ReasonHostError
+	if controller.Unreachable(err) {
+		reason = controller.ReasonHostUnreachable
+	}
+	if serr := c.setStatus(ctx, t, false, reason, err.Error()); serr != nil {
+		return serr
+	}
+	return err
 }
 
 // syncedMessage is the message of a Tenant's HostSynced and Ready
