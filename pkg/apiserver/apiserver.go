@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/server/healthz"
 	restclient "k8s.io/client-go/rest"
 
+	"tenant.io/tenant-apiserver/pkg/apis/admin"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
@@ -25,6 +26,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/ipam/upkeep"
 	"tenant.io/tenant-apiserver/pkg/quota"
+	adminregistry "tenant.io/tenant-apiserver/pkg/registry/admin"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/addresspool"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/connects"
@@ -100,7 +102,8 @@ func (cfg *Config) Complete() CompletedConfig {
 	}}
 }
 
-// New builds the server and installs the tenant.io API group.
+// New builds the server and installs the tenant.io API group and the
+// provider's views of it, admin.tenant.io.
 func (c completedConfig) New() (*Server, error) {
 	gate := installStartupGate(c.GenericConfig.Config)
 	genericServer, err := c.GenericConfig.New("tenant-apiserver", genericapiserver.NewEmptyDelegate())
@@ -153,6 +156,12 @@ func (c completedConfig) New() (*Server, error) {
 	apiGroupInfo.NegotiatedSerializer = jsonOnly{Codecs}
 	apiGroupInfo.VersionedResourcesStorageMap[v1alpha1.SchemeGroupVersion.Version] = restStorage
 	if err := s.GenericAPIServer.InstallAPIGroup(&apiGroupInfo); err != nil {
+		return nil, err
+	}
+	adminGroupInfo := genericapiserver.NewDefaultAPIGroupInfo(admin.GroupName, AdminScheme, metav1.ParameterCodec, AdminCodecs)
+	adminGroupInfo.NegotiatedSerializer = jsonOnly{AdminCodecs}
+	adminGroupInfo.VersionedResourcesStorageMap[admin.SchemeGroupVersion.Version] = adminregistry.NewViews(s.Storage, resolver, watches)
+	if err := s.GenericAPIServer.InstallAPIGroup(&adminGroupInfo); err != nil {
 		return nil, err
 	}
 

@@ -5,7 +5,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 
+	"tenant.io/tenant-apiserver/pkg/apis/admin"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/install"
 )
 
@@ -14,16 +16,29 @@ var (
 	Scheme = runtime.NewScheme()
 	// Codecs encodes and decodes the types of Scheme.
 	Codecs = serializer.NewCodecFactory(Scheme)
+
+	// AdminScheme knows the kinds of admin.tenant.io, the provider's views:
+	// tenant.io's types under that group. It is a scheme of its own so
+	// that in Scheme every type has one kind, tenant.io's.
+	AdminScheme = runtime.NewScheme()
+	// AdminCodecs encodes the types of AdminScheme.
+	AdminCodecs = serializer.NewCodecFactory(AdminScheme)
 )
 
 func init() {
 	install.Install(Scheme)
+	addServerTypes(Scheme)
+	utilruntime.Must(admin.AddToScheme(AdminScheme))
+	addServerTypes(AdminScheme)
+}
 
-	// The generic server decodes list and get options in version v1 of the
-	// core group, and answers with its unversioned meta types.
-	metav1.AddToGroupVersion(Scheme, schema.GroupVersion{Version: "v1"})
+// addServerTypes adds what the generic server needs of a scheme: it decodes
+// list and get options in version v1 of the core group, and answers with
+// its unversioned meta types.
+func addServerTypes(scheme *runtime.Scheme) {
+	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	unversioned := schema.GroupVersion{Group: "", Version: "v1"}
-	Scheme.AddUnversionedTypes(unversioned,
+	scheme.AddUnversionedTypes(unversioned,
 		&metav1.Status{},
 		&metav1.APIVersions{},
 		&metav1.APIGroupList{},

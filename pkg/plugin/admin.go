@@ -24,13 +24,15 @@ const tenantResource = "tenant.tenant.io"
 func newAdminCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "admin",
-		Short: "Provider commands: onboard, tenants, pools, offboard (need the provider role)",
-		Long: `Provider commands. They need the right to manage Tenants; the ones that
-look inside a tenant (onboard's summary, tenants' public IP use) act in it
-by impersonating its host group tenant.io:<tenant>, as providers do with
-kubectl --as-group.`,
+		Short: "Provider commands: onboard, tenants, pools, offboard; every tenant's namespaces, networks, fips, lbs; whois",
+		Long: `Provider commands. onboard, tenants, pools, offboard and whois need the
+right to manage Tenants; onboard's summary acts in the new tenant by
+impersonating its host group tenant.io:<tenant>, as providers do with
+kubectl --as-group. namespaces, networks, fips and lbs read every tenant's
+objects in the provider's read-only views (admin.tenant.io).`,
 	}
 	cmd.AddCommand(newOnboardCommand(o), newTenantsCommand(o), newPoolsCommand(o), newOffboardCommand(o))
+	cmd.AddCommand(newViewsCommands(o)...)
 	return cmd
 }
 
@@ -199,7 +201,12 @@ func newTenantsCommand(o *Options) *cobra.Command {
 		if err != nil {
 			return nil, err
 		}
-		inUse := o.publicIPsInUse(ctx, list.Items)
+		inUse, err := publicIPsUsedByTenant(ctx, s)
+		if err != nil {
+			// Without the admin views (a role from before them): each
+			// tenant's own view, by impersonation.
+			inUse = o.publicIPsInUse(ctx, list.Items)
+		}
 		l := &listing{kind: "Tenant", resource: tenantResource,
 			headers: []string{"NAME", "PHASE", "BLOCK", "PUBLIC IPS", "NS", "NETS", "FIPS", "LBS", "AGE"},
 			wide:    []string{"CPU", "MEMORY", "MEMBERS"}}

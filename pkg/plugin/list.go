@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 )
@@ -17,6 +18,8 @@ import (
 type listing struct {
 	kind     string // FloatingIP
 	resource string // for -o name: floatingip.tenant.io
+	// gv is the objects' API group version for -o json|yaml; zero: tenant.io/v1alpha1.
+	gv schema.GroupVersion
 	// all (-A) adds a NAMESPACE column.
 	all        bool
 	objects    []runtime.Object
@@ -46,9 +49,13 @@ func (o *Options) printListing(l *listing) error {
 	switch o.Output {
 	case "json", "yaml":
 		items := make([]runtime.Object, 0, len(l.objects))
+		gv := l.gv
+		if gv.Empty() {
+			gv = tenantv1alpha1.SchemeGroupVersion
+		}
 		for _, obj := range l.objects {
 			obj = obj.DeepCopyObject()
-			obj.GetObjectKind().SetGroupVersionKind(tenantv1alpha1.SchemeGroupVersion.WithKind(l.kind))
+			obj.GetObjectKind().SetGroupVersionKind(gv.WithKind(l.kind))
 			items = append(items, obj)
 		}
 		return printStructured(o.Out, o.Output, map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{}})

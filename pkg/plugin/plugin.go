@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"tenant.io/tenant-apiserver/pkg/adminclient"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	tenantclient "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned/typed/tenant/v1alpha1"
 )
@@ -149,6 +150,8 @@ func (o *Options) restConfig() (*rest.Config, error) {
 type clients struct {
 	api  tenantclient.TenantV1alpha1Interface
 	kube kubernetes.Interface
+	// views reads admin.tenant.io, the provider's views of every tenant.
+	views *adminclient.Client
 }
 
 func newClients(cfg *rest.Config) (*clients, error) {
@@ -160,7 +163,11 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &clients{api: tc.TenantV1alpha1(), kube: kc}, nil
+	views, err := adminclient.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{api: tc.TenantV1alpha1(), kube: kc, views: views}, nil
 }
 
 // withTimeout bounds a waiting command by --timeout.

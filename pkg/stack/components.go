@@ -375,23 +375,28 @@ func (s *Stack) registerTenantAPIServer(ctx context.Context) error {
 	if err := s.waitAggregated(ctx); err != nil {
 		return err
 	}
-	s.logf("APIService %s available, tenant.io/v1alpha1 served through kube-apiserver (%s)", TenantAPIServiceName, time.Since(t).Round(100*time.Millisecond))
+	s.logf("APIServices %s and %s available, tenant.io/v1alpha1 and admin.tenant.io/v1alpha1 served through kube-apiserver (%s)",
+		TenantAPIServiceName, AdminAPIServiceName, time.Since(t).Round(100*time.Millisecond))
 	return nil
 }
 
-// waitAggregated waits until the APIService is Available and discovery of
-// tenant.io/v1alpha1 through the host kube-apiserver answers.
+// waitAggregated waits until the APIServices are Available and discovery of
+// their groups through the host kube-apiserver answers.
 func (s *Stack) waitAggregated(ctx context.Context) error {
 	client, dyn, err := s.Clients(AdminUser)
 	if err != nil {
 		return err
 	}
 	return s.tenantAPIServer.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
-		if err := apiServiceAvailable(ctx, dyn, TenantAPIServiceName); err != nil {
-			return err
+		for _, as := range apiServices {
+			if err := apiServiceAvailable(ctx, dyn, as.name); err != nil {
+				return err
+			}
+			if _, err := client.Discovery().ServerResourcesForGroupVersion(as.group + "/v1alpha1"); err != nil {
+				return err
+			}
 		}
-		_, err := client.Discovery().ServerResourcesForGroupVersion("tenant.io/v1alpha1")
-		return err
+		return nil
 	})
 }
 

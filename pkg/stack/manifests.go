@@ -27,6 +27,21 @@ import (
 // TenantAPIServiceName is the APIService that registers tenant.io/v1alpha1.
 const TenantAPIServiceName = "v1alpha1.tenant.io"
 
+// AdminAPIServiceName is the APIService that registers admin.tenant.io/v1alpha1,
+// the provider's views, served by the same tenant-apiserver.
+const AdminAPIServiceName = "v1alpha1.admin.tenant.io"
+
+// apiServices are the groups tenant-apiserver serves, as registered with
+// the aggregator: the group tenants use first, so that kubectl resolves
+// "networks" to tenant.io.
+var apiServices = []struct {
+	name, group   string
+	groupPriority int64
+}{
+	{TenantAPIServiceName, "tenant.io", 1000},
+	{AdminAPIServiceName, "admin.tenant.io", 900},
+}
+
 // fieldManager is the server-side apply field manager of the framework.
 const fieldManager = "tenant-stack"
 
@@ -218,26 +233,28 @@ func registerTenantAPIServer(ctx context.Context, client kubernetes.Interface, d
 		}
 	}
 
-	apiService := &unstructured.Unstructured{Object: map[string]interface{}{
-		"apiVersion": "apiregistration.k8s.io/v1",
-		"kind":       "APIService",
-		"metadata":   map[string]interface{}{"name": TenantAPIServiceName},
-		"spec": map[string]interface{}{
-			"group":                 "tenant.io",
-			"version":               "v1alpha1",
-			"groupPriorityMinimum":  int64(1000),
-			"versionPriority":       int64(15),
-			"insecureSkipTLSVerify": false,
-			"caBundle":              base64.StdEncoding.EncodeToString(caPEM), // []byte in the typed API
-			"service": map[string]interface{}{
-				"namespace": TenantAPIServerNamespace,
-				"name":      TenantAPIServerServiceName,
-				"port":      int64(port),
+	for _, as := range apiServices {
+		apiService := &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "apiregistration.k8s.io/v1",
+			"kind":       "APIService",
+			"metadata":   map[string]interface{}{"name": as.name},
+			"spec": map[string]interface{}{
+				"group":                 as.group,
+				"version":               "v1alpha1",
+				"groupPriorityMinimum":  as.groupPriority,
+				"versionPriority":       int64(15),
+				"insecureSkipTLSVerify": false,
+				"caBundle":              base64.StdEncoding.EncodeToString(caPEM), // []byte in the typed API
+				"service": map[string]interface{}{
+					"namespace": TenantAPIServerNamespace,
+					"name":      TenantAPIServerServiceName,
+					"port":      int64(port),
+				},
 			},
-		},
-	}}
-	if _, err := dyn.Resource(apiServicesGVR).Apply(ctx, TenantAPIServiceName, apiService, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
-		return fmt.Errorf("applying APIService %s: %w", TenantAPIServiceName, err)
+		}}
+		if _, err := dyn.Resource(apiServicesGVR).Apply(ctx, as.name, apiService, metav1.ApplyOptions{FieldManager: fieldManager, Force: true}); err != nil {
+			return fmt.Errorf("applying APIService %s: %w", as.name, err)
+		}
 	}
 	return nil
 }

@@ -518,3 +518,94 @@ func TestCompletion(t *testing.T) {
 	mustContain(t, "kubectl's completion of kubectl tenant n", r.stdout, "ns\t", "net\t")
 	mustNotContain(t, "bob's completion", newUser(t, "bob").runProgram(ctx, filepath.Join(pluginDir, "kubectl_complete-tenant"), "net", "delete", "").stdout, "acme")
 }
+
+// TestAdminViewCommands: the provider reads every tenant's objects through
+// the plugin (admin.tenant.io): same-named objects of two tenants apart,
+// what is not Ready and why, and which tenant holds an address.
+func TestAdminViewCommands(t *testing.T) {
+	ctx := framework.Context(t, 2*time.Minute)
+	admin := newUser(t, stack.AdminUser)
+
+	out := admin.ok(ctx, t, "admin", "networks")
+	t.Logf("admin networks:\n%s", out)
+	header := strings.Fields(strings.SplitN(out, "\n", 2)[0])
+	if len(header) < 2 || header[0] != "NAME" || header[1] != "TENANT" {
+		t.Errorf("admin networks: header %v, want NAME TENANT ...", header)
+	}
+	rows := map[string][]string{}
+	for _, line := range strings.Split(out, "\n")[1:] {
+		if f := strings.Fields(line); len(f) > 1 {
+			rows[f[0]] = f
+		}
+	}
+	if rows["acme.default"] == nil || rows["acme.default"][1] != "acme" || rows["globex.default"] == nil || rows["globex.default"][1] != "globex" {
+		t.Errorf("admin networks: want acme.default of acme and globex.default of globex:\n%s", out)
+	}
+	if got := admin.ok(ctx, t, "admin", "networks", "--tenant", "globex", "-o", "name"); !strings.Contains(got, "network.admin.tenant.io/globex.default\n") || strings.Contains(got, "acme.") {
+		t.Errorf("admin networks --tenant globex -o name: got\n%s", got)
+	}
+	var list struct {
+		Items []struct {
+			APIVersion string `json:"apiVersion"`
+			Metadata   struct{ Name string } `json:"metadata"`
+		} `json:"items"`
+	}
+	admin.okJSON(ctx, t, &list, "admin", "networks", "--tenant", "acme")
+	if len(list.Items) == 0 || list.Items[0].APIVersion != "admin.tenant.io/v1alpha1" || !strings.HasPrefix(list.Items[0].Metadata.Name, "acme.") {
+		t.Errorf("admin networks --tenant acme -o json: %+v", list.Items)
+	}
+
+	// A FloatingIP whose target does not exist is not Ready, and says why.
+	bob := api(t, "bob").TenantV1alpha1()
+	fip := &tenantv1alpha1.FloatingIP{ObjectMeta: metav1.ObjectMeta{Name: "ghost", Namespace: "default"},
+		Spec: tenantv1alpha1.FloatingIPSpec{Target: &tenantv1alpha1.FloatingIPTarget{Kind: tenantv1alpha1.FloatingIPTargetPod, Name: "no-such-pod"}}}
+	if _, err := bob.FloatingIPs("default").Create(ctx, fip, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = bob.FloatingIPs("default").Delete(context.Background(), "ghost", metav1.DeleteOptions{}) })
+	var address string
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		f, err := bob.FloatingIPs("default").Get(ctx, "ghost", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		address = f.Status.Address
+		c := meta.FindStatusCondition(f.Status.Conditions, "Ready")
+		return address != "" && c != nil && c.Reason == "TargetNotFound", nil
+	})
+	if err != nil {
+		t.Fatalf("FloatingIP ghost never held an address with Ready reason TargetNotFound: %v", err)
+	}
+	out = admin.ok(ctx, t, "admin", "fips", "--not-ready", "-o", "wide")
+	t.Logf("admin fips --not-ready -o wide:\n%s", out)
+	found := false
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[0] == "globex.default" && f[1] == "ghost" {
+			found = f[2] == "globex" && f[3] == address && strings.Contains(line, "TargetNotFound")
+		}
+		if len(f) > 0 && strings.HasPrefix(f[0], "acme.") && strings.Contains(line, " True ") {
+			t.Errorf("admin fips --not-ready lists a Ready FloatingIP: %s", line)
+		}
+	}
+	if !found {
+		t.Errorf("admin fips --not-ready -o wide: no row globex.default ghost globex %s ... TargetNotFound", address)
+	}
+	mustNotContain(t, "admin fips --tenant acme", admin.ok(ctx, t, "admin", "fips", "--tenant", "acme"), "ghost")
+
+	// Which tenant holds an address: the public IP, and an address of a block.
+	out = admin.ok(ctx, t, "admin", "whois", address)
+	t.Logf("admin whois %s:\n%s", address, out)
+	mustContain(t, "admin whois "+address, out, "globex   Tenant", "public IP", "FloatingIP   globex.default/ghost")
+	out = admin.ok(ctx, t, "admin", "whois", "10.43.0.9")
+	mustContain(t, "admin whois 10.43.0.9", out, "private block 10.43.0.0/16", "globex.default")
+	mustNotContain(t, "admin whois 10.43.0.9", out, "acme")
+	r := admin.fails(ctx, t, 1, "admin", "whois", "192.0.2.250")
+	mustContain(t, "admin whois of a free address", r.stderr, "no tenant holds 192.0.2.250")
+	r = admin.fails(ctx, t, 1, "admin", "whois", "not-an-ip")
+	mustContain(t, "admin whois not-an-ip", r.stderr, `"not-an-ip" is not an IPv4 address`)
+
+	// Tenant members are refused, by host RBAC.
+	r = newUser(t, "alice").fails(ctx, t, 1, "admin", "networks")
+	mustContain(t, "alice's admin networks", r.stderr, "Forbidden", "networks.admin.tenant.io")
+}

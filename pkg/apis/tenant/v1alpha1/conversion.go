@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func init() {
@@ -25,13 +26,28 @@ var selectableFields = map[string][]string{
 }
 
 func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {
-	for kind, extra := range selectableFields {
+	kinds := make([]string, 0, len(selectableFields))
+	for kind := range selectableFields {
+		kinds = append(kinds, kind)
+	}
+	return AddFieldLabelConversionFuncs(scheme, SchemeGroupVersion, kinds...)
+}
+
+// AddFieldLabelConversionFuncs registers, for each of kinds in group
+// version gv, the field selectors the kind supports in tenant.io: a group
+// that serves these types under another name (admin.tenant.io) selects
+// on the same fields.
+func AddFieldLabelConversionFuncs(scheme *runtime.Scheme, gv schema.GroupVersion, kinds ...string) error {
+	for _, kind := range kinds {
+		extra, ok := selectableFields[kind]
+		if !ok {
+			return fmt.Errorf("no field selectors known for kind %q", kind)
+		}
 		allowed := map[string]bool{"metadata.name": true}
 		for _, f := range extra {
 			allowed[f] = true
 		}
-		kind := kind
-		err := scheme.AddFieldLabelConversionFunc(SchemeGroupVersion.WithKind(kind), func(label, value string) (string, string, error) {
+		err := scheme.AddFieldLabelConversionFunc(gv.WithKind(kind), func(label, value string) (string, string, error) {
 			if !allowed[label] {
 				return "", "", fmt.Errorf("field label not supported for %s: %s", kind, label)
 			}
