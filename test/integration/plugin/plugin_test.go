@@ -546,7 +546,7 @@ func TestAdminViewCommands(t *testing.T) {
 	}
 	var list struct {
 		Items []struct {
-			APIVersion string `json:"apiVersion"`
+			APIVersion string                `json:"apiVersion"`
 			Metadata   struct{ Name string } `json:"metadata"`
 		} `json:"items"`
 	}
