@@ -5,6 +5,7 @@ package adminclient
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,6 +43,15 @@ type Client struct {
 // NewForConfig returns a client of admin.tenant.io/v1alpha1 with c's
 // credentials and limits.
 func NewForConfig(c *rest.Config) (*Client, error) {
+	h, err := rest.HTTPClientFor(c)
+	if err != nil {
+		return nil, err
+	}
+	return NewForConfigAndClient(c, h)
+}
+
+// NewForConfigAndClient is NewForConfig sending through h.
+func NewForConfigAndClient(c *rest.Config, h *http.Client) (*Client, error) {
 	cfg := rest.CopyConfig(c)
 	cfg.GroupVersion = &admin.SchemeGroupVersion
 	cfg.APIPath = "/apis"
@@ -50,7 +60,7 @@ func NewForConfig(c *rest.Config) (*Client, error) {
 	if cfg.UserAgent == "" {
 		cfg.UserAgent = rest.DefaultKubernetesUserAgent()
 	}
-	client, err := rest.RESTClientFor(cfg)
+	client, err := rest.RESTClientForConfigAndClient(cfg, h)
 	if err != nil {
 		return nil, err
 	}

@@ -1,17 +1,24 @@
 package console
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
+	"tenant.io/tenant-apiserver/pkg/adminclient"
+	"tenant.io/tenant-apiserver/pkg/apis/admin"
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	tenantclient "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned/typed/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/tenantview"
 )
 
@@ -190,10 +197,15 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/admin/tenants/"+url.PathEscape(created.Name), http.StatusSeeOther)
 }
 
-// adminTenantData is one tenant's page: its onboarding progress.
+// adminTenantData is one tenant's page: its onboarding progress, and what
+// it holds, read-only.
 type adminTenantData struct {
 	Tenant *tenantv1alpha1.Tenant
 	Table  *tableData
+	// Views are the tenant's Namespaces, Networks, FloatingIPs and
+	// LoadBalancers; ViewsError why they could not be read.
+	Views      []*tableData
+	ViewsError *apiError
 }
 
 func (s *Server) adminTenant(w http.ResponseWriter, r *http.Request) {
@@ -206,6 +218,14 @@ func (s *Server) adminTenant(w http.ResponseWriter, r *http.Request) {
 	}
 	d := &adminTenantData{Tenant: t, Table: &tableData{Kind: tenantProgressKind, Rows: sortedRows(tenantProgressKind, []runtime.Object{t}), CSRF: c.CSRF,
 		Live: "/live/tenant?name=" + url.QueryEscape(name)}}
+	for _, k := range viewKinds {
+		td, err := table(r.Context(), c, k, tenantSelector(name), "/live/"+k.Resource+"?tenant="+url.QueryEscape(name))
+		if err != nil {
+			d.Views, d.ViewsError = nil, newAPIError(err, nil)
+			break
+		}
+		d.Views = append(d.Views, td)
+	}
 	s.render(w, r, http.StatusOK, "admin-tenant", &page{Title: "Tenant " + name, Nav: "admin-tenants", Data: d})
 }
 
@@ -218,4 +238,67 @@ func (s *Server) adminPools(w http.ResponseWriter, r *http.Request) {
 	}
 	d := &listData{Kind: poolsKind, Table: pools}
 	s.render(w, r, http.StatusOK, "list", &page{Title: "Address pools", Nav: "admin-pools", Data: d})
+}
+
+// The provider's read-only views of one tenant's objects, on the tenant's
+// page: admin.tenant.io, selected by the tenant's label. Rows show the
+// objects as the tenant names them, without links or deletes.
+var (
+	viewNamespaces = viewOf(namespaces)
+	viewNetworks   = viewOf(networks)
+	viewFIPs       = viewOf(floatingIPs)
+	viewLBs        = viewOf(loadBalancers)
+	viewKinds      = []*kind{viewNamespaces, viewNetworks, viewFIPs, viewLBs}
+)
+
+// viewOf is the provider's view of tenant kind k.
+func viewOf(k *kind) *kind {
+	v := &kind{Resource: "admin-" + k.Resource, Title: k.Title, Singular: k.Singular, Namespaced: k.Namespaced,
+		Headers: k.Headers, Empty: k.Empty, Provider: true, NameColumn: k.NameColumn}
+	v.rows = func(obj runtime.Object) []row {
+		rows := k.rows(asTenantNames(obj))
+		for i := range rows {
+			rows[i].Link, rows[i].Delete = "", ""
+		}
+		return rows
+	}
+	return v
+}
+
+// asTenantNames returns a copy of obj, an object of the admin views, named
+// as its tenant names it.
+func asTenantNames(obj runtime.Object) runtime.Object {
+	obj = obj.DeepCopyObject()
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return obj
+	}
+	if _, ns, ok := admin.SplitName(m.GetNamespace()); ok {
+		m.SetNamespace(ns)
+	} else if _, n, ok := admin.SplitName(m.GetName()); ok {
+		m.SetName(n)
+	}
+	return obj
+}
+
+// readsViewFrom sets k's list and watch to a reader of the admin views.
+func readsViewFrom[L runtime.Object](k *kind, client func(v *adminclient.Client) reader[L]) {
+	k.list = func(ctx context.Context, c *caller, opts metav1.ListOptions) (runtime.Object, error) {
+		return client(c.views).List(ctx, opts)
+	}
+	k.watch = func(ctx context.Context, c *caller, opts metav1.ListOptions) (watch.Interface, error) {
+		return client(c.views).Watch(ctx, opts)
+	}
+}
+
+func init() {
+	readsViewFrom(viewNamespaces, func(v *adminclient.Client) reader[*tenantv1alpha1.NamespaceList] { return v.Namespaces() })
+	readsViewFrom(viewNetworks, func(v *adminclient.Client) reader[*tenantv1alpha1.NetworkList] { return v.Networks() })
+	readsViewFrom(viewFIPs, func(v *adminclient.Client) reader[*tenantv1alpha1.FloatingIPList] { return v.FloatingIPs("") })
+	readsViewFrom(viewLBs, func(v *adminclient.Client) reader[*tenantv1alpha1.LoadBalancerList] { return v.LoadBalancers("") })
+}
+
+// tenantSelector selects tenant t's objects in the admin views.
+func tenantSelector(t string) metav1.ListOptions {
+	return metav1.ListOptions{LabelSelector: labels.Set{hostnames.TenantLabel: t}.String()}
 }

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
 
+	"tenant.io/tenant-apiserver/pkg/adminclient"
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	tenantclient "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned/typed/tenant/v1alpha1"
@@ -52,19 +53,23 @@ func newAPIClients(cfg *rest.Config) (*apiClients, error) {
 }
 
 // forToken returns the clients of the user whose bearer token this is.
-func (a *apiClients) forToken(token string) (tenantclient.TenantV1alpha1Interface, kubernetes.Interface, error) {
+func (a *apiClients) forToken(token string) (tenantclient.TenantV1alpha1Interface, kubernetes.Interface, *adminclient.Client, error) {
 	hc := &http.Client{Transport: transport.NewBearerAuthRoundTripper(token, a.rt)}
 	cfg := rest.CopyConfig(a.cfg)
 	cfg.QPS, cfg.Burst = 50, 100
 	tc, err := versioned.NewForConfigAndClient(cfg, hc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	kc, err := kubernetes.NewForConfigAndClient(cfg, hc)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return tc.TenantV1alpha1(), kc, nil
+	vc, err := adminclient.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return tc.TenantV1alpha1(), kc, vc, nil
 }
 
 // session is a signed-in user (AuthToken mode). The token stays here.
@@ -145,6 +150,8 @@ type caller struct {
 
 	api  tenantclient.TenantV1alpha1Interface
 	kube kubernetes.Interface
+	// views reads admin.tenant.io, the provider's views of every tenant.
+	views *adminclient.Client
 	// sessionID is set in AuthToken mode.
 	sessionID string
 }
@@ -229,7 +236,7 @@ func (s *Server) signedIn(h http.HandlerFunc) http.HandlerFunc {
 			}
 		}
 		var err error
-		if c.api, c.kube, err = s.api.forToken(token); err != nil {
+		if c.api, c.kube, c.views, err = s.api.forToken(token); err != nil {
 			http.Error(w, "Internal error: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -350,7 +357,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.renderSignIn(w, r, http.StatusUnprocessableEntity, "Enter a token.")
 		return
 	}
-	_, kube, err := s.api.forToken(token)
+	_, kube, _, err := s.api.forToken(token)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

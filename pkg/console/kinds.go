@@ -56,8 +56,8 @@ type kind struct {
 	// HasMeter adds a column of bars.
 	HasMeter bool
 
-	list  func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (runtime.Object, error)
-	watch func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (watch.Interface, error)
+	list  func(ctx context.Context, c *caller, opts metav1.ListOptions) (runtime.Object, error)
+	watch func(ctx context.Context, c *caller, opts metav1.ListOptions) (watch.Interface, error)
 	rows  func(obj runtime.Object) []row
 
 	// Tenant kinds only.
@@ -249,11 +249,11 @@ type readWriter[T, L runtime.Object] interface {
 
 // readsFrom sets k's list and watch to client's (all namespaces).
 func readsFrom[L runtime.Object](k *kind, client func(api tenantclient.TenantV1alpha1Interface) reader[L]) {
-	k.list = func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (runtime.Object, error) {
-		return client(api).List(ctx, opts)
+	k.list = func(ctx context.Context, c *caller, opts metav1.ListOptions) (runtime.Object, error) {
+		return client(c.api).List(ctx, opts)
 	}
-	k.watch = func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, opts metav1.ListOptions) (watch.Interface, error) {
-		return client(api).Watch(ctx, opts)
+	k.watch = func(ctx context.Context, c *caller, opts metav1.ListOptions) (watch.Interface, error) {
+		return client(c.api).Watch(ctx, opts)
 	}
 }
 
@@ -311,7 +311,7 @@ func orDash(s string) string {
 // table lists k with the caller's credentials and renders it as a table
 // kept live from live.
 func table(ctx context.Context, c *caller, k *kind, opts metav1.ListOptions, live string) (*tableData, error) {
-	list, err := k.list(ctx, c.api, opts)
+	list, err := k.list(ctx, c, opts)
 	if err != nil {
 		return nil, err
 	}

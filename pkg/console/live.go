@@ -20,7 +20,7 @@ import (
 var liveKinds = map[string]*kind{}
 
 func init() {
-	for _, k := range append(append([]*kind{}, tenantKinds...), tenantsKind, poolsKind, tenantProgressKind) {
+	for _, k := range append(append(append([]*kind{}, tenantKinds...), viewKinds...), tenantsKind, poolsKind, tenantProgressKind) {
 		liveKinds[k.Resource] = k
 	}
 }
@@ -57,6 +57,9 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	if name := r.URL.Query().Get("name"); name != "" {
 		opts.FieldSelector = fields.OneTermEqualSelector("metadata.name", name).String()
 	}
+	if t := r.URL.Query().Get("tenant"); t != "" {
+		opts.LabelSelector = tenantSelector(t).LabelSelector
+	}
 	send := func(event, data string) bool {
 		var b strings.Builder
 		b.WriteString("event: " + event + "\n")
@@ -75,7 +78,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 		send("problem", fmt.Sprintf("%d %s: %s", e.Code, e.Reason, e.Message))
 	}
 
-	list, err := k.list(ctx, c.api, opts)
+	list, err := k.list(ctx, c, opts)
 	if err != nil {
 		problem(err)
 		return
@@ -107,7 +110,7 @@ func (s *Server) live(w http.ResponseWriter, r *http.Request) {
 	}
 
 	opts.ResourceVersion, opts.AllowWatchBookmarks = rv, true
-	wi, err := k.watch(ctx, c.api, opts)
+	wi, err := k.watch(ctx, c, opts)
 	if err != nil {
 		problem(err)
 		return

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
@@ -406,6 +407,41 @@ func TestProviderOnboarding(t *testing.T) {
 	}
 	if tn.Status.Phase != tenantv1alpha1.TenantPhaseReady || *tn.Spec.Quota.Namespaces != 3 || len(tn.Status.PublicIPs) != 1 {
 		t.Errorf("initech as the API holds it: phase %s, quota %v, public IPs %v", tn.Status.Phase, tn.Spec.Quota, tn.Status.PublicIPs)
+	}
+
+	// What initech holds, read-only, kept live: its default Namespace and
+	// Network, then a Namespace its member creates.
+	admin.waitFor("initech's default network on its page", cell("admin-networks", "default", 1)+` === "default"`, time.Minute)
+	if got := admin.eval2(cell("admin-namespaces", "default", 1)); got != "default" {
+		t.Errorf("initech's namespaces on its page: row default %q", got)
+	}
+	if n := admin.eval2(`String(document.querySelectorAll('#tenant-objects form, #tenant-objects a[href^="/networks"]').length)`); n != "0" {
+		t.Errorf("initech's objects on the provider's page offer %s links or forms, want none (read-only)", n)
+	}
+	member := framework.Current().RESTConfig("admin")
+	member.Impersonate = rest.ImpersonationConfig{UserName: newcomer, Groups: []string{"tenant.io:initech"}}
+	initech, err := versioned.NewForConfig(member)
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := &tenantv1alpha1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "extra"}}
+	if _, err := initech.TenantV1alpha1().Namespaces().Create(ctx, extra, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("%s creating initech's namespace extra: %v", newcomer, err)
+	}
+	admin.waitFor("initech's namespace extra on its page", cell("admin-namespaces", "extra", 1)+` === "extra"`, time.Minute)
+	admin.stillSamePage("initech's objects")
+	// Another tenant's same-named objects are not on initech's page.
+	if got := admin.eval2(`String(document.querySelectorAll('#admin-networks-table tr[data-key="default"]').length)`); got != "1" {
+		t.Errorf("initech's page lists %s networks named default, want its own only", got)
+	}
+	// A tenant member reading its own Tenant's provider page sees none of it.
+	alice := openWindow(t, "alice")
+	alice.open("/admin/tenants/acme")
+	if got := alice.text("#tenant-objects #api-error"); !strings.Contains(got, "403") {
+		t.Errorf("alice on /admin/tenants/acme: the tenant's objects say %q, want the API's 403", got)
+	}
+	if n := alice.eval2(`String(document.querySelectorAll('#tenant-objects table').length)`); n != "0" {
+		t.Errorf("alice on /admin/tenants/acme sees %s tables of the provider's views", n)
 	}
 	admin.open("/admin/tenants")
 	admin.screenshot("admin-tenants")
