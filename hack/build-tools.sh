@@ -5,7 +5,9 @@
 # hack/tools/crds/go.mod (controller-gen, MetalLB controller),
 # hack/tools/ovnkube/go.mod (OVN-Kubernetes' ovnkube), the Open vSwitch and
 # OVN command-line tools ovnkube looks up at start (ovs-cli: Debian's
-# packages, unpacked, not installed), the linter make test runs
+# packages, unpacked, not installed), OVN 25.03 for the stack's logical data
+# path (ovn: Debian trixie's packages with trixie's libc, unpacked, run
+# through their own loader), the linter make test runs
 # (golangci-lint, GOLANGCI_LINT_VERSION below), and kubectl one minor version
 # older than the stack (skew-kubectl, from hack/tools/skew/go.mod), which the
 # tests drive the API with as the version skew policy allows.
@@ -30,7 +32,7 @@ SKEW_DIR=${ROOT}/hack/tools/skew
 BIN_DIR=${ROOT}/_output/bin
 LOG_DIR=${ROOT}/_output/log/build-tools
 
-STACK_TOOLS=(kube-apiserver kube-controller-manager etcd kubectl controller-gen metallb-controller ovnkube ovs-cli)
+STACK_TOOLS=(kube-apiserver kube-controller-manager etcd kubectl controller-gen metallb-controller ovnkube ovs-cli ovn)
 ALL_TOOLS=("${STACK_TOOLS[@]}" golangci-lint skew-kubectl)
 
 # The linter of make test (.golangci.yml), built with its own go.mod.
@@ -41,6 +43,23 @@ GOLANGCI_LINT_VERSION=v2.15.0
 # ovsdb-tool, ovn-nbctl, ovn-sbctl, ovn-appctl). Cluster-manager never runs
 # them; they are unpacked into _output/bin/ovs-cli, not installed.
 OVS_CLI_PACKAGES=(openvswitch-common openvswitch-switch ovn-common)
+
+# OVN of the stack's logical data path: the NB/SB ovsdb-servers, ovn-northd,
+# ovn-nbctl/sbctl and ovn-trace that ovnkube-controller and the data-path
+# tests use. OVN-Kubernetes' controller needs OVN 25.03's schemas (NB 7.11,
+# SB 20.41); bookworm has 23.03, trixie 25.03. Trixie's binaries need
+# trixie's libc: OVN_PACKAGES are the programs and every library they link
+# that bookworm's are too old for or lacks, from the trixie suite of the
+# machine's own Debian archive. They are unpacked into _output/bin/ovn/root
+# and run through that tree's loader by the wrappers in _output/bin/ovn/bin.
+OVN_SUITE=trixie
+OVN_PACKAGES=(ovn-central ovn-common ovn-host openvswitch-common openvswitch-switch
+  libc6 libgcc-s1 libcap-ng0 libcap2 libssl3t64 libunbound8 libevent-2.1-7t64
+  libbpf1 libelf1t64 libxdp1 libnuma1 libudev1 zlib1g libzstd1)
+# The programs that get a wrapper in _output/bin/ovn/bin.
+OVN_PROGRAMS=(usr/sbin/ovsdb-server usr/bin/ovsdb-tool usr/bin/ovsdb-client usr/bin/ovn-northd
+  usr/bin/ovn-nbctl usr/bin/ovn-sbctl usr/bin/ovn-trace usr/bin/ovn-appctl usr/bin/ovs-appctl
+  usr/bin/ovs-vsctl usr/bin/ovs-ofctl usr/bin/ovn-controller)
 
 # Release version stamped into the Kubernetes binaries; it must match the
 # k8s.io/kubernetes requirement in hack/tools/go.mod (checked below).
@@ -100,6 +119,10 @@ tool_inputs() {
       ;;
     ovs-cli)
       echo "${OVS_CLI_PACKAGES[*]}"
+      ;;
+    ovn)
+      echo "${OVN_SUITE} ${OVN_PACKAGES[*]} ${OVN_PROGRAMS[*]}"
+      declare -f build_ovn ovn_wrapper
       ;;
     metallb-controller)
       echo "go.universe.tf/metallb/controller@$(module_version "${CRDS_DIR}/go.mod" go.universe.tf/metallb)"
@@ -198,6 +221,55 @@ build_ovs_cli() {
   done
   rm -rf "${debs}"
   cat "${dir}/PACKAGES"
+}
+
+# build_ovn downloads OVN_PACKAGES of OVN_SUITE with a private apt
+# configuration (its own package lists, checked against the machine's
+# Debian archive keyring; nothing of the machine's apt state is touched),
+# unpacks them into $1/root and writes a wrapper per program of
+# OVN_PROGRAMS into $1/bin.
+build_ovn() {
+  local dir=$1 apt uri opts deb prog
+  command -v apt-get >/dev/null || { echo "ovn: needs apt-get (Debian ${OVN_SUITE}'s ${OVN_PACKAGES[*]})" >&2; return 1; }
+  uri=$(sed -n 's/^URIs: *\([^ ]*debian\)$/\1/p' /etc/apt/sources.list.d/debian.sources 2>/dev/null | head -1)
+  uri=${uri:-http://deb.debian.org/debian}
+  apt=$(mktemp -d "${BIN_DIR}/.ovn-apt.XXXXXX") || return 1
+  mkdir -p "${apt}/lists/partial" "${apt}/cache/archives/partial" "${apt}/debs" "${apt}/preferences.d" || return 1
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] ${uri} ${OVN_SUITE} main" >"${apt}/sources.list"
+  opts=(-o "Dir::Etc::SourceList=${apt}/sources.list" -o Dir::Etc::SourceParts=/dev/null
+    -o "Dir::Etc::PreferencesParts=${apt}/preferences.d" -o "Dir::State::Lists=${apt}/lists"
+    -o "Dir::Cache=${apt}/cache" -o Dir::State::status=/dev/null -o Debug::NoLocking=1
+    -o APT::Sandbox::User=root)
+  echo "ovn: reading ${OVN_SUITE}'s package lists"
+  apt-get "${opts[@]}" -q update >/dev/null &&
+    (cd "${apt}/debs" && apt-get "${opts[@]}" -q download "${OVN_PACKAGES[@]}" >/dev/null) || { rm -rf "${apt}"; return 1; }
+  mkdir -p "${dir}/root" "${dir}/bin" || return 1
+  for deb in "${apt}"/debs/*.deb; do
+    dpkg-deb -x "${deb}" "${dir}/root" || { rm -rf "${apt}"; return 1; }
+    printf "%s=%s\n" "$(dpkg-deb -f "${deb}" Package)" "$(dpkg-deb -f "${deb}" Version)" >>"${dir}/PACKAGES"
+  done
+  rm -rf "${apt}"
+  for prog in "${OVN_PROGRAMS[@]}"; do
+    ovn_wrapper "${prog}" >"${dir}/bin/${prog##*/}" && chmod +x "${dir}/bin/${prog##*/}" || return 1
+  done
+  "${dir}/bin/ovn-northd" --version | head -1 || return 1
+  # The commands a user runs against the stack's databases, in _output/bin.
+  for prog in ovn-nbctl ovn-sbctl ovn-trace; do
+    ln -sfn "ovn/bin/${prog}" "${BIN_DIR}/${prog}" || return 1
+  done
+}
+
+# ovn_wrapper <program> prints the wrapper that runs <program> of the
+# unpacked tree through the tree's own loader, with the tree's libraries,
+# wherever the tree is (the wrapper may be reached through a symlink).
+ovn_wrapper() {
+  cat <<WRAPPER
+#!/bin/sh
+root=\$(dirname "\$(readlink -f "\$0")")/../root
+exec "\$root/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2" \\
+  --library-path "\$root/usr/lib/x86_64-linux-gnu:\$root/lib/x86_64-linux-gnu" \\
+  "\$root/$1" "\$@"
+WRAPPER
 }
 
 # build_metallb_controller uses MetalLB's own go.mod and go.sum (go install

@@ -17,6 +17,7 @@ import (
 func main() {
 	skipMetalLB := flag.Bool("skip-metallb", false, "do not run the MetalLB controller")
 	skipOVNKube := flag.Bool("skip-ovnkube", false, "do not run OVN-Kubernetes' cluster-manager (nor create the simulated Nodes)")
+	skipDataPath := flag.Bool("skip-data-path", false, "do not run the logical data path (OVN's databases, ovn-northd, ovnkube-controller)")
 	skipBuild := flag.Bool("skip-build", false, "run _output/bin/tenant-apiserver and tenant-console as they are instead of building them")
 	noConsole := flag.Bool("no-console", false, "do not run the web console")
 	flag.Parse()
@@ -37,6 +38,7 @@ func main() {
 	opts := stack.LocalOptions(root)
 	opts.SkipMetalLB = *skipMetalLB
 	opts.SkipOVNKube = *skipOVNKube
+	opts.SkipDataPath = *skipDataPath
 	opts.SkipBuild = *skipBuild
 	opts.Console = !*noConsole
 	if err := stack.RunLocal(ctx, os.Stdout, opts, stack.Demo); err != nil {

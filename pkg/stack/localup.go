@@ -63,6 +63,11 @@ func RunLocal(ctx context.Context, out io.Writer, opts Options, hook func(contex
 		fmt.Fprintf(out, "    sign in with the token of alice, bob or admin, e.g.: %s --kubeconfig %s config view --raw -o jsonpath='{.users[0].user.token}'\n",
 			kubectl, relToCwd(s.KubeconfigPath("alice")))
 	}
+	if dp := s.DataPath(); dp != nil {
+		fmt.Fprintf(out, "  OVN data path:   zone %s; %s --db=%s show; %s --db=%s lflow-list; %s --db=%s <switch> '<flow>'\n",
+			dp.Zone, relToCwd(filepath.Join(s.opts.BinDir, "ovn-nbctl")), dp.NB, relToCwd(filepath.Join(s.opts.BinDir, "ovn-sbctl")), dp.SB,
+			relToCwd(filepath.Join(s.opts.BinDir, "ovn-trace")), dp.SB)
+	}
 	if err := printTenants(ctx, s, out); err != nil {
 		return fmt.Errorf("listing the tenants: %w", err)
 	}

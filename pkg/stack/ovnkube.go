@@ -83,6 +83,7 @@ func ensureSimulatedNodes(ctx context.Context, client kubernetes.Interface) erro
 				Annotations: map[string]string{
 					nodePrimaryIfAddrAnnotation: fmt.Sprintf(`{"ipv4":%q}`, n.PrimaryIP),
 					hostCIDRsAnnotation:         fmt.Sprintf(`[%q,%q]`, n.PrimaryIP, n.PublicIP),
+					zoneNameAnnotation:          n.Name,
 				},
 			},
 		}

@@ -50,6 +50,10 @@ type Options struct {
 	// NetworkAttachmentDefinitions and no status, and EgressIPs stay
 	// unassigned.
 	SkipOVNKube bool
+	// SkipDataPath does not run the logical data path (OVN's databases,
+	// ovn-northd and ovnkube-controller, see DataPath): no logical
+	// topology is built, and DataPath returns nil. SkipOVNKube implies it.
+	SkipDataPath bool
 	// SkipControllerManager does not run kube-controller-manager: host
 	// Namespaces then never finish terminating, nothing is garbage
 	// collected, no ServiceAccount is created, and kube-apiserver runs
@@ -118,6 +122,9 @@ type Stack struct {
 	consolePort int
 
 	etcd, tenantEtcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console *process
+	// The logical data path (ovn.go).
+	ovnNB, ovnSB, ovnNorthd, ovnkubeController *process
+	dataPath                                   *DataPath
 	// replicas are the tenant-apiserver replicas tests started, guarded by mu.
 	replicas []*Replica
 
@@ -342,6 +349,11 @@ func (s *Stack) start(ctx context.Context) error {
 		if err := s.retryOnPortClash(ctx, s.startOVNKube); err != nil {
 			return err
 		}
+		if !s.opts.SkipDataPath {
+			if err := s.retryOnPortClash(ctx, s.startDataPath); err != nil {
+				return err
+			}
+		}
 	}
 	if err := waitControllerManager(); err != nil {
 		return err
@@ -410,7 +422,7 @@ func (s *Stack) Stop() error {
 	for _, r := range s.replicas {
 		procs = append(procs, r.proc)
 	}
-	for _, p := range append(procs, s.console, s.tenantAPIServer, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.tenantEtcd, s.etcd) {
+	for _, p := range append(procs, s.console, s.tenantAPIServer, s.ovnkubeController, s.ovnNorthd, s.ovnSB, s.ovnNB, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.tenantEtcd, s.etcd) {
 		if p == nil {
 			continue
 		}

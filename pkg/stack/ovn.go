@@ -1,0 +1,210 @@
+package stack
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The stack's logical data path: OVN's northbound and southbound databases
+// and ovn-northd (OVN 25.03, hack/build-tools.sh's ovn), and OVN-Kubernetes'
+// ovnkube-controller for the zone of DataPathNode. As in OpenShift's
+// interconnect deployments every node is a zone of its own
+// (k8s.ovn.org/zone-name); the controller builds, in the zone's
+// northbound database, the logical switches of the tenants' networks, the
+// ports of the pods scheduled to its node, and their ACLs; ovn-northd
+// compiles them into the southbound database's logical flows, which
+// ovn-trace evaluates. No ovn-controller or Open vSwitch runs: no packet is
+// forwarded, each is traced.
+//
+// DataPathNode is the simulated node whose zone the data path serves: pods
+// the tests trace are scheduled there (spec.nodeName).
+var DataPathNode = SimulatedNodes[0].Name
+
+// zoneNameAnnotation is the zone of a node, which ovnkube-node writes in
+// interconnect mode: its own name, one node per zone.
+const zoneNameAnnotation = "k8s.ovn.org/zone-name"
+
+// ovnkubeControllerReadyMetric is set once ovnkube-controller's network
+// controllers have started.
+var ovnkubeControllerReadyMetric = regexp.MustCompile(`(?m)^ovnkube_controller_ready_duration_seconds ([0-9.e+-]+)$`)
+
+// DataPath says where the stack's OVN databases are; nil without them.
+type DataPath struct {
+	// NB and SB are the ovsdb addresses of the zone's northbound and
+	// southbound databases ("tcp:127.0.0.1:<port>").
+	NB, SB string
+	// Bin holds ovn-nbctl, ovn-sbctl and ovn-trace (wrappers that run OVN
+	// 25.03 through its own loader).
+	Bin string
+	// Zone is the zone, and node, the databases serve.
+	Zone string
+}
+
+// NBCtl runs ovn-nbctl against the northbound database.
+func (d *DataPath) NBCtl(ctx context.Context, args ...string) (string, error) {
+	return d.run(ctx, "ovn-nbctl", append([]string{"--db=" + d.NB}, args...)...)
+}
+
+// SBCtl runs ovn-sbctl against the southbound database.
+func (d *DataPath) SBCtl(ctx context.Context, args ...string) (string, error) {
+	return d.run(ctx, "ovn-sbctl", append([]string{"--db=" + d.SB}, args...)...)
+}
+
+// Trace runs ovn-trace against the southbound database.
+func (d *DataPath) Trace(ctx context.Context, args ...string) (string, error) {
+	return d.run(ctx, "ovn-trace", append([]string{"--db=" + d.SB}, args...)...)
+}
+
+func (d *DataPath) run(ctx context.Context, prog string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, filepath.Join(d.Bin, prog), args...)
+	cmd.Env = append(os.Environ(), "OVS_RUNDIR="+os.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("%s %s: %w: %s", prog, strings.Join(args, " "), err, out)
+	}
+	return string(out), nil
+}
+
+// DataPath returns where the stack's OVN databases are, or nil when the
+// stack runs without them.
+func (s *Stack) DataPath() *DataPath { return s.dataPath }
+
+// startDataPath starts the zone's OVN databases, ovn-northd and
+// ovnkube-controller, in that order, each waited for.
+func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
+	t := time.Now()
+	ovn := s.bin("ovn")
+	bin := filepath.Join(ovn, "bin")
+	if err := requireDir(bin); err != nil {
+		return nil, err
+	}
+	dir := s.path("ovn")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	env := []string{"OVS_RUNDIR=" + dir, "OVS_LOGDIR=" + s.LogDir(), "OVS_DBDIR=" + dir}
+	dp := &DataPath{Bin: bin, Zone: DataPathNode}
+	for _, db := range []struct {
+		name, schema string
+		addr         *string
+		proc         **process
+	}{
+		{"nb", "ovn-nb.ovsschema", &dp.NB, &s.ovnNB},
+		{"sb", "ovn-sb.ovsschema", &dp.SB, &s.ovnSB},
+	} {
+		file := filepath.Join(dir, db.name+".db")
+		_ = os.Remove(file)
+		create := exec.CommandContext(ctx, filepath.Join(bin, "ovsdb-tool"), "create", file, filepath.Join(ovn, "root", "usr", "share", "ovn", db.schema))
+		if out, err := create.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("creating the %s database: %w: %s", db.name, err, out)
+		}
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		*db.addr = "tcp:127.0.0.1:" + strconv.Itoa(port)
+		p := &process{
+			name: "ovsdb-server-" + db.name,
+			path: filepath.Join(bin, "ovsdb-server"),
+			args: []string{file, "--remote=ptcp:" + strconv.Itoa(port) + ":127.0.0.1",
+				"--unixctl=" + filepath.Join(dir, db.name+".ctl"), "--no-chdir"},
+			env: env, logPath: s.LogPath("ovsdb-server-" + db.name), restart: true,
+		}
+		*db.proc = p
+		if err := p.start(); err != nil {
+			return p, err
+		}
+		ctl := "ovn-nbctl"
+		if db.name == "sb" {
+			ctl = "ovn-sbctl"
+		}
+		addr := *db.addr
+		if err := p.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+			_, err := dp.run(ctx, ctl, "--db="+addr, "--timeout=2", "show")
+			return err
+		}); err != nil {
+			return p, err
+		}
+	}
+	// ovnkube-controller serves the zone its northbound database names
+	// itself after, as OVN-Kubernetes' start-up scripts name it.
+	if _, err := dp.NBCtl(ctx, "--timeout=10", "init", "--", "set", "NB_Global", ".", "name="+dp.Zone, "options:name="+dp.Zone); err != nil {
+		return s.ovnNB, err
+	}
+	s.ovnNorthd = &process{
+		name: "ovn-northd",
+		path: filepath.Join(bin, "ovn-northd"),
+		args: []string{"--ovnnb-db=" + dp.NB, "--ovnsb-db=" + dp.SB, "--unixctl=" + filepath.Join(dir, "northd.ctl"), "--no-chdir"},
+		env:  env, logPath: s.LogPath("ovn-northd"), restart: true,
+	}
+	if err := s.ovnNorthd.start(); err != nil {
+		return s.ovnNorthd, err
+	}
+
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s.ovnkubeController = &process{
+		name: "ovnkube-controller",
+		path: s.bin("ovnkube"),
+		args: []string{
+			"--init-ovnkube-controller=" + DataPathNode,
+			"--zone=" + DataPathNode,
+			"--k8s-kubeconfig=" + s.KubeconfigPath(AdminUser),
+			"--enable-interconnect",
+			"--enable-multi-network",
+			"--enable-network-segmentation",
+			"--nb-address=" + dp.NB,
+			"--sb-address=" + dp.SB,
+			"--cluster-subnets=" + ClusterNetworkCIDR + "/23",
+			"--k8s-service-cidrs=" + ServiceNetworkCIDR,
+			// Its own namespace for its leader election: the default one
+			// holds cluster-manager's.
+			"--ovn-config-namespace=" + OVNKubernetesNamespace + "-" + DataPathNode,
+			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(port),
+			"--config-file=" + os.DevNull,
+		},
+		// It runs ovn-nbctl without --db.
+		env:     append([]string{"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "OVN_NB_DB=" + dp.NB, "OVN_SB_DB=" + dp.SB}, env...),
+		logPath: s.LogPath("ovnkube-controller"),
+		restart: true,
+	}
+	client, _, err := s.Clients(AdminUser)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyNamespace(ctx, client, OVNKubernetesNamespace+"-"+DataPathNode); err != nil {
+		return nil, err
+	}
+	if err := s.ovnkubeController.start(); err != nil {
+		return s.ovnkubeController, err
+	}
+	httpClient := &http.Client{Timeout: 5 * time.Second}
+	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
+	err = s.ovnkubeController.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
+		body, err := httpGet(ctx, httpClient, url, "")
+		if err != nil {
+			return err
+		}
+		if m := ovnkubeControllerReadyMetric.FindStringSubmatch(body); m == nil || m[1] == "0" {
+			return fmt.Errorf("ovnkube-controller has not started its controllers yet")
+		}
+		return nil
+	})
+	if err != nil {
+		return s.ovnkubeController, err
+	}
+	s.dataPath = dp
+	s.logf("OVN data path ready: zone %s, northbound %s, southbound %s, ovn-nbctl/ovn-sbctl/ovn-trace in %s (%s)",
+		dp.Zone, dp.NB, dp.SB, bin, time.Since(t).Round(100*time.Millisecond))
+	return s.ovnkubeController, nil
+}
