@@ -11,6 +11,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -163,6 +164,17 @@ func TestDataPathIsolation(t *testing.T) {
 	kube, _, err := framework.Current().Clients(stack.AdminUser)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// What the data path's processes hold, for docs/performance.md.
+	for _, name := range []string{"ovsdb-server-nb", "ovsdb-server-sb", "ovn-northd", "ovnkube-controller", "ovnkube-cluster-manager"} {
+		if pid := framework.Current().PID(name); pid != 0 {
+			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+			for _, line := range strings.Split(string(status), "\n") {
+				if strings.HasPrefix(line, "VmRSS:") {
+					t.Logf("%s: %s", name, strings.Join(strings.Fields(line)[1:], " "))
+				}
+			}
+		}
 	}
 	acmeNS, globexNS := hostNamespaceOf(ctx, t, alice, "dev"), hostNamespaceOf(ctx, t, "bob", "dev")
 	a1, a2 := placePod(ctx, t, kube, dp, acmeNS, "a1"), placePod(ctx, t, kube, dp, acmeNS, "a2")
