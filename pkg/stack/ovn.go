@@ -2,6 +2,7 @@ package stack
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The stack's logical data path: OVN's northbound and southbound databases
@@ -21,8 +25,10 @@ import (
 // northbound database, the logical switches of the tenants' networks, the
 // ports of the pods scheduled to its node, and their ACLs; ovn-northd
 // compiles them into the southbound database's logical flows, which
-// ovn-trace evaluates. No ovn-controller or Open vSwitch runs: no packet is
-// forwarded, each is traced.
+// ovn-trace evaluates; with the gateway facts ovnkube-node would write for
+// the node (dataPathNodeFacts), it also builds the node's gateway routers.
+// No ovn-controller or Open vSwitch runs: no packet is forwarded, each is
+// traced.
 //
 // DataPathNode is the simulated node whose zone the data path serves: pods
 // the tests trace are scheduled there (spec.nodeName).
@@ -31,6 +37,31 @@ var DataPathNode = SimulatedNodes[0].Name
 // zoneNameAnnotation is the zone of a node, which ovnkube-node writes in
 // interconnect mode: its own name, one node per zone.
 const zoneNameAnnotation = "k8s.ovn.org/zone-name"
+
+// The node facts ovnkube-node writes from the node's gateway bridge and
+// its OVS chassis, which ovnkube-controller builds the node's gateway
+// routers from: the default network's and each user-defined network's
+// GR_<network>_<node>, their external switch and SNAT.
+const (
+	l3GatewayConfigAnnotation = "k8s.ovn.org/l3-gateway-config"
+	nodeChassisIDAnnotation   = "k8s.ovn.org/node-chassis-id"
+	nodeEncapIPsAnnotation    = "k8s.ovn.org/node-encap-ips"
+)
+
+// dataPathNodeFacts are the annotations of DataPathNode that ovnkube-node
+// would write: a shared gateway on bridge breth0 with the node's primary
+// address, the machine network's router as next hop, and a chassis.
+func dataPathNodeFacts() map[string]string {
+	n := SimulatedNodes[0]
+	ip := strings.SplitN(n.PrimaryIP, "/", 2)[0]
+	return map[string]string{
+		l3GatewayConfigAnnotation: fmt.Sprintf(`{"default":{"mode":"shared","bridge-id":"breth0","interface-id":"breth0_%s",`+
+			`"mac-address":"52:54:00:c0:02:0a","ip-addresses":[%q],"ip-address":%q,"next-hops":["192.0.2.1"],"next-hop":"192.0.2.1",`+
+			`"node-port-enable":"true","vlan-id":"0"}}`, n.Name, n.PrimaryIP, n.PrimaryIP),
+		nodeChassisIDAnnotation: "5e3f1c2a-0000-4000-8000-00000000000a",
+		nodeEncapIPsAnnotation:  fmt.Sprintf(`[%q]`, ip),
+	}
+}
 
 // ovnkubeControllerReadyMetric is set once ovnkube-controller's network
 // controllers have started.
@@ -163,6 +194,10 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 			"--enable-interconnect",
 			"--enable-multi-network",
 			"--enable-network-segmentation",
+			"--gateway-mode=shared",
+			// Room for a masquerade address per user-defined network's
+			// gateway router, as OVN-Kubernetes sets up with them.
+			"--gateway-v4-masquerade-subnet=169.254.0.0/17",
 			"--nb-address=" + dp.NB,
 			"--sb-address=" + dp.SB,
 			"--cluster-subnets=" + ClusterNetworkCIDR + "/23",
@@ -184,6 +219,13 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 	}
 	if err := applyNamespace(ctx, client, OVNKubernetesNamespace+"-"+DataPathNode); err != nil {
 		return nil, err
+	}
+	patch, err := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{"annotations": dataPathNodeFacts()}})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := client.CoreV1().Nodes().Patch(ctx, DataPathNode, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager}); err != nil {
+		return nil, fmt.Errorf("writing the gateway facts of node %s: %w", DataPathNode, err)
 	}
 	if err := s.ovnkubeController.start(); err != nil {
 		return s.ovnkubeController, err

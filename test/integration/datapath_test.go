@@ -121,6 +121,67 @@ func placePod(ctx context.Context, t *testing.T, kube kubernetes.Interface, dp *
 	return p
 }
 
+// gatewayMAC is the MAC of the router port on switch ls that leads to the
+// network's gateway router, which ovnkube-controller builds from the node's
+// gateway facts.
+func gatewayMAC(ctx context.Context, t *testing.T, dp *stack.DataPath, ls string) string {
+	t.Helper()
+	var last string
+	var mac string
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		out, err := dp.NBCtl(ctx, "--format=csv", "--data=bare", "--no-headings", "--columns=name,options", "find", "Logical_Switch_Port", "type=router")
+		if err != nil {
+			return false, err
+		}
+		last = out
+		// The ports of the gateway routers (GR_<network>_<node>).
+		gatewayPorts := map[string]bool{}
+		routers, err := dp.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Router")
+		if err != nil {
+			return false, err
+		}
+		for _, r := range strings.Fields(routers) {
+			if !strings.HasPrefix(r, "GR_") {
+				continue
+			}
+			ports, err := dp.NBCtl(ctx, "lrp-list", r)
+			if err != nil {
+				return false, err
+			}
+			for _, f := range strings.Fields(ports) {
+				gatewayPorts[strings.Trim(f, "()")] = true
+			}
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			name, opts, _ := strings.Cut(line, ",")
+			on, err := dp.NBCtl(ctx, "lsp-get-ls", name)
+			if err != nil || !strings.Contains(on, "("+ls+")") {
+				continue
+			}
+			for _, o := range strings.Fields(opts) {
+				lrp, ok := strings.CutPrefix(o, "router-port=")
+				if !ok {
+					continue
+				}
+				if !gatewayPorts[lrp] {
+					continue
+				}
+				m, err := dp.NBCtl(ctx, "get", "Logical_Router_Port", lrp, "mac")
+				if err != nil {
+					return false, err
+				}
+				mac = strings.Trim(strings.TrimSpace(m), `"`)
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("switch %s has no port to a gateway router: %v (router ports: %q)", ls, err, last)
+	}
+	return mac
+}
+
 var traceOutput = regexp.MustCompile(`output\("([^"]+)"\)`)
 
 // trace sends, in OVN's evaluation, a new TCP connection from from's port,
@@ -224,6 +285,15 @@ func TestDataPathIsolation(t *testing.T) {
 				trace(ctx, t, dp, c.from, c.to.mac, c.to.ip, c.from.ip))
 		}
 	}
+	// Through acme's gateway router, addressed to globex's pod: the packet
+	// leaves by the node's external port, never onto globex's switch.
+	gwMAC := gatewayMAC(ctx, t, dp, a1.ls)
+	for _, o := range trace(ctx, t, dp, a1, gwMAC, g1.ip, a1.ip) {
+		if o == g1.lsp {
+			t.Errorf("a1 to %s through acme's gateway router (%s): delivered", g1, gwMAC)
+		}
+	}
+	t.Logf("a1 to %s through acme's gateway router (%s): outputs %v", g1, gwMAC, trace(ctx, t, dp, a1, gwMAC, g1.ip, a1.ip))
 	// A spoofed source: a1's port with a2's address, or with globex's.
 	for _, src := range []string{a2.ip, g1.ip} {
 		if out := trace(ctx, t, dp, a1, a2.mac, a2.ip, src); len(out) != 0 {
