@@ -25,13 +25,7 @@ var (
 )
 
 func init() {
-	scheme.AddKnownTypes(admin.SchemeGroupVersion,
-		&tenantv1alpha1.Namespace{}, &tenantv1alpha1.NamespaceList{},
-		&tenantv1alpha1.Network{}, &tenantv1alpha1.NetworkList{},
-		&tenantv1alpha1.FloatingIP{}, &tenantv1alpha1.FloatingIPList{},
-		&tenantv1alpha1.LoadBalancer{}, &tenantv1alpha1.LoadBalancerList{},
-	)
-	metav1.AddToGroupVersion(scheme, admin.SchemeGroupVersion)
+	admin.AddVersionedToScheme(scheme)
 	utilruntime.Must(metav1.AddMetaToScheme(scheme))
 }
 

@@ -53,13 +53,7 @@ func AddToScheme(scheme *runtime.Scheme) error {
 		&tenant.FloatingIP{}, &tenant.FloatingIPList{},
 		&tenant.LoadBalancer{}, &tenant.LoadBalancerList{},
 	)
-	scheme.AddKnownTypes(SchemeGroupVersion,
-		&v1alpha1.Namespace{}, &v1alpha1.NamespaceList{},
-		&v1alpha1.Network{}, &v1alpha1.NetworkList{},
-		&v1alpha1.FloatingIP{}, &v1alpha1.FloatingIPList{},
-		&v1alpha1.LoadBalancer{}, &v1alpha1.LoadBalancerList{},
-	)
-	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
+	AddVersionedToScheme(scheme)
 	if err := v1alpha1.RegisterConversions(scheme); err != nil {
 		return err
 	}
@@ -67,6 +61,19 @@ func AddToScheme(scheme *runtime.Scheme) error {
 		return err
 	}
 	return scheme.SetVersionPriority(SchemeGroupVersion)
+}
+
+// AddVersionedToScheme registers the group's v1alpha1 kinds alone: what a
+// client that decodes the group's objects into tenant.io's v1alpha1 types
+// needs.
+func AddVersionedToScheme(scheme *runtime.Scheme) {
+	scheme.AddKnownTypes(SchemeGroupVersion,
+		&v1alpha1.Namespace{}, &v1alpha1.NamespaceList{},
+		&v1alpha1.Network{}, &v1alpha1.NetworkList{},
+		&v1alpha1.FloatingIP{}, &v1alpha1.FloatingIPList{},
+		&v1alpha1.LoadBalancer{}, &v1alpha1.LoadBalancerList{},
+	)
+	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 }
 
 // Name is the name in this group of tenant t's object name (of a tenant
