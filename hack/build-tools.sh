@@ -59,7 +59,7 @@ OVN_PACKAGES=(ovn-central ovn-common ovn-host openvswitch-common openvswitch-swi
 # The programs that get a wrapper in _output/bin/ovn/bin.
 OVN_PROGRAMS=(usr/sbin/ovsdb-server usr/bin/ovsdb-tool usr/bin/ovsdb-client usr/bin/ovn-northd
   usr/bin/ovn-nbctl usr/bin/ovn-sbctl usr/bin/ovn-trace usr/bin/ovn-appctl usr/bin/ovs-appctl
-  usr/bin/ovs-vsctl usr/bin/ovs-ofctl usr/bin/ovn-controller)
+  usr/bin/ovs-vsctl usr/bin/ovs-ofctl usr/bin/ovn-controller usr/lib/openvswitch-switch/ovs-vswitchd)
 
 # Release version stamped into the Kubernetes binaries; it must match the
 # k8s.io/kubernetes requirement in hack/tools/go.mod (checked below).

@@ -476,10 +476,11 @@ func (s *Stack) StartHost(ctx context.Context) error {
 // PID is the process id of a running process of the stack (etcd,
 // tenant-etcd, kube-apiserver, kube-controller-manager, metallb-controller,
 // ovnkube-cluster-manager, ovsdb-server-nb, ovsdb-server-sb, ovn-northd,
-// ovnkube-controller, tenant-apiserver, or a replica by its name), or 0.
+// ovnkube-controller, tenant-apiserver, a replica by its name, or the
+// real-packet tier's ovsdb-server-ovs, ovs-vswitchd and ovn-controller), or 0.
 func (s *Stack) PID(name string) int {
 	for _, p := range append([]*process{s.etcd, s.tenantEtcd, s.kubeAPIServer, s.controllerManager, s.metallb, s.ovnkube,
-		s.ovnNB, s.ovnSB, s.ovnNorthd, s.ovnkubeController, s.tenantAPIServer}, s.replicaProcesses()...) {
+		s.ovnNB, s.ovnSB, s.ovnNorthd, s.ovnkubeController, s.tenantAPIServer}, append(s.replicaProcesses(), s.packetProcesses()...)...) {
 		if p != nil && p.name == name {
 			return p.pid()
 		}

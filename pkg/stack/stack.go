@@ -124,6 +124,7 @@ type Stack struct {
 	etcd, tenantEtcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console *process
 	// The logical data path (ovn.go).
 	ovnNB, ovnSB, ovnNorthd, ovnkubeController *process
+	packets                                   *Packets
 	dataPath                                   *DataPath
 	// replicas are the tenant-apiserver replicas tests started, guarded by mu.
 	replicas []*Replica
@@ -418,6 +419,9 @@ func (s *Stack) Stop() error {
 	}
 	s.stopped = true
 	var errs []error
+	if s.packets != nil {
+		errs = append(errs, s.packets.stop(s.opts.StopTimeout))
+	}
 	var procs []*process
 	for _, r := range s.replicas {
 		procs = append(procs, r.proc)
