@@ -124,7 +124,7 @@ type Stack struct {
 	etcd, tenantEtcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console *process
 	// The logical data path (ovn.go).
 	ovnNB, ovnSB, ovnNorthd, ovnkubeController *process
-	packets                                   *Packets
+	packets                                    *Packets
 	dataPath                                   *DataPath
 	// replicas are the tenant-apiserver replicas tests started, guarded by mu.
 	replicas []*Replica
