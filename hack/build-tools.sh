@@ -52,7 +52,7 @@ OVS_CLI_PACKAGES=(openvswitch-common openvswitch-switch ovn-common)
 # that bookworm's are too old for or lacks, from the trixie suite of the
 # machine's own Debian archive. They are unpacked into _output/bin/ovn/root
 # and run through that tree's loader by the wrappers in _output/bin/ovn/bin.
-OVN_SUITE=trixie
+OVN_SUITE=sid
 OVN_PACKAGES=(ovn-central ovn-common ovn-host openvswitch-common openvswitch-switch
   libc6 libgcc-s1 libcap-ng0 libcap2 libssl3t64 libunbound8 libevent-2.1-7t64
   libbpf1 libelf1t64 libxdp1 libnuma1 libudev1 zlib1g libzstd1)
@@ -198,7 +198,7 @@ build_controller_gen() {
 # hack/tools/ovnkube/go.mod (its own module: its dependency graph is not the
 # one the host CRDs are generated from).
 build_ovnkube() {
-  go_build "${OVNKUBE_DIR}" "$1" -ldflags "-s -w" github.com/ovn-org/ovn-kubernetes/go-controller/cmd/ovnkube
+  go_build "${OVNKUBE_DIR}" "$1" -ldflags "-s -w" github.com/ovn-kubernetes/ovn-kubernetes/go-controller/cmd/ovnkube
 }
 
 # build_ovs_cli downloads OVS_CLI_PACKAGES from Debian's archive (apt-get

@@ -48,18 +48,19 @@ const (
 	nodeEncapIPsAnnotation    = "k8s.ovn.org/node-encap-ips"
 )
 
+// chassisID is the OVS chassis (system-id) of the i-th simulated node.
+func chassisID(i int) string { return fmt.Sprintf("5e3f1c2a-0000-4000-8000-%012x", 10+i) }
+
 // dataPathNodeFacts are the annotations of DataPathNode that ovnkube-node
-// would write: a shared gateway on bridge breth0 with the node's primary
-// address, the machine network's router as next hop, and a chassis.
+// would write besides those every simulated node has (its chassis, its
+// tunnel endpoint): a shared gateway on bridge breth0 with the node's
+// primary address and the machine network's router as next hop.
 func dataPathNodeFacts() map[string]string {
 	n := SimulatedNodes[0]
-	ip := strings.SplitN(n.PrimaryIP, "/", 2)[0]
 	return map[string]string{
 		l3GatewayConfigAnnotation: fmt.Sprintf(`{"default":{"mode":"shared","bridge-id":"breth0","interface-id":"breth0_%s",`+
 			`"mac-address":"52:54:00:c0:02:0a","ip-addresses":[%q],"ip-address":%q,"next-hops":["192.0.2.1"],"next-hop":"192.0.2.1",`+
 			`"node-port-enable":"true","vlan-id":"0"}}`, n.Name, n.PrimaryIP, n.PrimaryIP),
-		nodeChassisIDAnnotation: "5e3f1c2a-0000-4000-8000-00000000000a",
-		nodeEncapIPsAnnotation:  fmt.Sprintf(`[%q]`, ip),
 	}
 }
 
@@ -145,7 +146,11 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 		p := &process{
 			name: "ovsdb-server-" + db.name,
 			path: filepath.Join(bin, "ovsdb-server"),
+			// TCP on loopback for the tools and ovn-controller; the unix
+			// socket ovnkube-controller finds in its run dir (--nb-run-dir,
+			// --sb-run-dir), as beside OVN's databases on a node.
 			args: []string{file, "--remote=ptcp:" + strconv.Itoa(port) + ":127.0.0.1",
+				"--remote=punix:" + filepath.Join(dir, "ovn"+db.name+"_db.sock"),
 				"--unixctl=" + filepath.Join(dir, db.name+".ctl"), "--no-chdir"},
 			env: env, logPath: s.LogPath("ovsdb-server-" + db.name), restart: true,
 		}
@@ -191,15 +196,16 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 			"--init-ovnkube-controller=" + DataPathNode,
 			"--zone=" + DataPathNode,
 			"--k8s-kubeconfig=" + s.KubeconfigPath(AdminUser),
-			"--enable-interconnect",
 			"--enable-multi-network",
 			"--enable-network-segmentation",
+			// Provider services connect tenant networks with ClusterNetworkConnects.
+			"--enable-network-connect",
 			"--gateway-mode=shared",
 			// Room for a masquerade address per user-defined network's
 			// gateway router, as OVN-Kubernetes sets up with them.
 			"--gateway-v4-masquerade-subnet=169.254.0.0/17",
-			"--nb-address=" + dp.NB,
-			"--sb-address=" + dp.SB,
+			"--nb-run-dir=" + dir,
+			"--sb-run-dir=" + dir,
 			"--cluster-subnets=" + ClusterNetworkCIDR + "/23",
 			"--k8s-service-cidrs=" + ServiceNetworkCIDR,
 			// Its own namespace for its leader election: the default one

@@ -69,7 +69,7 @@ const (
 // does: the Node object with the labels and annotations the kubelet and
 // ovnkube-node would set, and a Ready status condition.
 func ensureSimulatedNodes(ctx context.Context, client kubernetes.Interface) error {
-	for _, n := range SimulatedNodes {
+	for i, n := range SimulatedNodes {
 		ip := strings.SplitN(n.PrimaryIP, "/", 2)[0]
 		node := &corev1.Node{
 			ObjectMeta: metav1.ObjectMeta{
@@ -84,6 +84,10 @@ func ensureSimulatedNodes(ctx context.Context, client kubernetes.Interface) erro
 					nodePrimaryIfAddrAnnotation: fmt.Sprintf(`{"ipv4":%q}`, n.PrimaryIP),
 					hostCIDRsAnnotation:         fmt.Sprintf(`[%q,%q]`, n.PrimaryIP, n.PublicIP),
 					zoneNameAnnotation:          n.Name,
+					// Its OVS chassis and tunnel endpoint, from which the
+					// data path node's controller makes it a remote chassis.
+					nodeChassisIDAnnotation: chassisID(i),
+					nodeEncapIPsAnnotation:  fmt.Sprintf(`[%q]`, ip),
 				},
 			},
 		}
@@ -151,11 +155,12 @@ func (s *Stack) startOVNKube(ctx context.Context) (*process, error) {
 		args: append([]string{
 			"--init-cluster-manager=" + SimulatedNodes[0].Name,
 			"--k8s-kubeconfig=" + s.KubeconfigPath(AdminUser),
-			"--enable-interconnect",
 			"--enable-multi-network",
 			"--enable-network-segmentation",
 			"--enable-egress-ip",
 			"--enable-route-advertisements",
+			// Provider services connect tenant networks with ClusterNetworkConnects.
+			"--enable-network-connect",
 			// The reachability probe dials each node's management address,
 			// which is not on this machine: the simulated nodes are taken
 			// as reachable, as OVN-Kubernetes does with the probe off.

@@ -128,7 +128,7 @@ func (s *Stack) StartPackets(ctx context.Context) (*Packets, error) {
 	// ovnkube-controller was given, so the gateway routers it bound to that
 	// chassis are this node's. The encapsulation address is loopback: this
 	// zone has no remote chassis to tunnel to.
-	chassis := dataPathNodeFacts()[nodeChassisIDAnnotation]
+	chassis := chassisID(0)
 	p.vswitchd = &process{
 		name: "ovs-vswitchd", path: filepath.Join(bin, "ovs-vswitchd"),
 		args: []string{p.db, "--disable-system", "--unixctl=" + filepath.Join(p.dir, "ovs-vswitchd.ctl"), "--no-chdir"},

@@ -284,8 +284,8 @@ func udpBroadcast(ctx context.Context, t *testing.T, h *stack.PodHost, listeners
 	}
 	got := map[string]int{}
 	buf := make([]byte, 256)
-	deadline := time.Now().Add(time.Second)
 	for name, l := range listeners {
+		deadline := time.Now().Add(time.Second)
 		for {
 			if err := l.SetReadDeadline(deadline); err != nil {
 				t.Fatal(err)

@@ -11,6 +11,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"regexp"
 	"sort"
@@ -121,41 +122,28 @@ func placePod(ctx context.Context, t *testing.T, kube kubernetes.Interface, dp *
 	return p
 }
 
-// gatewayMAC is the MAC of the router port on switch ls that leads to the
-// network's gateway router, which ovnkube-controller builds from the node's
-// gateway facts.
-func gatewayMAC(ctx context.Context, t *testing.T, dp *stack.DataPath, ls string) string {
+// gatewayMAC is the MAC of the router port on the switch of pod p that
+// holds an address of p's subnet: the pod's gateway, which leads (through
+// the network's transit router for a Layer2 network) to its gateway router,
+// built from the node's gateway facts.
+func gatewayMAC(ctx context.Context, t *testing.T, dp *stack.DataPath, p port) string {
 	t.Helper()
 	var last string
 	var mac string
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	podIP, err := netip.ParseAddr(p.ip)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		out, err := dp.NBCtl(ctx, "--format=csv", "--data=bare", "--no-headings", "--columns=name,options", "find", "Logical_Switch_Port", "type=router")
 		if err != nil {
 			return false, err
 		}
 		last = out
-		// The ports of the gateway routers (GR_<network>_<node>).
-		gatewayPorts := map[string]bool{}
-		routers, err := dp.NBCtl(ctx, "--bare", "--columns=name", "find", "Logical_Router")
-		if err != nil {
-			return false, err
-		}
-		for _, r := range strings.Fields(routers) {
-			if !strings.HasPrefix(r, "GR_") {
-				continue
-			}
-			ports, err := dp.NBCtl(ctx, "lrp-list", r)
-			if err != nil {
-				return false, err
-			}
-			for _, f := range strings.Fields(ports) {
-				gatewayPorts[strings.Trim(f, "()")] = true
-			}
-		}
 		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 			name, opts, _ := strings.Cut(line, ",")
 			on, err := dp.NBCtl(ctx, "lsp-get-ls", name)
-			if err != nil || !strings.Contains(on, "("+ls+")") {
+			if err != nil || !strings.Contains(on, "("+p.ls+")") {
 				continue
 			}
 			for _, o := range strings.Fields(opts) {
@@ -163,21 +151,23 @@ func gatewayMAC(ctx context.Context, t *testing.T, dp *stack.DataPath, ls string
 				if !ok {
 					continue
 				}
-				if !gatewayPorts[lrp] {
-					continue
-				}
-				m, err := dp.NBCtl(ctx, "get", "Logical_Router_Port", lrp, "mac")
+				nets, err := dp.NBCtl(ctx, "--bare", "--columns=networks,mac", "list", "Logical_Router_Port", lrp)
 				if err != nil {
 					return false, err
 				}
-				mac = strings.Trim(strings.TrimSpace(m), `"`)
-				return true, nil
+				f := strings.Fields(nets)
+				for _, n := range f {
+					if pfx, err := netip.ParsePrefix(n); err == nil && pfx.Masked().Contains(podIP) && len(f) > 0 {
+						mac = f[len(f)-1]
+						return true, nil
+					}
+				}
 			}
 		}
 		return false, nil
 	})
 	if err != nil {
-		t.Fatalf("switch %s has no port to a gateway router: %v (router ports: %q)", ls, err, last)
+		t.Fatalf("switch %s has no router port on the subnet of %s: %v (router ports: %q)", p.ls, p, err, last)
 	}
 	return mac
 }
@@ -287,7 +277,7 @@ func TestDataPathIsolation(t *testing.T) {
 	}
 	// Through acme's gateway router, addressed to globex's pod: the packet
 	// leaves by the node's external port, never onto globex's switch.
-	gwMAC := gatewayMAC(ctx, t, dp, a1.ls)
+	gwMAC := gatewayMAC(ctx, t, dp, a1)
 	for _, o := range trace(ctx, t, dp, a1, gwMAC, g1.ip, a1.ip) {
 		if o == g1.lsp {
 			t.Errorf("a1 to %s through acme's gateway router (%s): delivered", g1, gwMAC)

@@ -1,10 +1,10 @@
 //go:build tools
 
-// Package ovnkube pins the OVN-Kubernetes ovnkube binary whose cluster-manager
-// the test stack runs (see hack/tools/README.md for why this go-controller
-// version and not the one the host CRDs are generated from).
+// Package ovnkube pins the OVN-Kubernetes ovnkube binary the test stack runs
+// as cluster-manager and as the data path node's ovnkube-controller: the
+// go-controller version the host CRDs are generated from.
 package ovnkube
 
 import (
-	_ "github.com/ovn-org/ovn-kubernetes/go-controller/cmd/ovnkube"
+	_ "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/cmd/ovnkube"
 )
