@@ -19,6 +19,10 @@ import (
 // kubernetes.io/pvc-protection finalizer), and recounts what the
 // ResourceQuotas of tenants' host namespaces use (admission only ever adds
 // to status.used; this controller takes deleted pods and disks off it).
+// It also keeps the EndpointSlices of Services, which OVN-Kubernetes'
+// cluster-manager mirrors onto user-defined networks and ovnkube-controller
+// turns into load balancers (a pod is an endpoint once its status says it
+// runs and is ready: no kubelet writes that here, a data-path test does).
 // No node, IPAM or route controller runs: there are no nodes, and the pods
 // stay Pending.
 var ControllerManagerControllers = []string{
@@ -31,6 +35,7 @@ var ControllerManagerControllers = []string{
 	"replicaset-controller",
 	"persistentvolumeclaim-protection-controller",
 	"resourcequota-controller",
+	"endpointslice-controller",
 }
 
 // startControllerManager runs kube-controller-manager against the host as

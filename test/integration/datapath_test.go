@@ -179,8 +179,15 @@ var traceOutput = regexp.MustCompile(`output\("([^"]+)"\)`)
 // logical ports it is delivered to.
 func trace(ctx context.Context, t *testing.T, dp *stack.DataPath, from port, dstMAC, dstIP, srcIP string) []string {
 	t.Helper()
-	flow := fmt.Sprintf(`inport == %q && eth.src == %s && eth.dst == %s && ip4.src == %s && ip4.dst == %s && ip.ttl == 64 && tcp && tcp.src == 40000 && tcp.dst == 8080`,
-		from.lsp, from.mac, dstMAC, srcIP, dstIP)
+	return traceL4(ctx, t, dp, from, dstMAC, dstIP, srcIP, "tcp && tcp.src == 40000 && tcp.dst == 8080")
+}
+
+// traceL4 is trace with the packet's transport part given as an ovn-trace
+// match (e.g. "udp && udp.src == 40000 && udp.dst == 53").
+func traceL4(ctx context.Context, t *testing.T, dp *stack.DataPath, from port, dstMAC, dstIP, srcIP, l4 string) []string {
+	t.Helper()
+	flow := fmt.Sprintf(`inport == %q && eth.src == %s && eth.dst == %s && ip4.src == %s && ip4.dst == %s && ip.ttl == 64 && %s`,
+		from.lsp, from.mac, dstMAC, srcIP, dstIP, l4)
 	out, err := dp.Trace(ctx, "--minimal", "--ct=new", from.ls, flow)
 	if err != nil {
 		t.Fatalf("ovn-trace: %v", err)

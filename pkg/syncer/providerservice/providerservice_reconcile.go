@@ -420,25 +420,47 @@ func (c *Controller) connect(ctx context.Context, tn *tenant.Tenant, pn string, 
 		conn.reason, conn.message = ensured.Reason, ensured.Message
 		return conn, nil
 	}
-	status, _, _ := unstructured.NestedString(ensured.Obj.Object, "status", "status")
-	if status == string(cncv1.Failure) {
-		conn.reason, conn.message = ReasonConnectFailed, "OVN-Kubernetes reports ClusterNetworkConnect "+want.GetName()+" failed"+failureMessage(ensured.Obj)
+	if failed, msg := connectFailed(ensured.Obj); failed {
+		conn.reason, conn.message = ReasonConnectFailed, "OVN-Kubernetes reports ClusterNetworkConnect "+want.GetName()+" failed"+msg
 		return conn, nil
 	}
 	conn.ok = true
 	return conn, nil
 }
 
-func failureMessage(u *unstructured.Unstructured) string {
+// connectFailed says whether OVN-Kubernetes reports that it could not
+// apply ClusterNetworkConnect u, and its reason (": <message>"):
+// cluster-manager's condition Accepted=False (it validates the connect
+// subnets against the selected networks and the other connections, and
+// allocates their subnets and tunnel key), or status Failure.
+func connectFailed(u *unstructured.Unstructured) (bool, string) {
+	status, _, _ := unstructured.NestedString(u.Object, "status", "status")
+	failed := status == string(cncv1.Failure)
+	var msg string
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
 		m, _ := c.(map[string]interface{})
-		if msg, _ := m["message"].(string); msg != "" {
-			return ": " + msg
+		if m["type"] == cncAccepted && m["status"] == string(metav1.ConditionFalse) {
+			failed = true
+			msg, _ = m["message"].(string)
+			break
+		}
+		if s, _ := m["message"].(string); msg == "" && m["status"] == string(metav1.ConditionFalse) {
+			msg = s
 		}
 	}
-	return ""
+	if !failed {
+		return false, ""
+	}
+	if msg != "" {
+		msg = ": " + msg
+	}
+	return true, msg
 }
+
+// cncAccepted is the condition OVN-Kubernetes' cluster-manager reports a
+// ClusterNetworkConnect with.
+const cncAccepted = "Accepted"
 
 // disconnect removes tenant t's connections with provider networks not in
 // wanted, and gives back the subnets of those that are gone.

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	cncv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/clusternetworkconnect/v1"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
@@ -270,33 +269,43 @@ func TestProviderServices(t *testing.T) {
 	})
 
 	t.Run("OVN-Kubernetes' report on the connection", func(t *testing.T) {
-		name := hostnames.ClusterNetworkConnect(tnB.UID, pn)
-		// report writes the ClusterNetworkConnect's status as
-		// OVN-Kubernetes would: a stand-in, because the cluster-manager
-		// that runs in the stack (the newest go-controller the module
-		// proxy builds) has no ClusterNetworkConnect controller.
-		report := func(status string) {
-			t.Helper()
-			u, err := dyn.Resource(cncGVR).Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			u.Object["status"] = map[string]interface{}{"status": status, "conditions": []interface{}{map[string]interface{}{
-				"type": "Ready", "status": "False", "reason": "Test", "message": "connect subnet overlaps a join subnet",
-				"lastTransitionTime": time.Now().UTC().Format(time.RFC3339)}}}
-			if status == "Success" {
-				u.Object["status"] = map[string]interface{}{"status": status}
-			}
-			if _, err := dyn.Resource(cncGVR).UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
+		// A network someone else put in B's connection group, whose
+		// subnet overlaps B's own network: cluster-manager refuses B's
+		// ClusterNetworkConnect (Accepted=False: networks it connects may
+		// not overlap), and B's entry says why; once it is gone, the
+		// connection is accepted again.
+		netB := waitNetwork(ctx, t, memberB, "default", "synced", networkSynced)
+		if len(netB.Status.Subnets) == 0 {
+			t.Fatalf("tenant B's Network default reports no subnet: %+v", netB.Status)
 		}
-		report("Failure")
+		rogue := "rogue-" + suffix
+		if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: rogue, Labels: map[string]string{"provider-network": rogue, "k8s.ovn.org/primary-user-defined-network": ""}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = host.CoreV1().Namespaces().Delete(context.Background(), rogue, metav1.DeleteOptions{}) })
+		cudn := providerCUDN(rogue, rogue, netB.Status.Subnets[0])
+		cudn.Labels = map[string]string{hostnames.ConnectGroupLabel: "tenant." + nameB}
+		if _, err := udn.K8sV1().ClusterUserDefinedNetworks().Create(ctx, cudn, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			_ = udn.K8sV1().ClusterUserDefinedNetworks().Delete(context.Background(), rogue, metav1.DeleteOptions{})
+		})
 		waitOffer(ctx, t, admin, offerName, "reporting B's connection failed", func(ps *tenantv1alpha1.ProviderService) bool {
 			e, ok := offerEntry(ps, nameB)
-			return ok && !e.Connected && e.Reason == "ConnectFailed" && strings.Contains(e.Message, "overlaps a join subnet")
+			return ok && !e.Connected && e.Reason == "ConnectFailed" && strings.Contains(e.Message, "overlap")
 		})
-		report("Success")
+		a, _ := offerEntry(waitOffer(ctx, t, admin, offerName, "A", served(nameA)), nameA)
+		if !a.Connected {
+			t.Fatalf("tenant A's connection reported failed with B's: %+v", a)
+		}
+		if err := udn.K8sV1().ClusterUserDefinedNetworks().Delete(ctx, rogue, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := host.CoreV1().Namespaces().Delete(ctx, rogue, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
 		waitOffer(ctx, t, admin, offerName, "serving B again", served(nameB))
 	})
 
