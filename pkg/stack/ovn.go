@@ -200,6 +200,8 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 			"--enable-network-segmentation",
 			// Provider services connect tenant networks with ClusterNetworkConnects.
 			"--enable-network-connect",
+			// NAT gateways and FloatingIPs are EgressIPs.
+			"--enable-egress-ip",
 			"--gateway-mode=shared",
 			// Room for a masquerade address per user-defined network's
 			// gateway router, as OVN-Kubernetes sets up with them.
