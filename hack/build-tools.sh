@@ -5,9 +5,9 @@
 # hack/tools/crds/go.mod (controller-gen, MetalLB controller),
 # hack/tools/ovnkube/go.mod (OVN-Kubernetes' ovnkube), the Open vSwitch and
 # OVN command-line tools ovnkube looks up at start (ovs-cli: Debian's
-# packages, unpacked, not installed), OVN 25.03 for the stack's logical data
-# path (ovn: Debian trixie's packages with trixie's libc, unpacked, run
-# through their own loader), the linter make test runs
+# packages, unpacked, not installed), OVN 26.03 and Open vSwitch 4.0 for the
+# stack's data path (ovn: Debian sid's packages with sid's libc, unpacked,
+# run through their own loader), the linter make test runs
 # (golangci-lint, GOLANGCI_LINT_VERSION below), and kubectl one minor version
 # older than the stack (skew-kubectl, from hack/tools/skew/go.mod), which the
 # tests drive the API with as the version skew policy allows.
@@ -44,13 +44,16 @@ GOLANGCI_LINT_VERSION=v2.15.0
 # them; they are unpacked into _output/bin/ovs-cli, not installed.
 OVS_CLI_PACKAGES=(openvswitch-common openvswitch-switch ovn-common)
 
-# OVN of the stack's logical data path: the NB/SB ovsdb-servers, ovn-northd,
+# OVN of the stack's data path: the NB/SB ovsdb-servers, ovn-northd,
 # ovn-nbctl/sbctl and ovn-trace that ovnkube-controller and the data-path
-# tests use. OVN-Kubernetes' controller needs OVN 25.03's schemas (NB 7.11,
-# SB 20.41); bookworm has 23.03, trixie 25.03. Trixie's binaries need
-# trixie's libc: OVN_PACKAGES are the programs and every library they link
-# that bookworm's are too old for or lacks, from the trixie suite of the
-# machine's own Debian archive. They are unpacked into _output/bin/ovn/root
+# tests use, and ovs-vswitchd and ovn-controller for its real-packet tier.
+# The pinned go-controller's ovnkube-controller needs the northbound schema
+# of OVN 25.09 or later; bookworm has 23.03, trixie 25.03, sid 26.03. Sid
+# moves: PACKAGES in the tree records what was taken, and a later OVN's
+# schemas only add to what the controller needs. Sid's binaries need sid's
+# libc: OVN_PACKAGES are the programs and every library they link that
+# bookworm's are too old for or lacks, from the sid suite of the machine's
+# own Debian archive. They are unpacked into _output/bin/ovn/root
 # and run through that tree's loader by the wrappers in _output/bin/ovn/bin.
 OVN_SUITE=sid
 OVN_PACKAGES=(ovn-central ovn-common ovn-host openvswitch-common openvswitch-switch

@@ -18,7 +18,7 @@ import (
 )
 
 // The stack's logical data path: OVN's northbound and southbound databases
-// and ovn-northd (OVN 25.03, hack/build-tools.sh's ovn), and OVN-Kubernetes'
+// and ovn-northd (OVN 26.03, hack/build-tools.sh's ovn), and OVN-Kubernetes'
 // ovnkube-controller for the zone of DataPathNode. As in OpenShift's
 // interconnect deployments every node is a zone of its own
 // (k8s.ovn.org/zone-name); the controller builds, in the zone's
@@ -27,8 +27,8 @@ import (
 // compiles them into the southbound database's logical flows, which
 // ovn-trace evaluates; with the gateway facts ovnkube-node would write for
 // the node (dataPathNodeFacts), it also builds the node's gateway routers.
-// No ovn-controller or Open vSwitch runs: no packet is forwarded, each is
-// traced.
+// Open vSwitch and ovn-controller, which forward packets, run only when a
+// test asks for them (StartPackets, packets.go).
 //
 // DataPathNode is the simulated node whose zone the data path serves: pods
 // the tests trace are scheduled there (spec.nodeName).
