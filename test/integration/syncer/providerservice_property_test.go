@@ -233,7 +233,7 @@ func providerNetwork(ctx context.Context, t *testing.T, host kubernetes.Interfac
 	t.Helper()
 	infra := "infra-" + suffix
 	if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-		Name: infra, Labels: map[string]string{"provider-network": suffix}}}, metav1.CreateOptions{}); err != nil {
+		Name: infra, Labels: map[string]string{"provider-network": suffix, "k8s.ovn.org/primary-user-defined-network": ""}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = host.CoreV1().Namespaces().Delete(context.Background(), infra, metav1.DeleteOptions{}) })
