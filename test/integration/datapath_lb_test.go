@@ -45,14 +45,15 @@ func networkOf(p port) string {
 	return strings.TrimSuffix(strings.TrimSuffix(p.ls, "_ovn_layer2_switch"), "_ovn_cluster_switch")
 }
 
-// TestDataPathLoadBalancer checks a tenant LoadBalancer on OVN's verdicts:
-// a new connection from the machine network to its public address, as it
-// enters acme's gateway router, is delivered to the pod it selects and to
-// no other (not acme's unselected pod, not globex's); the same packet
-// entering globex's gateway router reaches nothing of acme's.
+// TestDataPathLoadBalancer checks a tenant LoadBalancer, and a FloatingIP's
+// inbound ports, on OVN's verdicts: a new connection from the machine
+// network to the public address, as it enters acme's gateway router, is
+// delivered to the pod selected (or bound) and to no other (not acme's
+// other pod, not globex's), on its ports only; the same packet entering
+// globex's gateway router reaches nothing of acme's.
 func TestDataPathLoadBalancer(t *testing.T) {
 	isoDemoTenants(t)
-	isoDemoPublicIPs(t, 1)
+	isoDemoPublicIPs(t, 2)
 	ctx := framework.Context(t, 3*time.Minute)
 	dp := dataPath(t)
 	kube, _, err := framework.Current().Clients(stack.AdminUser)
@@ -130,6 +131,40 @@ func TestDataPathLoadBalancer(t *testing.T) {
 		return len(out) == 1 && out[0] == other.lsp, nil
 	}); err != nil {
 		t.Errorf("after the selector moved to lb-other, a connection to %s:80 reaches %v, want only %s", address, out, other)
+	}
+	// A FloatingIP bound to lb-web with port 22: its inbound is a
+	// LoadBalancer Service on its own address, selecting that pod alone.
+	fip := &tenantv1alpha1.FloatingIP{
+		ObjectMeta: metav1.ObjectMeta{Name: "dp-fip"},
+		Spec: tenantv1alpha1.FloatingIPSpec{
+			Target: &tenantv1alpha1.FloatingIPTarget{Kind: tenantv1alpha1.FloatingIPTargetPod, Name: "lb-web"},
+			Ports:  []tenantv1alpha1.FloatingIPPort{{Port: 22}},
+		},
+	}
+	if _, err := acme.FloatingIPs("dev").Create(ctx, fip, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = acme.FloatingIPs("dev").Delete(context.Background(), fip.Name, metav1.DeleteOptions{}) })
+	var fipAddress string
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := acme.FloatingIPs("dev").Get(ctx, fip.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		fipAddress = got.Status.Address
+		if fipAddress == "" {
+			return false, nil
+		}
+		out = traceL4(ctx, t, dp, from, gwMAC, fipAddress, from.ip, "tcp && tcp.src == 40000 && tcp.dst == 22")
+		return len(out) == 1 && out[0] == web.lsp, nil
+	}); err != nil {
+		t.Errorf("a connection to FloatingIP %s:22 bound to %s reaches %v, want only that pod", fipAddress, web, out)
+	}
+	t.Logf("%s -> FloatingIP %s:22: outputs %v", from.ip, fipAddress, out)
+	for _, o := range traceL4(ctx, t, dp, from, gwMAC, fipAddress, from.ip, "tcp && tcp.src == 40000 && tcp.dst == 80") {
+		if o == web.lsp || o == other.lsp {
+			t.Errorf("a connection to FloatingIP %s:80 (not one of its ports) reached %s", fipAddress, o)
+		}
 	}
 	// The same packet entering globex's gateway router.
 	gFrom, gMAC := externalPort(ctx, t, dp, networkOf(g))
