@@ -388,7 +388,7 @@ func (p *Packets) Unplug(ctx context.Context, h *PodHost) error {
 	return errors.Join(err, h.remove())
 }
 
-// IP runs ip with the arguments in h's network namespace (e.g. "neigh",
+// IPCmd runs ip with the arguments in h's network namespace (e.g. "neigh",
 // "add", ...), for a test that shapes what the pod sends.
 func (h *PodHost) IPCmd(args ...string) error {
 	return ipCmd(append([]string{"-n", h.NetNS}, args...)...)
