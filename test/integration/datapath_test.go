@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -225,14 +224,7 @@ func TestDataPathIsolation(t *testing.T) {
 	}
 	// What the data path's processes hold, for docs/performance.md.
 	for _, name := range []string{"ovsdb-server-nb", "ovsdb-server-sb", "ovn-northd", "ovnkube-controller", "ovnkube-cluster-manager"} {
-		if pid := framework.Current().PID(name); pid != 0 {
-			status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-			for _, line := range strings.Split(string(status), "\n") {
-				if strings.HasPrefix(line, "VmRSS:") {
-					t.Logf("%s: %s", name, strings.Join(strings.Fields(line)[1:], " "))
-				}
-			}
-		}
+		t.Logf("%s: %s", name, vmRSS(framework.Current().PID(name)))
 	}
 	acmeNS, globexNS := hostNamespaceOf(ctx, t, alice, "dev"), hostNamespaceOf(ctx, t, "bob", "dev")
 	a1, a2 := placePod(ctx, t, kube, dp, acmeNS, "a1"), placePod(ctx, t, kube, dp, acmeNS, "a2")
