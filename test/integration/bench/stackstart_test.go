@@ -2,9 +2,6 @@ package bench
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -43,8 +40,8 @@ func BenchmarkStackStart(b *testing.B) {
 				packets = append(packets, time.Since(start))
 			}
 			for _, name := range []string{"ovsdb-server-nb", "ovsdb-server-sb", "ovn-northd", "ovnkube-controller", "ovsdb-server-ovs", "ovs-vswitchd", "ovn-controller"} {
-				if mb := rssMB(s.PID(name)); mb > rss[name] {
-					rss[name] = mb
+				if mib := rssMiB(s.PID(name)); mib > rss[name] {
+					rss[name] = mib
 				}
 			}
 			stop()
@@ -57,24 +54,8 @@ func BenchmarkStackStart(b *testing.B) {
 	if len(packets) > 0 {
 		b.ReportMetric(percentile(packets, 50).Seconds(), "packets-tier-s")
 	}
-	for name, mb := range rss {
-		b.ReportMetric(mb, name+"-rss-MB")
+	for name, mib := range rss {
+		b.ReportMetric(mib, name+"-rss-MiB")
 	}
 	b.Logf("start with the data path %v, without %v; the real-packet tier %v", with, without, packets)
-}
-
-// rssMB is the resident memory of process pid in MB (0 if it is not running).
-func rssMB(pid int) float64 {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmRSS:" {
-			var kb float64
-			_, _ = fmt.Sscan(f[1], &kb)
-			return kb / 1000
-		}
-	}
-	return 0
 }
