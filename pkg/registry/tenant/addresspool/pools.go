@@ -16,7 +16,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
@@ -149,9 +148,6 @@ func (g *Consistency) others(ctx context.Context, name string) ([]tenant.Address
 
 // checkOverlap refuses a pool whose space overlaps another pool's.
 func (g *Consistency) checkOverlap(ctx context.Context, p *tenant.AddressPool) error {
-	if errs := validation.ValidateAddressPool(p); len(errs) > 0 {
-		return apierrors.NewInvalid(tenant.Kind("AddressPool"), p.Name, errs)
-	}
 	pool, err := ipam.PoolFromAPI(p)
 	if err != nil {
 		return apierrors.NewInvalid(tenant.Kind("AddressPool"), p.Name, field.ErrorList{field.Invalid(field.NewPath("spec"), "", err.Error())})

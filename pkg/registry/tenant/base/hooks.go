@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
+	"k8s.io/apiserver/pkg/registry/rest"
 )
 
 // BeforeDeleteFunc may refuse the delete of name, or return the
@@ -66,6 +67,26 @@ func (s *Storage) Install(h Hooks) {
 		s.Main.Admit = chainAdmit(s.Main.Admit, h.Admit)
 	}
 }
+
+// validation is the first step of every write, installed before any
+// kind's hooks: it checks a copy of the object as the store will check it
+// (prepared by the strategy, then validated), so that an invalid request is
+// a 422 before any later hook claims an address or reads another object
+// for it, and so that no hook validates again. The store runs the same
+// strategy once more on the object as the hooks leave it, before it
+// writes: what a hook assigned is checked too.
+func validation(store *genericregistry.Store) Hooks {
+	return Hooks{
+		BeginCreate: func(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+			return finishNothing, rest.BeforeCreate(store.CreateStrategy, ctx, obj.DeepCopyObject())
+		},
+		BeginUpdate: func(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
+			return finishNothing, rest.BeforeUpdate(store.UpdateStrategy, ctx, obj.DeepCopyObject(), old)
+		},
+	}
+}
+
+func finishNothing(context.Context, bool) {}
 
 func chainAdmit(first, then AdmitFunc) AdmitFunc {
 	if first == nil {

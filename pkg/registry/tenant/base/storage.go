@@ -3,6 +3,7 @@ package base
 import (
 	"context"
 	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -203,6 +204,7 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 		Store:       store,
 		StatusStore: status.store,
 	}
+	st.Install(validation(store))
 	if main.Quota != nil {
 		st.Install(Hooks{AfterDelete: releaseOnDelete(main.Quota, r.QuotaResource)})
 	}

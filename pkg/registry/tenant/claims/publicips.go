@@ -60,10 +60,6 @@ type PublicIP[T Object] struct {
 	// HeldInStatus says that Held is a status field the server owns
 	// (Kind.ServerOwnedStatus): the hooks record it with AssignStatus.
 	HeldInStatus bool
-	// Validate checks a new object; ValidateSpecUpdate checks the spec of
-	// an update (the hooks run before the strategy fills in the metadata).
-	Validate           func(T) field.ErrorList
-	ValidateSpecUpdate func(newObj, oldObj T) field.ErrorList
 }
 
 // PublicIPs gives the objects of one kind their public IP from their
@@ -142,10 +138,6 @@ func (p *PublicIPs[T]) BeginCreate(ctx context.Context, obj runtime.Object, opti
 		o.SetNamespace(genericapirequest.NamespaceValue(ctx))
 	}
 	sub := p.subject(o)
-	// A bad spec is a 422, not a claim.
-	if errs := p.Of.Validate(o); len(errs) > 0 {
-		return nil, sub.Invalid(errs...)
-	}
 	// A second create of a name is AlreadyExists, not a clash of addresses
 	// with the first one.
 	if _, err := p.Store.Get(ctx, o.GetName(), &metav1.GetOptions{}); err == nil {
@@ -194,10 +186,6 @@ func (p *PublicIPs[T]) BeginUpdate(ctx context.Context, obj, old runtime.Object,
 	held := *p.Of.Held(o)
 	if p.Of.HeldInStatus {
 		*p.Of.Held(n) = held
-	}
-	// A refused change is a 422, not a claim.
-	if errs := p.Of.ValidateSpecUpdate(n, o); len(errs) > 0 {
-		return nil, sub.Invalid(errs...)
 	}
 	if held != "" {
 		return nothing, nil

@@ -1,10 +1,7 @@
 package floatingip
 
 import (
-	"k8s.io/apimachinery/pkg/util/validation/field"
-
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 )
 
@@ -24,10 +21,4 @@ var PublicIP = claims.PublicIP[*tenant.FloatingIP]{
 	Requested:    func(o *tenant.FloatingIP) *string { return &o.Spec.Address },
 	Held:         func(o *tenant.FloatingIP) *string { return &o.Status.Address },
 	HeldInStatus: true,
-	Validate:     validation.ValidateFloatingIP,
-	ValidateSpecUpdate: func(n, o *tenant.FloatingIP) field.ErrorList {
-		probe := n.DeepCopy()
-		probe.ObjectMeta = *o.ObjectMeta.DeepCopy()
-		return validation.ValidateFloatingIPUpdate(probe, o)
-	},
 }

@@ -1,10 +1,7 @@
 package loadbalancer
 
 import (
-	"k8s.io/apimachinery/pkg/util/validation/field"
-
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 )
 
@@ -24,10 +21,4 @@ var PublicIP = claims.PublicIP[*tenant.LoadBalancer]{
 	Use:       claims.UseLoadBalancer,
 	Requested: func(o *tenant.LoadBalancer) *string { return &o.Spec.Address },
 	Held:      func(o *tenant.LoadBalancer) *string { return &o.Spec.Address },
-	Validate:  validation.ValidateLoadBalancer,
-	ValidateSpecUpdate: func(n, o *tenant.LoadBalancer) field.ErrorList {
-		probe := n.DeepCopy()
-		probe.ObjectMeta = *o.ObjectMeta.DeepCopy()
-		return validation.ValidateLoadBalancerUpdate(probe, o)
-	},
 }

@@ -144,10 +144,6 @@ func (i *IPAM) pool(t *tenant.Tenant, n *tenant.Network, c claims.Claim) (ipam.P
 func (i *IPAM) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
 	n := obj.(*tenant.Network)
 	tg := subject(n)
-	// A bad spec is a 422, not a claim.
-	if errs := validation.ValidateNetwork(n); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(tg.Kind, n.Name, errs)
-	}
 	// A second create of a name is AlreadyExists, not a clash of subnets
 	// with the first one.
 	if _, err := i.Networks.Get(ctx, n.Name, &metav1.GetOptions{}); err == nil {
@@ -304,16 +300,9 @@ func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options
 	tg := subject(n)
 	nothing := func(context.Context, bool) {}
 	// An update that omits the subnets keeps them (as Kind.KeepAssigned
-	// does after this hook); a bad spec is a 422, not a claim.
+	// does after this hook).
 	if len(n.Spec.Subnets) == 0 {
 		n.Spec.Subnets = o.Spec.Subnets
-	}
-	// The spec only: the strategy, after this hook, fills in and checks
-	// the metadata.
-	probe := n.DeepCopy()
-	probe.ObjectMeta = *o.ObjectMeta.DeepCopy()
-	if errs := validation.ValidateNetworkUpdate(probe, o); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(tg.Kind, n.Name, errs)
 	}
 	n.Status.Subnets, n.Status.NATGatewayIP = o.Status.Subnets, o.Status.NATGatewayIP
 

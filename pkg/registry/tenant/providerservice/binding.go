@@ -12,7 +12,6 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 )
 
@@ -30,20 +29,12 @@ type Binding struct {
 
 // BeginCreate implements the create hook.
 func (b *Binding) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-	p := obj.(*tenant.ProviderService)
-	if errs := validation.ValidateProviderService(p); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(tenant.Kind("ProviderService"), p.Name, errs)
-	}
-	return b.bind(ctx, p, nil)
+	return b.bind(ctx, obj.(*tenant.ProviderService), nil)
 }
 
 // BeginUpdate implements the update hook.
 func (b *Binding) BeginUpdate(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-	p, o := obj.(*tenant.ProviderService), old.(*tenant.ProviderService)
-	if errs := validation.ValidateProviderServiceUpdate(p, o); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(tenant.Kind("ProviderService"), p.Name, errs)
-	}
-	return b.bind(ctx, p, o.Status.Offers)
+	return b.bind(ctx, obj.(*tenant.ProviderService), old.(*tenant.ProviderService).Status.Offers)
 }
 
 // bind records in p's status.offers the binding of every tenant p names:

@@ -22,7 +22,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
@@ -116,13 +115,10 @@ func owner(t *tenant.Tenant, purpose string) ipam.Owner {
 }
 
 // BeginCreate allocates the new Tenant's block and public IPs and writes
-// them into its status. It validates the spec first, so that a bad spec is
-// a 422 and not an allocation.
+// them into its status. (The Tenant validated before: a bad spec is a 422,
+// not an allocation.)
 func (a *Addresses) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
 	t := obj.(*tenant.Tenant)
-	if errs := validation.ValidateTenant(t); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(tenant.Kind("Tenant"), t.Name, errs)
-	}
 	// A second create of a name is AlreadyExists, not a clash of addresses
 	// with the first one.
 	if _, err := a.Claims.Store.Get(clusterCtx(ctx), t.Name, &metav1.GetOptions{}); err == nil {

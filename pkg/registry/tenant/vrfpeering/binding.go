@@ -41,9 +41,6 @@ type Binding struct {
 // BeginCreate implements the create hook.
 func (b *Binding) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
 	p := obj.(*tenant.VRFPeering)
-	if errs := validation.ValidateVRFPeering(p); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(tenant.Kind("VRFPeering"), p.Name, errs)
-	}
 	t, n, errs := b.bound(ctx, p)
 	if len(errs) == 0 {
 		errs = b.checkAddresses(ctx, p, t, n)
@@ -66,9 +63,6 @@ func (b *Binding) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1
 // while they exist (an orphaned peering can still be changed or deleted).
 func (b *Binding) BeginUpdate(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
 	p, o := obj.(*tenant.VRFPeering), old.(*tenant.VRFPeering)
-	if errs := validation.ValidateVRFPeeringUpdate(p, o); len(errs) > 0 {
-		return nil, apierrors.NewInvalid(tenant.Kind("VRFPeering"), p.Name, errs)
-	}
 	t, n, errs := b.bound(ctx, p)
 	if len(errs) == 0 && t.UID == o.Status.TenantUID && n.UID == o.Status.NetworkUID {
 		errs = append(b.checkAddresses(ctx, p, t, n), b.sharedVRF(ctx, p, n)...)
