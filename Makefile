@@ -66,7 +66,7 @@ integration: tools test-deps
 test-deps:
 	bash hack/install-test-deps.sh
 
-## bench: the load harness and Benchmark* functions; results go in docs/performance.md.
+## bench: the load harness and Benchmark* functions; figures go in docs/performance.md and the notes under docs/perf.
 # BenchmarkSync, BenchmarkNetworkSync, BenchmarkLoadBalancerSync, BenchmarkVRFPeeringSync,
 # BenchmarkProviderServiceOffer, BenchmarkSyncBusyHost, BenchmarkHostFairness,
 # BenchmarkHostClassification, BenchmarkNamespaceDelete and BenchmarkStackStart each run

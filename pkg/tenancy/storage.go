@@ -25,7 +25,7 @@ import (
 // keys by tenant. The gate is off for the whole process, the host
 // informers included: streaming their initial state (with the watch
 // caches kept on lists by their storage) made a restart at 101,000 host
-// namespaces slower, 18.9 s against 12.5 s (docs/performance.md).
+// namespaces slower, 18.9 s against 12.5 s (docs/perf/restart.md).
 func init() {
 	clientfeatures.ReplaceFeatureGates(withoutWatchList{clientfeatures.FeatureGates()})
 }

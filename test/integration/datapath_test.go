@@ -222,7 +222,7 @@ func TestDataPathIsolation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// What the data path's processes hold, for docs/performance.md.
+	// What the data path's processes hold, for docs/perf/stack.md.
 	for _, name := range []string{"ovsdb-server-nb", "ovsdb-server-sb", "ovn-northd", "ovnkube-controller", "ovnkube-cluster-manager"} {
 		t.Logf("%s: %s", name, vmRSS(framework.Current().PID(name)))
 	}

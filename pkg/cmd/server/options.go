@@ -100,7 +100,7 @@ func NewOptions(out, errOut io.Writer) *Options {
 	o.RecommendedOptions.FeatureGate = utilfeature.DefaultFeatureGate
 	// The watch cache's list snapshots keep copies of its B-tree for every
 	// write of the last 75 s: under a burst of tenant writes they cost more
-	// memory than anything else in the server (see docs/performance.md),
+	// memory than anything else in the server (see docs/perf/memory.md),
 	// and tenant lists are small enough to read from etcd when paged.
 	// --feature-gates=ListFromCacheSnapshot=true turns them back on.
 	utilruntime.Must(utilfeature.DefaultMutableFeatureGate.SetFromMap(map[string]bool{

@@ -56,7 +56,7 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.LeaseDuration, "syncer-lease-duration", c.LeaseDuration, "How long a standby replica waits before it takes over from a leader that stopped renewing.")
 	fs.DurationVar(&c.RenewDeadline, "syncer-renew-deadline", c.RenewDeadline, "How long the leader keeps trying to renew before it stops syncing.")
 	fs.DurationVar(&c.RetryPeriod, "syncer-retry-period", c.RetryPeriod, "How often replicas try to acquire or renew the Lease.")
-	fs.IntVar(&c.Workers, "syncer-workers", c.Workers, "Workers of the namespace controller (the tenant controller gets half). Each spends most of its time waiting for the host, so many are cheap; see docs/performance.md.")
+	fs.IntVar(&c.Workers, "syncer-workers", c.Workers, "Workers of the namespace controller (the tenant controller gets half). Each spends most of its time waiting for the host, so many are cheap; see docs/perf/sync.md.")
 	fs.DurationVar(&c.CheckPeriod, "syncer-check-period", c.CheckPeriod, "How often orphaned host objects are removed and every object checked for drift.")
 	fs.StringVar(&c.MetalLBNamespace, "metallb-namespace", c.MetalLBNamespace, "Namespace of MetalLB's pools and advertisements.")
 	fs.StringVar(&c.FRRNamespace, "frr-k8s-namespace", c.FRRNamespace, "Namespace of frr-k8s: the VRF peerings' FRRConfigurations and BGP password Secrets (openshift-frr-k8s on OpenShift).")

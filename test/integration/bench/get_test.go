@@ -1,6 +1,6 @@
 // Package bench is the load harness behind `make bench`: benchmarks that run
 // against a real stack and report their figures with b.ReportMetric, so that
-// docs/performance.md can quote ratios measured side by side in one run.
+// docs/perf/api.md can quote ratios measured side by side in one run.
 package bench
 
 import (

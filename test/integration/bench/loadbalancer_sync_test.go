@@ -38,7 +38,7 @@ import (
 )
 
 // lbSizes are the sizes of BenchmarkLoadBalancerSync. The defaults are the
-// figures in docs/performance.md; BENCH_LB_* environment variables override them for a
+// figures in docs/perf/host-kinds.md; BENCH_LB_* environment variables override them for a
 // quicker run (e.g. BENCH_LB_TENANTS=2 BENCH_LB_PER_TENANT=3).
 type lbSizes struct {
 	tenants   int // BENCH_LB_TENANTS: Tenants, each with its public IPs

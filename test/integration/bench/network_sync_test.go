@@ -27,7 +27,7 @@ import (
 )
 
 // netSizes are the sizes of BenchmarkNetworkSync. The defaults are the
-// figures in docs/performance.md; BENCH_NET_* environment variables override them for
+// figures in docs/perf/host-kinds.md; BENCH_NET_* environment variables override them for
 // a quicker run (e.g. BENCH_NET_TENANTS=5 BENCH_NET_PER_TENANT=4).
 type netSizes struct {
 	tenants   int // BENCH_NET_TENANTS: Tenants, each a /16 block

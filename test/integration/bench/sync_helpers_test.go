@@ -38,7 +38,7 @@ import (
 )
 
 // syncSizes are the sizes of BenchmarkSync. The defaults are the figures
-// in docs/performance.md; BENCH_SYNC_* environment variables override them for a
+// in docs/perf/sync.md; BENCH_SYNC_* environment variables override them for a
 // quicker run (e.g. BENCH_SYNC_TENANTS=20 BENCH_SYNC_BURST=400 ...).
 type syncSizes struct {
 	tenants         int // BENCH_SYNC_TENANTS: Tenants created at once

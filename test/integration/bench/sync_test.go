@@ -57,7 +57,7 @@ const syncTimeout = 10 * time.Minute
 //     after the other; each Namespace is timed to its host namespace.
 //
 // The restart comes before the fairness step so that it resyncs exactly
-// 100 x 100 Namespaces. The sizes are those of docs/performance.md; see syncSizes for
+// 100 x 100 Namespaces. The sizes are those of docs/perf/sync.md; see syncSizes for
 // the BENCH_SYNC_* variables that change them. With BENCH_SYNC_LATE_TENANTS
 // (the restart at 1,000 x 100 sets it), two steps come after the restart:
 // that many more Tenants created at once and timed to Ready with the store

@@ -371,7 +371,7 @@ func (l *TenantSpace) namedByUsers(ctx context.Context, name string, owner ipam.
 		resource, store := st.Resource, st.Store
 		// A consistent list: an object stored a moment ago without a
 		// claim must count. It waits for the watch cache to catch up with
-		// etcd (26-59 ms per create in a burst, docs/performance.md).
+		// etcd (26-59 ms per create in a burst, docs/perf/host-kinds.md).
 		list, err := store.List(scoped, &metainternalversion.ListOptions{})
 		if err != nil {
 			return nil, err
