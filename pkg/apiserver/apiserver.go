@@ -28,7 +28,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/quota"
 	adminregistry "tenant.io/tenant-apiserver/pkg/registry/admin"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/addresspool"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/connects"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/loadbalancer"
@@ -49,10 +49,10 @@ type ExtraConfig struct {
 	// QuotaRecountPeriod is how often quota usage is recounted from the
 	// stored objects; 0 turns the recount off.
 	QuotaRecountPeriod time.Duration
-	// IPAM are the keyspaces of address claims (see base.IPAM); without
+	// IPAM are the keyspaces of address claims (see kindstore.IPAM); without
 	// an allocator, objects are stored without addresses (tests of
 	// storage alone).
-	IPAM base.IPAM
+	IPAM kindstore.IPAM
 	// IPAMPeriod is how often AddressPool status is refreshed and leaked
 	// allocations swept; IPAMSweepMinAge how old an unrecorded allocation
 	// must be to be reclaimed.
@@ -64,7 +64,7 @@ type ExtraConfig struct {
 	// Syncer, when set, runs the syncer on the leader replica.
 	Syncer *syncer.Config
 	// DefaultObjectQuota are the object counts a Tenant created without
-	// them gets (base.Deps.DefaultObjectQuota).
+	// them gets (kindstore.Deps.DefaultObjectQuota).
 	DefaultObjectQuota corev1.ResourceList
 }
 
@@ -78,7 +78,7 @@ type Config struct {
 type Server struct {
 	GenericAPIServer *genericapiserver.GenericAPIServer
 	// Storage of every resource, for the server's own controllers.
-	Storage *base.Storages
+	Storage *kindstore.Storages
 	// Connects hands out the connect subnets of tenants' connections with
 	// provider networks; nil without IPAM.
 	Connects *connects.Connects
@@ -122,7 +122,7 @@ func (c completedConfig) New() (*Server, error) {
 		resolver = membership
 	}
 	watches := tenancy.NewWatchRegistry(resolver)
-	deps := base.Deps{
+	deps := kindstore.Deps{
 		Resolver:           resolver,
 		Authorizer:         c.GenericConfig.Authorization.Authorizer,
 		Watches:            watches,
@@ -197,7 +197,7 @@ func (c completedConfig) New() (*Server, error) {
 // storages: AddressPool status, the sweepers of every keyspace the
 // storages' objects record claims in, and the repair of claims they record
 // and nobody holds. The caller runs it.
-func NewIPAMUpkeep(storages *base.Storages, a *ipam.Allocator, period, sweepMinAge time.Duration) *upkeep.Controller {
+func NewIPAMUpkeep(storages *kindstore.Storages, a *ipam.Allocator, period, sweepMinAge time.Duration) *upkeep.Controller {
 	c := &upkeep.Controller{
 		Allocator: a, Pools: storages.AddressPools.Store, PoolStatus: storages.AddressPools.StatusStore,
 		Period: period, SweepMinAge: sweepMinAge,
@@ -239,14 +239,14 @@ func (s *Server) startMembership(loopback *restclient.Config, membership *tenanc
 }
 
 // NewStorage builds the storage of every tenant.io resource, each with
-// its own hooks (see base.Deps.Storages), in the order of base.Storages:
+// its own hooks (see kindstore.Deps.Storages), in the order of kindstore.Storages:
 // quotas are charged on Tenants, and namespaced kinds live in Namespaces.
-func NewStorage(optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storages, error) {
-	out := &base.Storages{}
+func NewStorage(optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kindstore.Storages, error) {
+	out := &kindstore.Storages{}
 	deps.Storages = out
-	type newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
+	type newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, kindstore.Deps) (*kindstore.Storage, error)
 	for _, r := range []struct {
-		into **base.Storage
+		into **kindstore.Storage
 		new  newStorage
 	}{
 		{&out.Tenants, tenantregistry.NewStorage},

@@ -3,7 +3,7 @@ package apiserver
 import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/connects"
 	"tenant.io/tenant-apiserver/pkg/syncer"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
@@ -15,7 +15,7 @@ func (s *Server) installSyncer(config syncer.Config) error {
 	storage := syncerStorage(s.Storage, s.Connects)
 	// Namespaces this process creates go to its syncer at once.
 	storage.Namespaces.Created = &controller.HandOff{}
-	s.Storage.Namespaces.Install(base.Hooks{AfterCreate: storage.Namespaces.Created.AfterCreate})
+	s.Storage.Namespaces.Install(kindstore.Hooks{AfterCreate: storage.Namespaces.Created.AfterCreate})
 	sy, err := syncer.New(config, storage)
 	if err != nil {
 		return err
@@ -29,8 +29,8 @@ func (s *Server) installSyncer(config syncer.Config) error {
 
 // syncerStorage is the server's storage as the syncer reads and writes it:
 // the registry's stores, past the guards.
-func syncerStorage(s *base.Storages, c *connects.Connects) controller.Storage {
-	kind := func(st *base.Storage) controller.Kind {
+func syncerStorage(s *kindstore.Storages, c *connects.Connects) controller.Storage {
+	kind := func(st *kindstore.Storage) controller.Kind {
 		return controller.Kind{Resource: st.Resource, Store: st.Store, Status: st.StatusStore, Create: st.Main}
 	}
 	var subnets controller.ConnectSubnets

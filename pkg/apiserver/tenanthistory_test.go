@@ -15,7 +15,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/intern/interntest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	tenantregistry "tenant.io/tenant-apiserver/pkg/registry/tenant/tenant"
 )
 
@@ -74,7 +74,7 @@ func historyVersion(tb testing.TB, data []byte) (*tenant.Tenant, fields.Set) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	_, fs, err := base.Attrs(tenantregistry.Resource)(obj)
+	_, fs, err := kindstore.Attrs(tenantregistry.Resource)(obj)
 	if err != nil {
 		tb.Fatal(err)
 	}

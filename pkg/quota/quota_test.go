@@ -21,16 +21,16 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/quota"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 var alice = &user.DefaultInfo{Name: "alice", Groups: []string{"tenant.io:acme"}}
 
-func setup(t testing.TB, namespaceQuota int32) *base.Storages {
+func setup(t testing.TB, namespaceQuota int32) *kindstore.Storages {
 	t.Helper()
 	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), false)
-	storage, err := apiserver.NewStorage(getter, base.Deps{Resolver: tenancy.GroupResolver{}})
+	storage, err := apiserver.NewStorage(getter, kindstore.Deps{Resolver: tenancy.GroupResolver{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +64,7 @@ func asAlice() context.Context {
 	return genericapirequest.WithUser(genericapirequest.WithNamespace(genericapirequest.NewContext(), ""), alice)
 }
 
-func usage(t *testing.T, storage *base.Storages) tenant.TenantUsage {
+func usage(t *testing.T, storage *kindstore.Storages) tenant.TenantUsage {
 	t.Helper()
 	obj, err := storage.Tenants.Store.Get(genericapirequest.WithNamespace(context.Background(), ""), "acme", &metav1.GetOptions{})
 	if err != nil {
@@ -77,7 +77,7 @@ func usage(t *testing.T, storage *base.Storages) tenant.TenantUsage {
 // limit Namespaces (none used before): exactly limit are admitted, the
 // others refused with the quota's 403, and usage is limit. It returns
 // each create's error.
-func createAtOnce(t *testing.T, storage *base.Storages, n int, limit int32) []error {
+func createAtOnce(t *testing.T, storage *kindstore.Storages, n int, limit int32) []error {
 	t.Helper()
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -109,7 +109,7 @@ func createAtOnce(t *testing.T, storage *base.Storages, n int, limit int32) []er
 	return errs
 }
 
-func createNamespace(storage *base.Storages, name string) error {
+func createNamespace(storage *kindstore.Storages, name string) error {
 	_, err := storage.Namespaces.Main.Create(asAlice(), &tenant.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec:       tenant.NamespaceSpec{Network: "default"},
@@ -147,7 +147,7 @@ func TestConcurrentCreatesRespectQuota(t *testing.T) {
 	}
 }
 
-func setUsage(t *testing.T, storage *base.Storages, n int32) {
+func setUsage(t *testing.T, storage *kindstore.Storages, n int32) {
 	t.Helper()
 	_, _, err := storage.Tenants.StatusStore.Update(genericapirequest.WithNamespace(context.Background(), ""), "acme", rest.DefaultUpdatedObjectInfo(nil,
 		func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {

@@ -22,7 +22,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Resources that count against a quota, as named in errors and in Tenant.spec.quota.
@@ -42,7 +42,7 @@ type Tracker struct {
 	pending map[string]*tenantCharges // by tenant name
 }
 
-var _ base.QuotaTracker = &Tracker{}
+var _ kindstore.QuotaTracker = &Tracker{}
 
 // NewTracker returns a tracker that keeps usage in the status of the
 // Tenants of tenantStatusStore.
@@ -100,7 +100,7 @@ func init() {
 	legacyregistry.MustRegister(refusals, chargesPerWrite)
 }
 
-// Reserve implements base.QuotaTracker. A Tenant being deleted takes no
+// Reserve implements kindstore.QuotaTracker. A Tenant being deleted takes no
 // new charge: 403 "tenant <t> is being deleted".
 func (q *Tracker) Reserve(ctx context.Context, tenantName, resource string, dryRun bool) error {
 	gr := tenant.Resource(lower(resource))
@@ -128,7 +128,7 @@ func (q *Tracker) Reserve(ctx context.Context, tenantName, resource string, dryR
 	return tenantError(tenantName, q.add(ctx, tenantName, resource, 1))
 }
 
-// Release implements base.QuotaTracker. A failure leaves usage too high
+// Release implements kindstore.QuotaTracker. A failure leaves usage too high
 // until the next recount; it never lets a tenant past its quota.
 func (q *Tracker) Release(ctx context.Context, tenantName, resource string) {
 	if tenantName == "" {

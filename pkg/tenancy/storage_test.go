@@ -22,7 +22,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
@@ -55,7 +55,7 @@ func (g *recordingGetter) GetRESTOptions(resource schema.GroupResource, _ runtim
 // the key its storage (and watch cache) files it under, whatever slashes the
 // storage factory puts around the resource prefix.
 func TestPartition(t *testing.T) {
-	type newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, base.Deps) (*base.Storage, error)
+	type newStorage func(*runtime.Scheme, generic.RESTOptionsGetter, kindstore.Deps) (*kindstore.Storage, error)
 	kinds := []struct {
 		name       string
 		newStorage newStorage
@@ -87,7 +87,7 @@ func TestPartition(t *testing.T) {
 		for _, p := range prefixes {
 			t.Run(k.name+" "+p.resourcePrefix, func(t *testing.T) {
 				getter := &recordingGetter{resourcePrefix: strings.ReplaceAll(p.resourcePrefix, "R", k.name)}
-				s, err := k.newStorage(apiserver.Scheme, getter, base.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
+				s, err := k.newStorage(apiserver.Scheme, getter, kindstore.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -123,7 +123,7 @@ func TestPartition(t *testing.T) {
 
 // neverRead are the storages of the other kinds, which these tests never
 // read.
-var neverRead = &base.Storages{Namespaces: &base.Storage{Resource: "namespaces", Store: &genericregistry.Store{}}}
+var neverRead = &kindstore.Storages{Namespaces: &kindstore.Storage{Resource: "namespaces", Store: &genericregistry.Store{}}}
 
 func TestPartitionBeforeStorage(t *testing.T) {
 	store := &genericregistry.Store{}
@@ -142,7 +142,7 @@ func TestWatchCacheStartsWithEveryTenant(t *testing.T) {
 	tenants := []string{"acme", "globex", "initech"}
 	names := []string{"default", "web"}
 
-	first, err := network.NewStorage(apiserver.Scheme, registrytest.RESTOptionsGetter(url, false), base.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
+	first, err := network.NewStorage(apiserver.Scheme, registrytest.RESTOptionsGetter(url, false), kindstore.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +161,7 @@ func TestWatchCacheStartsWithEveryTenant(t *testing.T) {
 	}
 
 	// A new storage, through the watch cache: it starts from what etcd holds.
-	cached, err := network.NewStorage(apiserver.Scheme, registrytest.RESTOptionsGetter(url, true), base.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
+	cached, err := network.NewStorage(apiserver.Scheme, registrytest.RESTOptionsGetter(url, true), kindstore.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
 	if err != nil {
 		t.Fatal(err)
 	}

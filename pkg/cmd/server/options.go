@@ -47,7 +47,7 @@ import (
 	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
@@ -297,7 +297,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		ExtraConfig: apiserver.ExtraConfig{
 			DefaultObjectQuota: objectQuota,
 			QuotaRecountPeriod: o.QuotaRecountPeriod,
-			IPAM:               base.IPAM{Allocator: allocator, PoolSpace: poolSpace, TenantSpace: tenantSpace},
+			IPAM:               kindstore.IPAM{Allocator: allocator, PoolSpace: poolSpace, TenantSpace: tenantSpace},
 			IPAMPeriod:         o.IPAMPeriod,
 			IPAMSweepMinAge:    o.IPAMSweepMinAge,
 			Syncer:             syncerConfig,

@@ -26,7 +26,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/admin"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -60,10 +60,10 @@ var (
 )
 
 // NewViews returns the views of the tenant kinds of storages, by resource.
-func NewViews(storages *base.Storages, resolver tenancy.Resolver, watches *tenancy.WatchRegistry) map[string]rest.Storage {
+func NewViews(storages *kindstore.Storages, resolver tenancy.Resolver, watches *tenancy.WatchRegistry) map[string]rest.Storage {
 	out := map[string]rest.Storage{}
 	for _, v := range []struct {
-		st         *base.Storage
+		st         *kindstore.Storage
 		singular   string
 		namespaced bool
 	}{

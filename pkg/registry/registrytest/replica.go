@@ -18,7 +18,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/ipam/upkeep"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -58,7 +58,7 @@ func (r *tenantResolver) TenantUID(name string) (types.UID, bool) {
 // Replica is one tenant-apiserver's storage of every kind, as the server
 // builds it, on an etcd that replicas may share.
 type Replica struct {
-	Storage *base.Storages
+	Storage *kindstore.Storages
 	// IPAM is the upkeep of its claims (nil without IPAM); the tests run
 	// its sweeps and repairs themselves.
 	IPAM *upkeep.Controller
@@ -76,7 +76,7 @@ func NewReplica(t testing.TB, url string, withIPAM bool) *Replica {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	spaces := base.IPAM{
+	spaces := kindstore.IPAM{
 		Allocator:   ipam.New(client, "/registry/tenant.io/ipam"),
 		PoolSpace:   ipam.New(client, "/registry/tenant.io/ipam-pools"),
 		TenantSpace: ipam.New(client, "/registry/tenant.io/ipam-local"),
@@ -86,7 +86,7 @@ func NewReplica(t testing.TB, url string, withIPAM bool) *Replica {
 	t.Cleanup(spaces.TenantSpace.Close)
 	r := &Replica{TenantSpace: spaces.TenantSpace}
 	resolver := &tenantResolver{}
-	deps := base.Deps{Resolver: resolver}
+	deps := kindstore.Deps{Resolver: resolver}
 	if withIPAM {
 		deps.IPAM = spaces
 	}

@@ -17,7 +17,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
@@ -31,8 +31,8 @@ import (
 // keep their own metadata.
 func TestStoreInformerSharesTheWatchCache(t *testing.T) {
 	url := registrytest.StartEtcd(t)
-	neverRead := &base.Storages{Namespaces: &base.Storage{Resource: "namespaces"}}
-	st, err := network.NewStorage(apiserver.Scheme, registrytest.RESTOptionsGetter(url, true), base.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
+	neverRead := &kindstore.Storages{Namespaces: &kindstore.Storage{Resource: "namespaces"}}
+	st, err := network.NewStorage(apiserver.Scheme, registrytest.RESTOptionsGetter(url, true), kindstore.Deps{Resolver: tenancy.GroupResolver{}, Storages: neverRead})
 	if err != nil {
 		t.Fatal(err)
 	}

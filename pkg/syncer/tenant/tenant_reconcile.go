@@ -21,7 +21,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
@@ -211,7 +211,7 @@ func (c *Controller) pendingNamespaces(t *tenant.Tenant, now time.Time) (pending
 		if c != nil && c.Status == metav1.ConditionTrue {
 			continue
 		}
-		if ready && c != nil && c.Reason == base.ReasonNotSynced {
+		if ready && c != nil && c.Reason == kindstore.ReasonNotSynced {
 			if left := NewNamespaceGrace - now.Sub(ns.CreationTimestamp.Time); left > 0 {
 				if recheck == 0 || left < recheck {
 					recheck = left

@@ -17,7 +17,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 )
 
@@ -46,13 +46,13 @@ type Consistency struct {
 
 // installConsistency guards the pools of st with deps' IPAM (nothing without
 // an allocator).
-func installConsistency(st *base.Storage, deps base.Deps) {
+func installConsistency(st *kindstore.Storage, deps kindstore.Deps) {
 	if deps.IPAM.Allocator == nil {
 		return
 	}
 	g := &Consistency{Allocator: deps.IPAM.Allocator, Space: deps.IPAM.PoolSpace, Pools: st.Store}
 	g.Claims = &claims.Kind[*tenant.AddressPool]{Keyspace: g.Space, Store: st.Store, Held: held}
-	st.Install(base.Hooks{
+	st.Install(kindstore.Hooks{
 		BeginCreate:  g.BeginCreate,
 		BeginUpdate:  g.BeginUpdate,
 		AroundUpdate: g.Claims.AroundUpdate,
@@ -270,12 +270,12 @@ func (g *Consistency) refuseIfAllocated(ctx context.Context, name string, space 
 			break
 		}
 		causes = append(causes, metav1.StatusCause{
-			Type:    base.CauseTypeAttached,
+			Type:    kindstore.CauseTypeAttached,
 			Field:   "allocation " + a.Block.String(),
 			Message: fmt.Sprintf("%s is allocated to tenant %s (%s)", a.Block, a.Owner.Tenant, a.Owner.Purpose),
 		})
 	}
-	return base.DeleteConflict(tenant.Resource("addresspools"), name,
+	return kindstore.DeleteConflict(tenant.Resource("addresspools"), name,
 		fmt.Sprintf("cannot %s pool %s: %d allocation(s) in the space it would lose", verb, name, len(allocs)), causes)
 }
 

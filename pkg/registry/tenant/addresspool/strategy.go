@@ -6,11 +6,11 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Kind describes AddressPool to the generic strategies.
-var Kind = base.Kind[*tenant.AddressPool, tenant.AddressPoolSpec, tenant.AddressPoolStatus]{
+var Kind = kindstore.Kind[*tenant.AddressPool, tenant.AddressPoolSpec, tenant.AddressPoolStatus]{
 	Spec:                 func(o *tenant.AddressPool) *tenant.AddressPoolSpec { return &o.Spec },
 	Status:               func(o *tenant.AddressPool) *tenant.AddressPoolStatus { return &o.Status },
 	Namespaced:           false,

@@ -20,7 +20,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -438,6 +438,6 @@ func (k *Kind[T]) reclaim(ctx context.Context, missing []Claim) (int, error) {
 // Hooks returns the hooks through which k gives back what updates and
 // deletes leave unrecorded; the kind's own BeginCreate and BeginUpdate
 // make the claims.
-func (k *Kind[T]) Hooks(beginCreate genericregistry.BeginCreateFunc, beginUpdate genericregistry.BeginUpdateFunc) base.Hooks {
-	return base.Hooks{BeginCreate: beginCreate, BeginUpdate: beginUpdate, AroundUpdate: k.AroundUpdate, AfterDelete: k.AfterDelete}
+func (k *Kind[T]) Hooks(beginCreate genericregistry.BeginCreateFunc, beginUpdate genericregistry.BeginUpdateFunc) kindstore.Hooks {
+	return kindstore.Hooks{BeginCreate: beginCreate, BeginUpdate: beginUpdate, AroundUpdate: k.AroundUpdate, AfterDelete: k.AfterDelete}
 }

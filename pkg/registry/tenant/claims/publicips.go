@@ -14,7 +14,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -74,7 +74,7 @@ type PublicIPs[T Object] struct {
 	// Quota and QuotaResource, when set, are the quota the kind counts
 	// against. A create checks it (charging is GuardedREST's) before
 	// claiming: over quota is a 403, never a 409 for want of an address.
-	Quota         base.QuotaTracker
+	Quota         kindstore.QuotaTracker
 	QuotaResource string
 }
 
@@ -82,7 +82,7 @@ type PublicIPs[T Object] struct {
 // from space (nothing when space is nil): creates and updates claim,
 // updates give back what they claimed in vain, deletes release, and the
 // sweepers learn which claims the objects record.
-func InstallPublicIPs[T Object](st *base.Storage, of PublicIP[T], space *TenantSpace) *PublicIPs[T] {
+func InstallPublicIPs[T Object](st *kindstore.Storage, of PublicIP[T], space *TenantSpace) *PublicIPs[T] {
 	if space == nil {
 		return nil
 	}
@@ -217,7 +217,7 @@ func (p *PublicIPs[T]) claim(ctx context.Context, t *tenant.Tenant, o, id T, sub
 	}
 	*p.Of.Held(o) = addr.String()
 	if p.Of.HeldInStatus {
-		if err := base.AssignStatus(ctx, o); err != nil {
+		if err := kindstore.AssignStatus(ctx, o); err != nil {
 			p.Claims.Release(ctx, claimed...)
 			return nil, err
 		}

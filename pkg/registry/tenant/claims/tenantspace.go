@@ -21,7 +21,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -136,12 +136,12 @@ type TenantSpace struct {
 	// taken, claimed in this keyspace or not (an object stored before its
 	// kind claimed here holds no claim until the next Reclaim), except to
 	// a claim for the object itself.
-	Storages *base.Storages
+	Storages *kindstore.Storages
 }
 
 // NewTenantSpace returns the tenant space of deps; nil when deps have
 // none.
-func NewTenantSpace(deps base.Deps) *TenantSpace {
+func NewTenantSpace(deps kindstore.Deps) *TenantSpace {
 	if deps.IPAM.TenantSpace == nil {
 		return nil
 	}
@@ -151,8 +151,8 @@ func NewTenantSpace(deps base.Deps) *TenantSpace {
 func (l *TenantSpace) tenants() *genericregistry.Store { return l.Storages.Tenants.Store }
 
 // users are the storages of the kinds whose objects name public IPs.
-func (l *TenantSpace) users() []*base.Storage {
-	return []*base.Storage{l.Storages.FloatingIPs, l.Storages.LoadBalancers}
+func (l *TenantSpace) users() []*kindstore.Storage {
+	return []*kindstore.Storage{l.Storages.FloatingIPs, l.Storages.LoadBalancers}
 }
 
 // Subject is the object a claim is made for, as its errors name it.

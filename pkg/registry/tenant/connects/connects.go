@@ -22,7 +22,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Purpose is the IPAM purpose of connect subnets.
@@ -40,7 +40,7 @@ var ErrNoPool = errors.New("no AddressPool with purpose ConnectSubnets exists")
 type Connects struct {
 	Allocator *ipam.Allocator
 	// Storages are the server's: AddressPools and Tenants.
-	Storages *base.Storages
+	Storages *kindstore.Storages
 }
 
 func owner(t, uid, providerNetwork string) ipam.Owner {

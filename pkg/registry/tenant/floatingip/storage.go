@@ -7,15 +7,15 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 )
 
 // NewStorage returns the storage of floatingips and floatingips/status. A FloatingIP
 // gets its public IP from its tenant's when deps have a tenant space
 // (PublicIP).
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingIPStatus]{
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kindstore.Storage, error) {
+	st, err := kindstore.NewStorage(scheme, optsGetter, kindstore.Resource[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingIPStatus]{
 		Kind:          Kind,
 		Plural:        Resource,
 		Singular:      "floatingip",
@@ -24,7 +24,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		NewList:       func() runtime.Object { return &tenant.FloatingIPList{} },
 		Fields:        SelectableFields,
 		QuotaResource: "floatingIPs",
-		Table:         base.Table[*tenant.FloatingIP]{Columns: columns},
+		Table:         kindstore.Table[*tenant.FloatingIP]{Columns: columns},
 	}, deps)
 	if err != nil {
 		return nil, err
@@ -34,12 +34,12 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 	return st, nil
 }
 
-var columns = []base.Column[*tenant.FloatingIP]{
+var columns = []kindstore.Column[*tenant.FloatingIP]{
 	{Name: "Address", Type: "string", Description: "The public IP.", Cell: func(o *tenant.FloatingIP) interface{} {
 		if o.Status.Address != "" {
 			return o.Status.Address
 		}
-		return base.OrNone(o.Spec.Address)
+		return kindstore.OrNone(o.Spec.Address)
 	}},
 	{Name: "Target", Type: "string", Description: "Workload the address is bound to.", Cell: func(o *tenant.FloatingIP) interface{} {
 		if o.Spec.Target == nil {
@@ -52,7 +52,7 @@ var columns = []base.Column[*tenant.FloatingIP]{
 		for _, p := range o.Spec.Ports {
 			ports = append(ports, fmt.Sprintf("%d/%s", p.Port, p.Protocol))
 		}
-		return base.Join(ports)
+		return kindstore.Join(ports)
 	}},
 	{Name: "Phase", Type: "string", Description: "Pending, Allocated, Associated or Failed.", Cell: func(o *tenant.FloatingIP) interface{} { return string(o.Status.Phase) }},
 }

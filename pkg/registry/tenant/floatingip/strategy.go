@@ -6,11 +6,11 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Kind describes FloatingIP to the generic strategies.
-var Kind = base.Kind[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingIPStatus]{
+var Kind = kindstore.Kind[*tenant.FloatingIP, tenant.FloatingIPSpec, tenant.FloatingIPStatus]{
 	Spec:        func(o *tenant.FloatingIP) *tenant.FloatingIPSpec { return &o.Spec },
 	Status:      func(o *tenant.FloatingIP) *tenant.FloatingIPStatus { return &o.Status },
 	Namespaced:  true,

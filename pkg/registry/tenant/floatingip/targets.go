@@ -13,7 +13,7 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // CauseTypeTargetTaken is the cause of a FloatingIP refused because another
@@ -26,7 +26,7 @@ const CauseTypeTargetTaken metav1.CauseType = "TargetTaken"
 // reads the namespace's FloatingIPs at admission; two creates racing past
 // it are settled by the syncer, which binds only the older of the two
 // (and reports the other Pending with reason TargetTaken).
-func installTargets(st *base.Storage) {
+func installTargets(st *kindstore.Storage) {
 	check := func(ctx context.Context, fip *tenant.FloatingIP) error {
 		if fip.Spec.Target == nil {
 			return nil
@@ -37,7 +37,7 @@ func installTargets(st *base.Storage) {
 		}
 		return TargetTaken(fip, other)
 	}
-	st.Install(base.Hooks{Admit: func(ctx context.Context, obj, old runtime.Object) error {
+	st.Install(kindstore.Hooks{Admit: func(ctx context.Context, obj, old runtime.Object) error {
 		fip, ok := obj.(*tenant.FloatingIP)
 		if !ok {
 			return apierrors.NewInternalError(fmt.Errorf("floatingips store got a %T", obj))

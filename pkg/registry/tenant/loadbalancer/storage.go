@@ -8,15 +8,15 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 )
 
 // NewStorage returns the storage of loadbalancers and loadbalancers/status. A LoadBalancer
 // gets its public IP from its tenant's when deps have a tenant space
 // (PublicIP).
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kindstore.Storage, error) {
+	st, err := kindstore.NewStorage(scheme, optsGetter, kindstore.Resource[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
 		Kind:          Kind,
 		Plural:        Resource,
 		Singular:      "loadbalancer",
@@ -25,7 +25,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		NewList:       func() runtime.Object { return &tenant.LoadBalancerList{} },
 		Fields:        SelectableFields,
 		QuotaResource: "loadBalancers",
-		Table:         base.Table[*tenant.LoadBalancer]{Columns: columns},
+		Table:         kindstore.Table[*tenant.LoadBalancer]{Columns: columns},
 	}, deps)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 	return st, nil
 }
 
-var columns = []base.Column[*tenant.LoadBalancer]{
+var columns = []kindstore.Column[*tenant.LoadBalancer]{
 	{Name: "Address", Type: "string", Description: "The public IP assigned on the host.", Cell: func(o *tenant.LoadBalancer) interface{} {
 		if o.Status.Address != "" {
 			return o.Status.Address
@@ -46,8 +46,8 @@ var columns = []base.Column[*tenant.LoadBalancer]{
 		for _, p := range o.Spec.Ports {
 			ports = append(ports, fmt.Sprintf("%d:%s/%s", p.Port, p.TargetPort.String(), p.Protocol))
 		}
-		return base.Join(ports)
+		return kindstore.Join(ports)
 	}},
 	{Name: "Selector", Type: "string", Priority: 1, Description: "Backends' labels.", Cell: func(o *tenant.LoadBalancer) interface{} { return labels.FormatLabels(o.Spec.Selector) }},
-	{Name: "Ready", Type: "string", Description: "Whether the load balancer serves.", Cell: func(o *tenant.LoadBalancer) interface{} { return base.ConditionStatus(o.Status.Conditions, "Ready") }},
+	{Name: "Ready", Type: "string", Description: "Whether the load balancer serves.", Cell: func(o *tenant.LoadBalancer) interface{} { return kindstore.ConditionStatus(o.Status.Conditions, "Ready") }},
 }

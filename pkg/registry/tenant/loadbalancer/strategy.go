@@ -6,11 +6,11 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Kind describes LoadBalancer to the generic strategies.
-var Kind = base.Kind[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
+var Kind = kindstore.Kind[*tenant.LoadBalancer, tenant.LoadBalancerSpec, tenant.LoadBalancerStatus]{
 	Spec:        func(o *tenant.LoadBalancer) *tenant.LoadBalancerSpec { return &o.Spec },
 	Status:      func(o *tenant.LoadBalancer) *tenant.LoadBalancerStatus { return &o.Status },
 	Namespaced:  true,

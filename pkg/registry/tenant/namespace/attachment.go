@@ -12,7 +12,7 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -22,7 +22,7 @@ import (
 // immutable). See network.Deletion for the race with a Network's delete.
 type Attachment struct {
 	// Storages are the server's; Attachment reads their Networks.
-	Storages *base.Storages
+	Storages *kindstore.Storages
 }
 
 // BeginCreate checks that the Network the new Namespace names exists. A

@@ -12,7 +12,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -25,7 +25,7 @@ import (
 type Deletion struct {
 	// Storages are the server's: the Namespaces, their Tenants (whose UID
 	// names the host namespace), and the kinds that live in Namespaces.
-	Storages *base.Storages
+	Storages *kindstore.Storages
 	// HostWorkloads reads the workloads of host namespaces; nil: they are
 	// not checked.
 	HostWorkloads host.Workloads
@@ -35,7 +35,7 @@ type Deletion struct {
 // workloads of its host namespace (Field "<resource> <namespace>/<name>",
 // e.g. "virtualmachines dev/web").
 func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preconditions, error) {
-	causes, err := base.Attached(genericapirequest.WithNamespace(ctx, name), base.Stores(d.Storages.FloatingIPs, d.Storages.LoadBalancers), "namespace "+name)
+	causes, err := kindstore.Attached(genericapirequest.WithNamespace(ctx, name), kindstore.Stores(d.Storages.FloatingIPs, d.Storages.LoadBalancers), "namespace "+name)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preco
 	}
 	causes = append(causes, workloads...)
 	if len(causes) > 0 {
-		return nil, base.DeleteConflict(tenant.Resource("namespaces"), name,
+		return nil, kindstore.DeleteConflict(tenant.Resource("namespaces"), name,
 			fmt.Sprintf("namespace %s still holds %d object(s), workload(s) or disk(s); delete them first", name, len(causes)), causes)
 	}
 	return nil, nil
@@ -95,7 +95,7 @@ func (d *Deletion) workloads(ctx context.Context, name string) ([]metav1.StatusC
 	for _, w := range workloads {
 		ref := name + "/" + w.Name
 		causes = append(causes, metav1.StatusCause{
-			Type:    base.CauseTypeAttached,
+			Type:    kindstore.CauseTypeAttached,
 			Field:   w.Resource + " " + ref,
 			Message: w.Describe(ref, "namespace "+name),
 		})

@@ -6,18 +6,18 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Kind describes Namespace to the generic strategies.
-var Kind = base.Kind[*tenant.Namespace, tenant.NamespaceSpec, tenant.NamespaceStatus]{
+var Kind = kindstore.Kind[*tenant.Namespace, tenant.NamespaceSpec, tenant.NamespaceStatus]{
 	Spec:        func(o *tenant.Namespace) *tenant.NamespaceSpec { return &o.Spec },
 	Status:      func(o *tenant.Namespace) *tenant.NamespaceStatus { return &o.Status },
 	Namespaced:  false,
 	TenantOwned: true,
 	InitialStatus: func(o *tenant.Namespace) {
 		o.Status.Phase = tenant.NamespacePhasePending
-		base.NotSynced(&o.Status.Conditions, "waiting for the syncer to create the host namespace")
+		kindstore.NotSynced(&o.Status.Conditions, "waiting for the syncer to create the host namespace")
 	},
 	Validate:             validation.ValidateNamespace,
 	ValidateUpdate:       validation.ValidateNamespaceUpdate,

@@ -13,7 +13,7 @@ import (
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/vrfpeering"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -32,7 +32,7 @@ import (
 type Deletion struct {
 	// Storages are the server's; Deletion reads their Namespaces, and the
 	// VRFPeerings, which the provider deletes before the Network.
-	Storages *base.Storages
+	Storages *kindstore.Storages
 }
 
 // BeforeDelete answers 409 listing the Namespaces attached to Network name
@@ -55,7 +55,7 @@ func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preco
 			return nil
 		}
 		causes = append(causes, metav1.StatusCause{
-			Type:    base.CauseTypeAttached,
+			Type:    kindstore.CauseTypeAttached,
 			Field:   "namespaces " + ns.Name,
 			Message: fmt.Sprintf("namespaces %s is attached to network %s", ns.Name, name),
 		})
@@ -71,14 +71,14 @@ func (d *Deletion) BeforeDelete(ctx context.Context, name string) (*metav1.Preco
 	switch {
 	case len(peerings) > 0 && len(causes) > 0:
 		causes = append(causes, peerings...)
-		return nil, base.DeleteConflict(tenant.Resource(Resource), name,
+		return nil, kindstore.DeleteConflict(tenant.Resource(Resource), name,
 			fmt.Sprintf("network %s is the network of %d namespace(s) and is peered by %d VRFPeering(s); delete the namespaces, and have the provider delete the peerings, first",
 				name, len(causes)-len(peerings), len(peerings)), causes)
 	case len(peerings) > 0:
-		return nil, base.DeleteConflict(tenant.Resource(Resource), name,
+		return nil, kindstore.DeleteConflict(tenant.Resource(Resource), name,
 			fmt.Sprintf("network %s is peered by %d VRFPeering(s) with provider routers; the provider must delete them first", name, len(peerings)), peerings)
 	case len(causes) > 0:
-		return nil, base.DeleteConflict(tenant.Resource(Resource), name,
+		return nil, kindstore.DeleteConflict(tenant.Resource(Resource), name,
 			fmt.Sprintf("network %s is the network of %d namespace(s); delete them first", name, len(causes)), causes)
 	}
 	return nil, nil
@@ -106,7 +106,7 @@ func (d *Deletion) peerings(ctx context.Context, name string) ([]metav1.StatusCa
 	causes := make([]metav1.StatusCause, 0, len(peerings))
 	for _, p := range peerings {
 		causes = append(causes, metav1.StatusCause{
-			Type:    base.CauseTypeAttached,
+			Type:    kindstore.CauseTypeAttached,
 			Field:   "vrfpeerings " + p.Name,
 			Message: fmt.Sprintf("vrfpeerings %s peers the VRF of network %s with provider routers", p.Name, name),
 		})

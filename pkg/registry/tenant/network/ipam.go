@@ -17,7 +17,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -73,7 +73,7 @@ type IPAM struct {
 
 // installIPAM gives the Networks of st their subnets and NAT addresses
 // from space (nothing when space is nil).
-func installIPAM(st *base.Storage, space *claims.TenantSpace) {
+func installIPAM(st *kindstore.Storage, space *claims.TenantSpace) {
 	if space == nil {
 		return
 	}
@@ -176,7 +176,7 @@ func (i *IPAM) BeginCreate(ctx context.Context, obj runtime.Object, options *met
 	n.Spec.Subnets = subnets
 	n.Status.Subnets = slices.Clone(subnets)
 	n.Status.NATGatewayIP = natIP
-	if err := base.AssignStatus(ctx, n); err != nil {
+	if err := kindstore.AssignStatus(ctx, n); err != nil {
 		i.Claims.Release(ctx, claimed...)
 		return nil, err
 	}
@@ -364,7 +364,7 @@ func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options
 		}
 		n.Status.NATGatewayIP = addr.String()
 	}
-	if err := base.AssignStatus(ctx, n); err != nil {
+	if err := kindstore.AssignStatus(ctx, n); err != nil {
 		undo()
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -626,8 +626,8 @@ func TestNetworkInUse(t *testing.T) {
 	if errors.As(err, &s) && s.Status().Details != nil {
 		var fields []string
 		for _, c := range s.Status().Details.Causes {
-			if c.Type != base.CauseTypeAttached {
-				t.Errorf("cause %+v, want type %s", c, base.CauseTypeAttached)
+			if c.Type != kindstore.CauseTypeAttached {
+				t.Errorf("cause %+v, want type %s", c, kindstore.CauseTypeAttached)
 			}
 			fields = append(fields, c.Field)
 		}

@@ -8,11 +8,11 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Kind describes Network to the generic strategies.
-var Kind = base.Kind[*tenant.Network, tenant.NetworkSpec, tenant.NetworkStatus]{
+var Kind = kindstore.Kind[*tenant.Network, tenant.NetworkSpec, tenant.NetworkStatus]{
 	Spec:        func(o *tenant.Network) *tenant.NetworkSpec { return &o.Spec },
 	Status:      func(o *tenant.Network) *tenant.NetworkStatus { return &o.Status },
 	Namespaced:  false,

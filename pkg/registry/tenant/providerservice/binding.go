@@ -12,7 +12,7 @@ import (
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Binding binds an offer to the tenants it names as they are when they are
@@ -24,7 +24,7 @@ import (
 // names it again.
 type Binding struct {
 	// Storages are the server's: Binding reads Tenants.
-	Storages *base.Storages
+	Storages *kindstore.Storages
 }
 
 // BeginCreate implements the create hook.
@@ -73,7 +73,7 @@ func (b *Binding) bind(ctx context.Context, p *tenant.ProviderService, kept []te
 		return nil, apierrors.NewInvalid(tenant.Kind("ProviderService"), p.Name, errs)
 	}
 	p.Status.Offers = offers
-	if err := base.AssignStatus(ctx, p); err != nil {
+	if err := kindstore.AssignStatus(ctx, p); err != nil {
 		return nil, err
 	}
 	return func(context.Context, bool) {}, nil

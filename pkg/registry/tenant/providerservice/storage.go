@@ -10,15 +10,15 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Resource is the resource name of ProviderServices.
 const Resource = "providerservices"
 
 // NewStorage returns the storage of providerservices and providerservices/status.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.ProviderService, tenant.ProviderServiceSpec, tenant.ProviderServiceStatus]{
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kindstore.Storage, error) {
+	st, err := kindstore.NewStorage(scheme, optsGetter, kindstore.Resource[*tenant.ProviderService, tenant.ProviderServiceSpec, tenant.ProviderServiceStatus]{
 		Kind:            Kind,
 		Plural:          Resource,
 		Singular:        "providerservice",
@@ -28,17 +28,17 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		Fields:          SelectableFields,
 		VisibleToTenant: OfferedTo,
 		RedactForTenant: ForTenant,
-		Table:           base.Table[*tenant.ProviderService]{Columns: columns},
+		Table:           kindstore.Table[*tenant.ProviderService]{Columns: columns},
 	}, deps)
 	if err != nil {
 		return nil, err
 	}
 	binding := &Binding{Storages: deps.Storages}
-	st.Install(base.Hooks{BeginCreate: binding.BeginCreate, BeginUpdate: binding.BeginUpdate})
+	st.Install(kindstore.Hooks{BeginCreate: binding.BeginCreate, BeginUpdate: binding.BeginUpdate})
 	return st, nil
 }
 
-var columns = []base.Column[*tenant.ProviderService]{
+var columns = []kindstore.Column[*tenant.ProviderService]{
 	{Name: "Service", Type: "string", Description: "The host Service offered.", Cell: func(o *tenant.ProviderService) interface{} {
 		return o.Spec.Service.Namespace + "/" + o.Spec.Service.Name
 	}},
@@ -49,7 +49,7 @@ var columns = []base.Column[*tenant.ProviderService]{
 		if o.Spec.AllTenants {
 			return "*"
 		}
-		return base.Join(o.Spec.Tenants)
+		return kindstore.Join(o.Spec.Tenants)
 	}},
 	{Name: "Connected", Type: "string", Description: "Tenants connected, of those offered the service.", Cell: func(o *tenant.ProviderService) interface{} {
 		connected := 0

@@ -6,11 +6,11 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Kind describes ProviderService to the generic strategies.
-var Kind = base.Kind[*tenant.ProviderService, tenant.ProviderServiceSpec, tenant.ProviderServiceStatus]{
+var Kind = kindstore.Kind[*tenant.ProviderService, tenant.ProviderServiceSpec, tenant.ProviderServiceStatus]{
 	Spec:        func(o *tenant.ProviderService) *tenant.ProviderServiceSpec { return &o.Spec },
 	Status:      func(o *tenant.ProviderService) *tenant.ProviderServiceStatus { return &o.Status },
 	Namespaced:  false,
@@ -20,7 +20,7 @@ var Kind = base.Kind[*tenant.ProviderService, tenant.ProviderServiceSpec, tenant
 		dst.Status.Offers = src.Status.Offers
 	},
 	InitialStatus: func(o *tenant.ProviderService) {
-		base.NotSynced(&o.Status.Conditions, "the syncer has not looked at the service yet")
+		kindstore.NotSynced(&o.Status.Conditions, "the syncer has not looked at the service yet")
 	},
 	Validate:             validation.ValidateProviderService,
 	ValidateUpdate:       validation.ValidateProviderServiceUpdate,

@@ -23,7 +23,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -38,7 +38,7 @@ type Addresses struct {
 	// Storages are the server's: Tenants, the AddressPools they take from,
 	// and the kinds that use a tenant's public IPs (FloatingIPs,
 	// LoadBalancers, Networks' NAT gateways).
-	Storages *base.Storages
+	Storages *kindstore.Storages
 	// Claims is how Tenants hold their block and public IPs.
 	Claims *claims.Kind[*tenant.Tenant]
 	// Local, when set, is the tenant space (claims.TenantSpace): its
@@ -51,14 +51,14 @@ type Addresses struct {
 
 // installAddresses gives the Tenants of st their addresses from deps'
 // IPAM (nothing without an allocator).
-func installAddresses(st *base.Storage, deps base.Deps) {
+func installAddresses(st *kindstore.Storage, deps kindstore.Deps) {
 	if deps.IPAM.Allocator == nil {
 		return
 	}
 	a := &Addresses{Allocator: deps.IPAM.Allocator, Storages: deps.Storages, Local: deps.IPAM.TenantSpace}
 	a.Claims = &claims.Kind[*tenant.Tenant]{Keyspace: a.Allocator, Store: st.Store, Held: held}
 	// A deleted Tenant gives back everything it owns, recorded or not.
-	st.Install(base.Hooks{BeginCreate: a.BeginCreate, BeginUpdate: a.BeginUpdate, AroundUpdate: a.Claims.AroundUpdate, AfterDelete: a.AfterDelete})
+	st.Install(kindstore.Hooks{BeginCreate: a.BeginCreate, BeginUpdate: a.BeginUpdate, AroundUpdate: a.Claims.AroundUpdate, AfterDelete: a.AfterDelete})
 	st.Recorders = append(st.Recorders, a.Claims)
 	if a.Local != nil {
 		a.Holds = &claims.Kind[*tenant.Tenant]{Resource: "tenants", Keyspace: a.Local, Store: st.Store,
@@ -144,7 +144,7 @@ func (a *Addresses) BeginCreate(ctx context.Context, obj runtime.Object, options
 		msg += fmt.Sprintf("; %d public IPs from pool %s", len(ips), ipPool)
 	}
 	setAllocated(t, msg)
-	if err := base.AssignStatus(ctx, t); err != nil {
+	if err := kindstore.AssignStatus(ctx, t); err != nil {
 		a.releaseAll(ctx, t)
 		return nil, err
 	}
@@ -350,7 +350,7 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 		if p := v.(publicIPsPlan); p.want == want && slices.Equal(p.from, o.Status.PublicIPs) {
 			n.Status.PublicIPs = slices.Clone(p.result)
 			setAllocated(n, p.message)
-			if err := base.AssignStatus(ctx, n); err != nil {
+			if err := kindstore.AssignStatus(ctx, n); err != nil {
 				return nil, err
 			}
 			rec.Drop(p.drop...)
@@ -377,7 +377,7 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 		rec.Add(publicIPClaims(o, added)...)
 		n.Status.PublicIPs = append(append([]string(nil), o.Status.PublicIPs...), added...)
 		setAllocated(n, fmt.Sprintf("block %s; %d public IPs (%d more from pool %s)", o.Status.Network.CIDR, want, len(added), pool))
-		if err := base.AssignStatus(ctx, n); err != nil {
+		if err := kindstore.AssignStatus(ctx, n); err != nil {
 			rec.Forget(publicIPClaims(o, added)...)
 			a.Claims.Release(ctx, publicIPClaims(o, added)...)
 			return nil, err
@@ -426,7 +426,7 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 		}
 		n.Status.PublicIPs = keep
 		setAllocated(n, fmt.Sprintf("block %s; %d public IPs", o.Status.Network.CIDR, want))
-		if err := base.AssignStatus(ctx, n); err != nil {
+		if err := kindstore.AssignStatus(ctx, n); err != nil {
 			return nil, err
 		}
 		if !dryRun {
@@ -466,14 +466,14 @@ func (a *Addresses) inUse(ctx context.Context, t *tenant.Tenant) (map[string]str
 		}
 	}
 	scoped := tenancy.WithTenant(clusterCtx(ctx), t.Name)
-	for _, st := range []*base.Storage{a.Storages.FloatingIPs, a.Storages.LoadBalancers, a.Storages.Networks} {
+	for _, st := range []*kindstore.Storage{a.Storages.FloatingIPs, a.Storages.LoadBalancers, a.Storages.Networks} {
 		resource := st.Resource
 		list, err := st.Store.List(scoped, &metainternalversion.ListOptions{})
 		if err != nil {
 			return nil, err
 		}
 		err = meta.EachListItem(list, func(item runtime.Object) error {
-			name, err := base.ObjectRef(item)
+			name, err := kindstore.ObjectRef(item)
 			if err != nil {
 				return err
 			}

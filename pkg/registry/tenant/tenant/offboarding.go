@@ -21,7 +21,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/providerservice"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -54,7 +54,7 @@ var cleanedUpBySyncer = map[string]bool{ResourceNamespaces: true, ResourceNetwor
 type Offboarding struct {
 	// Storages are the server's: Tenants, and the tenant-owned kinds
 	// (Namespaces, Networks, FloatingIPs, LoadBalancers).
-	Storages *base.Storages
+	Storages *kindstore.Storages
 	// HostWorkloads reads the workloads of the tenant's host namespaces;
 	// nil: they are not checked.
 	HostWorkloads host.Workloads
@@ -64,7 +64,7 @@ type Offboarding struct {
 // (Resource*).
 func (o *Offboarding) owned() map[string]*genericregistry.Store {
 	s := o.Storages
-	return base.Stores(s.Namespaces, s.Networks, s.FloatingIPs, s.LoadBalancers)
+	return kindstore.Stores(s.Namespaces, s.Networks, s.FloatingIPs, s.LoadBalancers)
 }
 
 // Blockers reads Tenant name and lists what keeps it from being deleted,
@@ -298,7 +298,7 @@ func (o *Offboarding) Report(ctx context.Context, t *tenant.Tenant) (*tenant.Off
 }
 
 // Causes are blockers as the causes of a refused delete: Field is
-// "<resource> [<namespace>/]<name>" (base.Attached's form), or the
+// "<resource> [<namespace>/]<name>" (kindstore.Attached's form), or the
 // resource alone for creates in flight.
 func Causes(blockers []tenant.OffboardingBlocker) []metav1.StatusCause {
 	causes := make([]metav1.StatusCause, 0, len(blockers))
@@ -307,7 +307,7 @@ func Causes(blockers []tenant.OffboardingBlocker) []metav1.StatusCause {
 		if b.Name != "" {
 			field += " " + objectRef(b.Namespace, b.Name)
 		}
-		causes = append(causes, metav1.StatusCause{Type: base.CauseTypeAttached, Field: field, Message: b.Message})
+		causes = append(causes, metav1.StatusCause{Type: kindstore.CauseTypeAttached, Field: field, Message: b.Message})
 	}
 	return causes
 }
@@ -330,7 +330,7 @@ func (o *Offboarding) BeforeDelete(ctx context.Context, name string) (*metav1.Pr
 		return nil, nil
 	}
 	if len(blockers) > 0 {
-		return nil, base.DeleteConflict(tenant.Resource("tenants"), name,
+		return nil, kindstore.DeleteConflict(tenant.Resource("tenants"), name,
 			fmt.Sprintf("%d object(s) or creates in flight are attached to tenant %s; delete them first (GET tenants/%s/offboarding lists them)",
 				len(blockers), name, name), Causes(blockers))
 	}
@@ -338,7 +338,7 @@ func (o *Offboarding) BeforeDelete(ctx context.Context, name string) (*metav1.Pr
 	return &metav1.Preconditions{UID: &uid, ResourceVersion: &rv}, nil
 }
 
-// objectRef names an object as "[namespace/]name", as base.ObjectRef does.
+// objectRef names an object as "[namespace/]name", as kindstore.ObjectRef does.
 func objectRef(namespace, name string) string {
 	if namespace != "" {
 		return namespace + "/" + name

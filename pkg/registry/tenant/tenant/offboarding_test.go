@@ -23,7 +23,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	tenantregistry "tenant.io/tenant-apiserver/pkg/registry/tenant/tenant"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -90,7 +90,7 @@ var onlyAdmin = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.A
 })
 
 type server struct {
-	storage     *base.Storages
+	storage     *kindstore.Storages
 	offboarding *tenantregistry.OffboardingREST
 	host        *fakeHostWorkloads
 }
@@ -101,7 +101,7 @@ func setup(t *testing.T) *server {
 	t.Helper()
 	fakeHost := &fakeHostWorkloads{workloads: map[string][]host.Workload{}}
 	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), false)
-	deps := base.Deps{Resolver: tenancy.GroupResolver{}, Authorizer: onlyAdmin, HostWorkloads: fakeHost}
+	deps := kindstore.Deps{Resolver: tenancy.GroupResolver{}, Authorizer: onlyAdmin, HostWorkloads: fakeHost}
 	storage, err := apiserver.NewStorage(getter, deps)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +153,7 @@ func (s *server) hostNamespace(t *testing.T, tn, ns string) string {
 }
 
 // of returns the storage of resource.
-func (s *server) of(resource string) *base.Storage {
+func (s *server) of(resource string) *kindstore.Storage {
 	for _, st := range s.storage.List() {
 		if st.Resource == resource {
 			return st
@@ -221,8 +221,8 @@ func causeFields(t *testing.T, what string, err error) []string {
 	}
 	var fields []string
 	for _, c := range status.Status().Details.Causes {
-		if c.Type != base.CauseTypeAttached {
-			t.Errorf("%s: cause %+v is not of type %s", what, c, base.CauseTypeAttached)
+		if c.Type != kindstore.CauseTypeAttached {
+			t.Errorf("%s: cause %+v is not of type %s", what, c, kindstore.CauseTypeAttached)
 		}
 		fields = append(fields, c.Field)
 	}

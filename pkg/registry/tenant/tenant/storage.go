@@ -8,11 +8,11 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Resource is the tenants resource.
-var Resource = base.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
+var Resource = kindstore.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
 	Kind:       Kind,
 	Plural:     "tenants",
 	Singular:   "tenant",
@@ -28,38 +28,38 @@ var Resource = base.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantSta
 		o, ok := obj.(*tenant.Tenant)
 		return ok && o.Name == t
 	},
-	Table: base.Table[*tenant.Tenant]{Columns: columns},
+	Table: kindstore.Table[*tenant.Tenant]{Columns: columns},
 }
 
 // NewStorage returns the storage of tenants, tenants/status and
 // tenants/offboarding. A Tenant is created and updated with its addresses
 // when deps have an IPAM allocator, and deleted only when nothing is
 // attached to it (Offboarding).
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	st, err := base.NewStorage(scheme, optsGetter, Resource, deps)
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kindstore.Storage, error) {
+	st, err := kindstore.NewStorage(scheme, optsGetter, Resource, deps)
 	if err != nil {
 		return nil, err
 	}
-	st.Install(base.Hooks{BeginCreate: defaultObjectQuota(deps.DefaultObjectQuota)})
+	st.Install(kindstore.Hooks{BeginCreate: defaultObjectQuota(deps.DefaultObjectQuota)})
 	installAddresses(st, deps)
 	offboarding := &Offboarding{Storages: deps.Storages, HostWorkloads: deps.HostWorkloads}
-	st.Install(base.Hooks{BeforeDelete: offboarding.BeforeDelete})
+	st.Install(kindstore.Hooks{BeforeDelete: offboarding.BeforeDelete})
 	st.Subresources = map[string]rest.Storage{"offboarding": NewOffboardingREST(st.Main, offboarding)}
 	return st, nil
 }
 
-var columns = []base.Column[*tenant.Tenant]{
+var columns = []kindstore.Column[*tenant.Tenant]{
 	{Name: "Display Name", Type: "string", Priority: 1, Description: "Human readable name.", Cell: func(o *tenant.Tenant) interface{} { return o.Spec.DisplayName }},
 	{Name: "Phase", Type: "string", Description: "Lifecycle phase.", Cell: func(o *tenant.Tenant) interface{} { return string(o.Status.Phase) }},
 	{Name: "CIDR", Type: "string", Description: "Private IPv4 block.", Cell: func(o *tenant.Tenant) interface{} {
 		if o.Status.Network != nil {
 			return o.Status.Network.CIDR
 		}
-		return base.OrNone(o.Spec.Network.CIDR)
+		return kindstore.OrNone(o.Spec.Network.CIDR)
 	}},
 	{Name: "Public IPs", Type: "integer", Description: "Number of public IPv4 addresses asked for.", Cell: func(o *tenant.Tenant) interface{} { return int64(o.Spec.PublicIPs.Count) }},
-	{Name: "Pod Security", Type: "string", Priority: 1, Description: "Pod Security Standard enforced in the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return base.OrNone(string(o.Spec.PodSecurity.Level)) }},
-	{Name: "Namespace Prefix", Type: "string", Priority: 1, Description: "Prefix of the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return base.OrNone(o.Status.NamespacePrefix) }},
+	{Name: "Pod Security", Type: "string", Priority: 1, Description: "Pod Security Standard enforced in the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return kindstore.OrNone(string(o.Spec.PodSecurity.Level)) }},
+	{Name: "Namespace Prefix", Type: "string", Priority: 1, Description: "Prefix of the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return kindstore.OrNone(o.Status.NamespacePrefix) }},
 	{Name: "CPU", Type: "string", Description: "CPU requests used of the compute quota.", Cell: computeCell(corev1.ResourceRequestsCPU)},
 	{Name: "Memory", Type: "string", Description: "Memory requests used of the compute quota.", Cell: computeCell(corev1.ResourceRequestsMemory)},
 	{Name: "Pods", Type: "string", Priority: 1, Description: "Pods of the compute quota.", Cell: computeCell(corev1.ResourcePods)},
@@ -82,6 +82,6 @@ func computeCell(r corev1.ResourceName) func(o *tenant.Tenant) interface{} {
 			used := o.Status.Usage.Objects[r]
 			return used.String() + "/" + limit.String()
 		}
-		return base.OrNone("")
+		return kindstore.OrNone("")
 	}
 }

@@ -8,11 +8,11 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Kind describes Tenant to the generic strategies.
-var Kind = base.Kind[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
+var Kind = kindstore.Kind[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
 	Spec:        func(o *tenant.Tenant) *tenant.TenantSpec { return &o.Spec },
 	Status:      func(o *tenant.Tenant) *tenant.TenantStatus { return &o.Status },
 	Namespaced:  false,
@@ -27,7 +27,7 @@ var Kind = base.Kind[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus]{
 	},
 	InitialStatus: func(o *tenant.Tenant) {
 		o.Status.Phase = tenant.TenantPhasePending
-		base.NotSynced(&o.Status.Conditions, "waiting for the syncer to onboard the tenant on the host")
+		kindstore.NotSynced(&o.Status.Conditions, "waiting for the syncer to onboard the tenant on the host")
 	},
 	Validate:             validation.ValidateTenant,
 	ValidateUpdate:       validation.ValidateTenantUpdate,

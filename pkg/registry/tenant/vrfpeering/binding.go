@@ -18,7 +18,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -35,7 +35,7 @@ import (
 //     other peerings of the Network have the same ASN and other neighbors.
 type Binding struct {
 	// Storages are the server's: Binding reads Tenants, Networks and AddressPools.
-	Storages *base.Storages
+	Storages *kindstore.Storages
 }
 
 // BeginCreate implements the create hook.
@@ -52,7 +52,7 @@ func (b *Binding) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1
 		return nil, apierrors.NewInvalid(tenant.Kind("VRFPeering"), p.Name, errs)
 	}
 	p.Status.TenantUID, p.Status.NetworkUID = t.UID, n.UID
-	if err := base.AssignStatus(ctx, p); err != nil {
+	if err := kindstore.AssignStatus(ctx, p); err != nil {
 		return nil, err
 	}
 	return func(context.Context, bool) {}, nil

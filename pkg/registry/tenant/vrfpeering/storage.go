@@ -9,15 +9,15 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Resource is the resource name of VRFPeerings.
 const Resource = "vrfpeerings"
 
 // NewStorage returns the storage of vrfpeerings and vrfpeerings/status.
-func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps base.Deps) (*base.Storage, error) {
-	st, err := base.NewStorage(scheme, optsGetter, base.Resource[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeeringStatus]{
+func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kindstore.Storage, error) {
+	st, err := kindstore.NewStorage(scheme, optsGetter, kindstore.Resource[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeeringStatus]{
 		Kind:            Kind,
 		Plural:          Resource,
 		Singular:        "vrfpeering",
@@ -26,13 +26,13 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		NewList:         func() runtime.Object { return &tenant.VRFPeeringList{} },
 		Fields:          SelectableFields,
 		VisibleToTenant: PeersNetworkOf,
-		Table:           base.Table[*tenant.VRFPeering]{Columns: columns},
+		Table:           kindstore.Table[*tenant.VRFPeering]{Columns: columns},
 	}, deps)
 	if err != nil {
 		return nil, err
 	}
 	binding := &Binding{Storages: deps.Storages}
-	st.Install(base.Hooks{BeginCreate: binding.BeginCreate, BeginUpdate: binding.BeginUpdate})
+	st.Install(kindstore.Hooks{BeginCreate: binding.BeginCreate, BeginUpdate: binding.BeginUpdate})
 	return st, nil
 }
 
@@ -67,17 +67,17 @@ func State(o *tenant.VRFPeering) string {
 	return fmt.Sprintf("%d/%d Established", established, sessions)
 }
 
-var columns = []base.Column[*tenant.VRFPeering]{
+var columns = []kindstore.Column[*tenant.VRFPeering]{
 	{Name: "Tenant", Type: "string", Description: "Tenant owning the Network.", Cell: func(o *tenant.VRFPeering) interface{} { return o.Spec.Tenant }},
 	{Name: "Network", Type: "string", Description: "The tenant Network whose VRF is peered.", Cell: func(o *tenant.VRFPeering) interface{} { return o.Spec.Network }},
-	{Name: "VRF", Type: "string", Description: "VRF name on the nodes.", Cell: func(o *tenant.VRFPeering) interface{} { return base.OrNone(o.Status.VRF) }},
+	{Name: "VRF", Type: "string", Description: "VRF name on the nodes.", Cell: func(o *tenant.VRFPeering) interface{} { return kindstore.OrNone(o.Status.VRF) }},
 	{Name: "ASN", Type: "integer", Priority: 1, Description: "Local autonomous system number.", Cell: func(o *tenant.VRFPeering) interface{} { return o.Spec.ASN }},
 	{Name: "Neighbors", Type: "string", Description: "BGP neighbors.", Cell: func(o *tenant.VRFPeering) interface{} {
 		addrs := make([]string, 0, len(o.Spec.Neighbors))
 		for _, n := range o.Spec.Neighbors {
 			addrs = append(addrs, n.Address)
 		}
-		return base.Join(addrs)
+		return kindstore.Join(addrs)
 	}},
 	{Name: "State", Type: "string", Description: "BGP sessions established, or why the peering is not in place.", Cell: func(o *tenant.VRFPeering) interface{} { return State(o) }},
 }

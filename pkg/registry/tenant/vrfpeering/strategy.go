@@ -6,11 +6,11 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // Kind describes VRFPeering to the generic strategies.
-var Kind = base.Kind[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeeringStatus]{
+var Kind = kindstore.Kind[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeeringStatus]{
 	Spec:        func(o *tenant.VRFPeering) *tenant.VRFPeeringSpec { return &o.Spec },
 	Status:      func(o *tenant.VRFPeering) *tenant.VRFPeeringStatus { return &o.Status },
 	Namespaced:  false,
@@ -20,7 +20,7 @@ var Kind = base.Kind[*tenant.VRFPeering, tenant.VRFPeeringSpec, tenant.VRFPeerin
 		dst.Status.TenantUID, dst.Status.NetworkUID = src.Status.TenantUID, src.Status.NetworkUID
 	},
 	InitialStatus: func(o *tenant.VRFPeering) {
-		base.NotSynced(&o.Status.Conditions, "the syncer has not looked at the peering yet")
+		kindstore.NotSynced(&o.Status.Conditions, "the syncer has not looked at the peering yet")
 	},
 	Validate:             validation.ValidateVRFPeering,
 	ValidateUpdate:       validation.ValidateVRFPeeringUpdate,

@@ -1,4 +1,4 @@
-package base_test
+package kindstore_test
 
 import (
 	"context"
@@ -22,7 +22,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/namespace"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
@@ -47,14 +47,14 @@ func reqCtx(u user.Info, ns string) context.Context {
 
 // registry is the storage of the kinds the tests use, on one etcd.
 type registry struct {
-	namespaces, networks, floatingips *base.Storage
+	namespaces, networks, floatingips *kindstore.Storage
 }
 
 func newRegistry(t *testing.T, cached bool) *registry {
 	t.Helper()
 	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), cached)
 
-	deps := base.Deps{Resolver: tenancy.GroupResolver{}, Storages: &base.Storages{}}
+	deps := kindstore.Deps{Resolver: tenancy.GroupResolver{}, Storages: &kindstore.Storages{}}
 	r := &registry{}
 	var err error
 	if r.namespaces, err = namespace.NewStorage(apiserver.Scheme, getter, deps); err != nil {
@@ -65,7 +65,7 @@ func newRegistry(t *testing.T, cached bool) *registry {
 	// Each kind on its own: no Network is in use by a Namespace, and no
 	// Namespace needs an existing Network.
 	alone := deps
-	alone.Storages = &base.Storages{}
+	alone.Storages = &kindstore.Storages{}
 	if r.networks, err = network.NewStorage(apiserver.Scheme, getter, alone); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func newRegistry(t *testing.T, cached bool) *registry {
 
 	// Reads at resource version 0 go to etcd until the watch cache is
 	// ready; wait, so that the tests read from the cache.
-	for _, s := range []*base.Storage{r.namespaces, r.networks, r.floatingips} {
+	for _, s := range []*kindstore.Storage{r.namespaces, r.networks, r.floatingips} {
 		err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {
 			return s.Store.Storage.Storage.ReadinessCheck() == nil, nil
 		})
@@ -102,11 +102,11 @@ func newFloatingIP(name string) *tenant.FloatingIP {
 	}
 }
 
-func create(ctx context.Context, s *base.Storage, obj runtime.Object) (runtime.Object, error) {
+func create(ctx context.Context, s *kindstore.Storage, obj runtime.Object) (runtime.Object, error) {
 	return s.Main.Create(ctx, obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{})
 }
 
-func mustCreate(t *testing.T, ctx context.Context, s *base.Storage, obj runtime.Object) metav1.Object {
+func mustCreate(t *testing.T, ctx context.Context, s *kindstore.Storage, obj runtime.Object) metav1.Object {
 	t.Helper()
 	out, err := create(ctx, s, obj)
 	if err != nil {
@@ -115,7 +115,7 @@ func mustCreate(t *testing.T, ctx context.Context, s *base.Storage, obj runtime.
 	return out.(metav1.Object)
 }
 
-func list(t *testing.T, ctx context.Context, s *base.Storage, opts *metainternalversion.ListOptions) (runtime.Object, []metav1.Object) {
+func list(t *testing.T, ctx context.Context, s *kindstore.Storage, opts *metainternalversion.ListOptions) (runtime.Object, []metav1.Object) {
 	t.Helper()
 	out, err := s.Main.List(ctx, opts)
 	if err != nil {
@@ -455,7 +455,7 @@ func testWatch(t *testing.T, r *registry) {
 
 // openWatch watches s from rv as ctx's caller, waiting for the watch cache
 // to be ready.
-func openWatch(t *testing.T, s *base.Storage, ctx context.Context, rv string) watch.Interface {
+func openWatch(t *testing.T, s *kindstore.Storage, ctx context.Context, rv string) watch.Interface {
 	t.Helper()
 	var w watch.Interface
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, wait.ForeverTestTimeout, true, func(context.Context) (bool, error) {

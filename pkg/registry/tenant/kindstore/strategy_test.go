@@ -1,4 +1,4 @@
-package base_test
+package kindstore_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
 	tenantregistry "tenant.io/tenant-apiserver/pkg/registry/tenant/tenant"
@@ -25,11 +25,11 @@ import (
 )
 
 var (
-	networkStrategy          = base.NewStrategy(apiserver.Scheme, network.Kind)
-	networkStatusStrategy    = base.NewStatusStrategy(apiserver.Scheme, network.Kind)
-	floatingIPStrategy       = base.NewStrategy(apiserver.Scheme, floatingip.Kind)
-	floatingIPStatusStrategy = base.NewStatusStrategy(apiserver.Scheme, floatingip.Kind)
-	tenantStrategy           = base.NewStrategy(apiserver.Scheme, tenantregistry.Kind)
+	networkStrategy          = kindstore.NewStrategy(apiserver.Scheme, network.Kind)
+	networkStatusStrategy    = kindstore.NewStatusStrategy(apiserver.Scheme, network.Kind)
+	floatingIPStrategy       = kindstore.NewStrategy(apiserver.Scheme, floatingip.Kind)
+	floatingIPStatusStrategy = kindstore.NewStatusStrategy(apiserver.Scheme, floatingip.Kind)
+	tenantStrategy           = kindstore.NewStrategy(apiserver.Scheme, tenantregistry.Kind)
 )
 
 // tenantLabelPath is where every tenant label error must point.
@@ -229,7 +229,7 @@ func TestPrepareForCreateNotTenantOwned(t *testing.T) {
 	// namespace prefix from the name and UID, and the Tenant waits for the
 	// syncer.
 	want := tenant.TenantStatus{Phase: tenant.TenantPhasePending, NamespacePrefix: hostnames.NamespacePrefix("acme", obj.UID)}
-	base.NotSynced(&want.Conditions, "waiting for the syncer to onboard the tenant on the host")
+	kindstore.NotSynced(&want.Conditions, "waiting for the syncer to onboard the tenant on the host")
 	for i := range want.Conditions {
 		want.Conditions[i].LastTransitionTime = obj.Status.Conditions[i].LastTransitionTime
 	}

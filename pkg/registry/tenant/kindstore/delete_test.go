@@ -1,4 +1,4 @@
-package base_test
+package kindstore_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // TestDeleteChecksAgain checks that a delete whose check asked for "the
@@ -23,7 +23,7 @@ func TestDeleteChecksAgain(t *testing.T) {
 
 	// changes is how many checks see the object changed right after.
 	changes, checks := 0, 0
-	r.networks.Install(base.Hooks{BeforeDelete: func(_ context.Context, name string) (*metav1.Preconditions, error) {
+	r.networks.Install(kindstore.Hooks{BeforeDelete: func(_ context.Context, name string) (*metav1.Preconditions, error) {
 		checks++
 		obj, err := r.networks.Main.Get(ctx, name, &metav1.GetOptions{})
 		if err != nil {

@@ -1,4 +1,4 @@
-package base_test
+package kindstore_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -51,7 +51,7 @@ func TestFormerTenantOfTheSameName(t *testing.T) {
 		t.Run(map[bool]string{false: "etcd", true: "watch cache"}[cached], func(t *testing.T) {
 			resolver := &uidResolver{uids: map[string]types.UID{"acme": "uid-1"}}
 			getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), cached)
-			networks, err := network.NewStorage(apiserver.Scheme, getter, base.Deps{Resolver: resolver})
+			networks, err := network.NewStorage(apiserver.Scheme, getter, kindstore.Deps{Resolver: resolver})
 			if err != nil {
 				t.Fatal(err)
 			}

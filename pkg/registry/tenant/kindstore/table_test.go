@@ -1,4 +1,4 @@
-package base_test
+package kindstore_test
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
-var networkTable = base.Table[*tenant.Network]{Columns: []base.Column[*tenant.Network]{
+var networkTable = kindstore.Table[*tenant.Network]{Columns: []kindstore.Column[*tenant.Network]{
 	{Name: "Topology", Type: "string", Cell: func(o *tenant.Network) interface{} { return string(o.Spec.Topology) }},
-	{Name: "Subnets", Type: "string", Priority: 1, Cell: func(o *tenant.Network) interface{} { return base.Join(o.Spec.Subnets) }},
+	{Name: "Subnets", Type: "string", Priority: 1, Cell: func(o *tenant.Network) interface{} { return kindstore.Join(o.Spec.Subnets) }},
 }}
 
 func TestTableConvertToTable(t *testing.T) {
@@ -80,23 +80,23 @@ func TestTableConvertToTable(t *testing.T) {
 }
 
 func TestTableCells(t *testing.T) {
-	if got := base.Join(nil); got != "<none>" {
+	if got := kindstore.Join(nil); got != "<none>" {
 		t.Errorf("Join(nil) = %q", got)
 	}
-	if got := base.Join([]string{"a", "b"}); got != "a,b" {
+	if got := kindstore.Join([]string{"a", "b"}); got != "a,b" {
 		t.Errorf("Join(a, b) = %q", got)
 	}
-	if got := base.OrNone(""); got != "<none>" {
+	if got := kindstore.OrNone(""); got != "<none>" {
 		t.Errorf("OrNone(\"\") = %q", got)
 	}
-	if got := base.OrNone("x"); got != "x" {
+	if got := kindstore.OrNone("x"); got != "x" {
 		t.Errorf("OrNone(x) = %q", got)
 	}
 	conditions := []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse}}
-	if got := base.ConditionStatus(conditions, "Ready"); got != "False" {
+	if got := kindstore.ConditionStatus(conditions, "Ready"); got != "False" {
 		t.Errorf("ConditionStatus(Ready) = %q, want False", got)
 	}
-	if got := base.ConditionStatus(conditions, "HostSynced"); got != "Unknown" {
+	if got := kindstore.ConditionStatus(conditions, "HostSynced"); got != "Unknown" {
 		t.Errorf("ConditionStatus(HostSynced) = %q, want Unknown", got)
 	}
 }
