@@ -28,14 +28,14 @@ import (
 	"tenant.io/tenant-apiserver/pkg/quota"
 	adminregistry "tenant.io/tenant-apiserver/pkg/registry/admin"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/addresspool"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/connects"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/loadbalancer"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/namespace"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/providerservice"
-	tenantregistry "tenant.io/tenant-apiserver/pkg/registry/tenant/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/tenants"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/vrfpeering"
 	"tenant.io/tenant-apiserver/pkg/syncer"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
@@ -249,7 +249,7 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kin
 		into **kindstore.Storage
 		new  newStorage
 	}{
-		{&out.Tenants, tenantregistry.NewStorage},
+		{&out.Tenants, tenants.NewStorage},
 		{&out.AddressPools, addresspool.NewStorage},
 		{&out.ProviderServices, providerservice.NewStorage},
 		{&out.VRFPeerings, vrfpeering.NewStorage},

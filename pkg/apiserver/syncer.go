@@ -3,8 +3,8 @@ package apiserver
 import (
 	genericapiserver "k8s.io/apiserver/pkg/server"
 
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/connects"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/syncer"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )

@@ -16,7 +16,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/intern/interntest"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
-	tenantregistry "tenant.io/tenant-apiserver/pkg/registry/tenant/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/tenants"
 )
 
 // storedTenantVersion is version v of Tenant t as the server stores it
@@ -74,7 +74,7 @@ func historyVersion(tb testing.TB, data []byte) (*tenant.Tenant, fields.Set) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	_, fs, err := kindstore.Attrs(tenantregistry.Resource)(obj)
+	_, fs, err := kindstore.Attrs(tenants.Resource)(obj)
 	if err != nil {
 		tb.Fatal(err)
 	}

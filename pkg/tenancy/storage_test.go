@@ -22,8 +22,8 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )

@@ -17,8 +17,8 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // maxCauses bounds the allocations listed in a refusal.
@@ -39,9 +39,9 @@ type Consistency struct {
 	Space *ipam.Allocator
 	// Pools is the storage of AddressPools.
 	Pools *genericregistry.Store
-	// Claims is how pools hold their space (claims.Kind): an update gives
+	// Claims is how pools hold their space (claims.Ledger): an update gives
 	// back, once stored, the space the pool no longer covers.
-	Claims *claims.Kind[*tenant.AddressPool]
+	Claims *claims.Ledger[*tenant.AddressPool]
 }
 
 // installConsistency guards the pools of st with deps' IPAM (nothing without
@@ -51,7 +51,7 @@ func installConsistency(st *kindstore.Storage, deps kindstore.Deps) {
 		return
 	}
 	g := &Consistency{Allocator: deps.IPAM.Allocator, Space: deps.IPAM.PoolSpace, Pools: st.Store}
-	g.Claims = &claims.Kind[*tenant.AddressPool]{Keyspace: g.Space, Store: st.Store, Held: held}
+	g.Claims = &claims.Ledger[*tenant.AddressPool]{Keyspace: g.Space, Store: st.Store, Held: held}
 	st.Install(kindstore.Hooks{
 		BeginCreate:  g.BeginCreate,
 		BeginUpdate:  g.BeginUpdate,

@@ -145,12 +145,12 @@ type Object interface {
 	metav1.Object
 }
 
-// Kind is how the objects of one kind hold claims in one keyspace: which
+// Ledger is how the objects of one kind hold claims in one keyspace: which
 // claims a stored object records (Held), and where to read the object a
 // claim names. Tenant blocks and public IPs, Network subnets and NAT
 // addresses, FloatingIP and LoadBalancer addresses and AddressPool space
-// are each a Kind; their create and update hooks make the claims and
-// record them in the update's Record, and Kind does the rest the same way
+// are each a Ledger; their create and update hooks make the claims and
+// record them in the update's Record, and Ledger does the rest the same way
 // for all: what an update gives back once its outcome is known
 // (AroundUpdate), what a delete gives back (AfterDelete), which claims the
 // sweeper keeps (it is an ipam.Recorder), and the repair of claims that
@@ -159,7 +159,7 @@ type Object interface {
 // A claim names its object by Owner.Ref, "<resource> [<namespace>/]<name>"
 // (Ref); the claims of Tenants and AddressPools in their own keyspaces
 // carry no Ref and name the object by Owner.Tenant.
-type Kind[T Object] struct {
+type Ledger[T Object] struct {
 	// Resource is the resource name of the kind, as Ref writes it; "" for
 	// a kind whose claims carry no Ref.
 	Resource string
@@ -177,10 +177,10 @@ type Kind[T Object] struct {
 	Tenants *genericregistry.Store
 }
 
-var _ ipam.Recorder = &Kind[*tenant.Tenant]{}
+var _ ipam.Recorder = &Ledger[*tenant.Tenant]{}
 
 // locate returns the context and name to read the object c names with.
-func (k *Kind[T]) locate(ctx context.Context, owner ipam.Owner) (context.Context, string, bool) {
+func (k *Ledger[T]) locate(ctx context.Context, owner ipam.Owner) (context.Context, string, bool) {
 	ns, name := metav1.NamespaceNone, owner.Tenant
 	if k.Resource != "" {
 		resource, namespace, n, ok := ParseRef(owner.Ref)
@@ -193,7 +193,7 @@ func (k *Kind[T]) locate(ctx context.Context, owner ipam.Owner) (context.Context
 }
 
 // get reads the object owner names; (nil, nil) if there is none.
-func (k *Kind[T]) get(ctx context.Context, owner ipam.Owner, options *metav1.GetOptions) (T, bool, error) {
+func (k *Ledger[T]) get(ctx context.Context, owner ipam.Owner, options *metav1.GetOptions) (T, bool, error) {
 	var none T
 	scoped, name, ok := k.locate(ctx, owner)
 	if !ok {
@@ -211,17 +211,17 @@ func (k *Kind[T]) get(ctx context.Context, owner ipam.Owner, options *metav1.Get
 }
 
 // records says whether obj records c.
-func (k *Kind[T]) records(obj runtime.Object, c Claim) bool {
+func (k *Ledger[T]) records(obj runtime.Object, c Claim) bool {
 	o, ok := obj.(T)
 	return ok && c.in(k.Held(o))
 }
 
 // Space implements ipam.Recorder.
-func (k *Kind[T]) Space() *ipam.Allocator { return k.Keyspace }
+func (k *Ledger[T]) Space() *ipam.Allocator { return k.Keyspace }
 
 // Names implements ipam.Recorder: whether alloc is held for an object of
 // this kind.
-func (k *Kind[T]) Names(alloc ipam.Allocation) bool {
+func (k *Ledger[T]) Names(alloc ipam.Allocation) bool {
 	if k.Resource == "" {
 		return alloc.Owner.Ref == ""
 	}
@@ -232,7 +232,7 @@ func (k *Kind[T]) Names(alloc ipam.Allocation) bool {
 // Recorded implements ipam.Recorder: whether the object alloc names still
 // records it. It reads the watch cache, and confirms from etcd before
 // letting an allocation go.
-func (k *Kind[T]) Recorded(alloc ipam.Allocation) (bool, error) {
+func (k *Ledger[T]) Recorded(alloc ipam.Allocation) (bool, error) {
 	c := Claim{Block: alloc.Block, Owner: alloc.Owner}
 	for _, options := range []*metav1.GetOptions{{ResourceVersion: "0"}, {}} {
 		o, found, err := k.get(context.Background(), alloc.Owner, options)
@@ -260,7 +260,7 @@ func (k *Kind[T]) Recorded(alloc ipam.Allocation) (bool, error) {
 // keeps what that records: a concurrent update may have stored the same
 // claim. That leaves one race: between a second update's claim of what
 // the object still holds (which succeeds without writing) and its store.
-func (k *Kind[T]) AroundUpdate(ctx context.Context) (context.Context, func(runtime.Object, error)) {
+func (k *Ledger[T]) AroundUpdate(ctx context.Context) (context.Context, func(runtime.Object, error)) {
 	rec := &Record{}
 	return context.WithValue(ctx, recordKey{}, rec), func(stored runtime.Object, err error) {
 		added, dropped, holds := rec.take()
@@ -321,7 +321,7 @@ func CertainlyNotStored(err error) bool {
 }
 
 // AfterDelete gives back the claims a deleted object recorded.
-func (k *Kind[T]) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
+func (k *Ledger[T]) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions) {
 	if options != nil && len(options.DryRun) > 0 {
 		return
 	}
@@ -332,7 +332,7 @@ func (k *Kind[T]) AfterDelete(obj runtime.Object, options *metav1.DeleteOptions)
 
 // Release gives back cs. A failure is logged: the sweeper reclaims what
 // nobody records.
-func (k *Kind[T]) Release(ctx context.Context, cs ...Claim) {
+func (k *Ledger[T]) Release(ctx context.Context, cs ...Claim) {
 	ctx = context.WithoutCancel(ctx)
 	for _, c := range cs {
 		release(ctx, k.Keyspace, c)
@@ -352,7 +352,7 @@ func release(ctx context.Context, space *ipam.Allocator, c Claim) {
 // each from etcd before claiming, only in the pool Pool names. A claim
 // that someone else holds by then is reported: two objects record the
 // same space, which a person must settle. It returns how many it claimed.
-func (k *Kind[T]) Reclaim(ctx context.Context, held ipam.Held) (int, error) {
+func (k *Ledger[T]) Reclaim(ctx context.Context, held ipam.Held) (int, error) {
 	if k.Pool == nil {
 		return 0, nil
 	}
@@ -401,7 +401,7 @@ func describe(resource string, o metav1.Object) string {
 
 // reclaim claims missing, the unheld claims of one object as the cache had
 // it, for the object as etcd has it.
-func (k *Kind[T]) reclaim(ctx context.Context, missing []Claim) (int, error) {
+func (k *Ledger[T]) reclaim(ctx context.Context, missing []Claim) (int, error) {
 	cur, found, err := k.get(ctx, missing[0].Owner, &metav1.GetOptions{})
 	if err != nil || !found {
 		return 0, err
@@ -438,6 +438,6 @@ func (k *Kind[T]) reclaim(ctx context.Context, missing []Claim) (int, error) {
 // Hooks returns the hooks through which k gives back what updates and
 // deletes leave unrecorded; the kind's own BeginCreate and BeginUpdate
 // make the claims.
-func (k *Kind[T]) Hooks(beginCreate genericregistry.BeginCreateFunc, beginUpdate genericregistry.BeginUpdateFunc) kindstore.Hooks {
+func (k *Ledger[T]) Hooks(beginCreate genericregistry.BeginCreateFunc, beginUpdate genericregistry.BeginUpdateFunc) kindstore.Hooks {
 	return kindstore.Hooks{BeginCreate: beginCreate, BeginUpdate: beginUpdate, AroundUpdate: k.AroundUpdate, AfterDelete: k.AfterDelete}
 }

@@ -2,14 +2,14 @@
 // stored with the IPAM claims it records, or not at all, and no claim
 // outlives the object that recorded it.
 //
-// One mechanism serves every kind (Kind, with Claim and Record): a Tenant
+// One mechanism serves every kind (Ledger, with Claim and Record): a Tenant
 // holds its block and public IPs in the provider's keyspace, an
 // AddressPool its space in the pools' keyspace, and in the tenant space
 // (TenantSpace) a Network its subnets and NAT address and a FloatingIP or
 // LoadBalancer its public IP (PublicIPs). Each kind says which claims a
 // stored object records and where to read the object a claim names; its
 // create and update hooks make the claims and put them in the update's
-// Record. Kind then does the same for all: an update gives back, once its
+// Record. Ledger then does the same for all: an update gives back, once its
 // outcome is known, what its tries claimed in vain and what it gave up; a
 // delete gives back what the object recorded; the sweepers ask it whether
 // an allocation is still recorded (ipam.Recorder); and it claims again

@@ -68,7 +68,7 @@ type PublicIPs[T Object] struct {
 	Of    PublicIP[T]
 	Space *TenantSpace
 	// Claims is the kind's claims in the tenant space.
-	Claims *Kind[T]
+	Claims *Ledger[T]
 	// Store is the storage of the kind.
 	Store *genericregistry.Store
 	// Quota and QuotaResource, when set, are the quota the kind counts
@@ -87,7 +87,7 @@ func InstallPublicIPs[T Object](st *kindstore.Storage, of PublicIP[T], space *Te
 		return nil
 	}
 	p := &PublicIPs[T]{Of: of, Space: space, Store: st.Store, Quota: st.Main.Quota, QuotaResource: st.Main.QuotaResource}
-	p.Claims = &Kind[T]{
+	p.Claims = &Ledger[T]{
 		Resource: of.Resource,
 		Keyspace: space.Allocator,
 		Store:    st.Store,

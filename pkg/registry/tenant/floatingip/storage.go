@@ -7,8 +7,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // NewStorage returns the storage of floatingips and floatingips/status. A FloatingIP

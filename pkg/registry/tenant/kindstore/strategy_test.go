@@ -17,10 +17,10 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apiserver"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/network"
-	tenantregistry "tenant.io/tenant-apiserver/pkg/registry/tenant/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/tenants"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -29,7 +29,7 @@ var (
 	networkStatusStrategy    = kindstore.NewStatusStrategy(apiserver.Scheme, network.Kind)
 	floatingIPStrategy       = kindstore.NewStrategy(apiserver.Scheme, floatingip.Kind)
 	floatingIPStatusStrategy = kindstore.NewStatusStrategy(apiserver.Scheme, floatingip.Kind)
-	tenantStrategy           = kindstore.NewStrategy(apiserver.Scheme, tenantregistry.Kind)
+	tenantStrategy           = kindstore.NewStrategy(apiserver.Scheme, tenants.Kind)
 )
 
 // tenantLabelPath is where every tenant label error must point.

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // NewStorage returns the storage of loadbalancers and loadbalancers/status. A LoadBalancer
@@ -49,5 +49,7 @@ var columns = []kindstore.Column[*tenant.LoadBalancer]{
 		return kindstore.Join(ports)
 	}},
 	{Name: "Selector", Type: "string", Priority: 1, Description: "Backends' labels.", Cell: func(o *tenant.LoadBalancer) interface{} { return labels.FormatLabels(o.Spec.Selector) }},
-	{Name: "Ready", Type: "string", Description: "Whether the load balancer serves.", Cell: func(o *tenant.LoadBalancer) interface{} { return kindstore.ConditionStatus(o.Status.Conditions, "Ready") }},
+	{Name: "Ready", Type: "string", Description: "Whether the load balancer serves.", Cell: func(o *tenant.LoadBalancer) interface{} {
+		return kindstore.ConditionStatus(o.Status.Conditions, "Ready")
+	}},
 }

@@ -17,8 +17,8 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/apis/tenant/validation"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -54,7 +54,7 @@ var (
 //     it is empty and the address is given back.
 //
 // Both claims carry Ref "networks <name>". A Network is stored with its
-// claims or not at all (claims.Kind): a failed create gives back what it
+// claims or not at all (claims.Ledger): a failed create gives back what it
 // claimed, an update gives back what it dropped or claimed in vain once
 // its outcome is known, a delete gives back what the Network recorded, and
 // the sweeper reclaims what a crash left unrecorded. Dry runs check
@@ -66,7 +66,7 @@ var (
 type IPAM struct {
 	Space *claims.TenantSpace
 	// Claims is how Networks hold their claims.
-	Claims *claims.Kind[*tenant.Network]
+	Claims *claims.Ledger[*tenant.Network]
 	// Networks is the storage of Networks.
 	Networks *genericregistry.Store
 }
@@ -78,7 +78,7 @@ func installIPAM(st *kindstore.Storage, space *claims.TenantSpace) {
 		return
 	}
 	i := &IPAM{Space: space, Networks: st.Store}
-	i.Claims = &claims.Kind[*tenant.Network]{
+	i.Claims = &claims.Ledger[*tenant.Network]{
 		Resource: Resource,
 		Keyspace: space.Allocator,
 		Store:    st.Store,

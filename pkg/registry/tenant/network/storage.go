@@ -5,8 +5,8 @@ import (
 	"k8s.io/apiserver/pkg/registry/generic"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // NewStorage returns the storage of networks and networks/status. A

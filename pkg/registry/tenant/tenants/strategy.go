@@ -1,5 +1,7 @@
-// Package tenant is the storage of Tenant objects.
-package tenant
+// Package tenants is the storage of Tenant objects: their addresses,
+// default quota and offboarding report. (It is named tenants, not tenant,
+// so that it never hides the API package pkg/apis/tenant.)
+package tenants
 
 import (
 	"k8s.io/apimachinery/pkg/api/meta"

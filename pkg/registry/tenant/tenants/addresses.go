@@ -1,4 +1,4 @@
-package tenant
+package tenants
 
 import (
 	"context"
@@ -23,15 +23,15 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/ipam"
-	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/claims"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // Addresses gives Tenants their private block and public IPs from the
 // AddressPools, through the IPAM allocator, as part of the Tenant's create
 // and update: a Tenant is stored with its addresses or not at all (all or
-// nothing), and a failed store gives them back (claims.Kind). What a
+// nothing), and a failed store gives them back (claims.Ledger). What a
 // crash between the two leaves behind, the sweeper reclaims.
 type Addresses struct {
 	Allocator *ipam.Allocator
@@ -40,13 +40,13 @@ type Addresses struct {
 	// LoadBalancers, Networks' NAT gateways).
 	Storages *kindstore.Storages
 	// Claims is how Tenants hold their block and public IPs.
-	Claims *claims.Kind[*tenant.Tenant]
+	Claims *claims.Ledger[*tenant.Tenant]
 	// Local, when set, is the tenant space (claims.TenantSpace): its
 	// claims of a tenant's public IPs count as uses, and a deleted Tenant's
 	// claims there are released with the rest. Holds is how updates hold
 	// there the addresses they give up; no Tenant records a hold.
 	Local *ipam.Allocator
-	Holds *claims.Kind[*tenant.Tenant]
+	Holds *claims.Ledger[*tenant.Tenant]
 }
 
 // installAddresses gives the Tenants of st their addresses from deps'
@@ -56,12 +56,12 @@ func installAddresses(st *kindstore.Storage, deps kindstore.Deps) {
 		return
 	}
 	a := &Addresses{Allocator: deps.IPAM.Allocator, Storages: deps.Storages, Local: deps.IPAM.TenantSpace}
-	a.Claims = &claims.Kind[*tenant.Tenant]{Keyspace: a.Allocator, Store: st.Store, Held: held}
+	a.Claims = &claims.Ledger[*tenant.Tenant]{Keyspace: a.Allocator, Store: st.Store, Held: held}
 	// A deleted Tenant gives back everything it owns, recorded or not.
 	st.Install(kindstore.Hooks{BeginCreate: a.BeginCreate, BeginUpdate: a.BeginUpdate, AroundUpdate: a.Claims.AroundUpdate, AfterDelete: a.AfterDelete})
 	st.Recorders = append(st.Recorders, a.Claims)
 	if a.Local != nil {
-		a.Holds = &claims.Kind[*tenant.Tenant]{Resource: "tenants", Keyspace: a.Local, Store: st.Store,
+		a.Holds = &claims.Ledger[*tenant.Tenant]{Resource: "tenants", Keyspace: a.Local, Store: st.Store,
 			Held: func(*tenant.Tenant) []claims.Claim { return nil }}
 		st.Recorders = append(st.Recorders, a.Holds)
 	}

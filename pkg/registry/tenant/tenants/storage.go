@@ -1,4 +1,4 @@
-package tenant
+package tenants
 
 import (
 	corev1 "k8s.io/api/core/v1"

@@ -1,4 +1,4 @@
-package tenant_test
+package tenants_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
-	tenantregistry "tenant.io/tenant-apiserver/pkg/registry/tenant/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/tenants"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -91,7 +91,7 @@ var onlyAdmin = authorizer.AuthorizerFunc(func(_ context.Context, a authorizer.A
 
 type server struct {
 	storage     *kindstore.Storages
-	offboarding *tenantregistry.OffboardingREST
+	offboarding *tenants.OffboardingREST
 	host        *fakeHostWorkloads
 }
 
@@ -113,7 +113,7 @@ func setup(t *testing.T) *server {
 	})
 	s := &server{
 		storage:     storage,
-		offboarding: storage.Tenants.Subresources["offboarding"].(*tenantregistry.OffboardingREST),
+		offboarding: storage.Tenants.Subresources["offboarding"].(*tenants.OffboardingREST),
 		host:        fakeHost,
 	}
 	for i, name := range []string{"acme", "globex"} {
@@ -245,7 +245,7 @@ func (s *server) report(t *testing.T, u user.Info, name string) (*tenant.Offboar
 		t.Errorf("report of %s: ready %v with %d blockers", name, r.Ready, len(r.Blockers))
 	}
 	var fields []string
-	for _, c := range tenantregistry.Causes(r.Blockers) {
+	for _, c := range tenants.Causes(r.Blockers) {
 		fields = append(fields, c.Field)
 	}
 	return r, fields
