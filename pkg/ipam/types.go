@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 )
@@ -166,6 +167,24 @@ func (o Owner) validate() error {
 // UID, and same purpose unless o leaves the purpose empty.
 func (o Owner) matches(s Owner) bool {
 	return o.TenantUID == s.TenantUID && (o.Purpose == "" || o.Purpose == s.Purpose)
+}
+
+// Claim is one block of a keyspace, claimed for an owner: what an object
+// records of an allocation.
+type Claim struct {
+	Block netip.Prefix
+	Owner Owner
+}
+
+// Same says whether c and o are the same claim: the same block, for the
+// same purpose of the same owner (Ref only names where to look).
+func (c Claim) Same(o Claim) bool {
+	return c.Block == o.Block && c.Owner.Purpose == o.Owner.Purpose && c.Owner.TenantUID == o.Owner.TenantUID
+}
+
+// In says whether c is one of cs.
+func (c Claim) In(cs []Claim) bool {
+	return slices.ContainsFunc(cs, c.Same)
 }
 
 // Allocation is the value stored at BlockKey(Block).

@@ -52,13 +52,9 @@ func installConsistency(st *kindstore.Storage, deps kindstore.Deps) {
 	}
 	g := &Consistency{Allocator: deps.IPAM.Allocator, Space: deps.IPAM.PoolSpace, Pools: st.Store}
 	g.Claims = &claims.Ledger[*tenant.AddressPool]{Keyspace: g.Space, Store: st.Store, Held: held}
-	st.Install(kindstore.Hooks{
-		BeginCreate:  g.BeginCreate,
-		BeginUpdate:  g.BeginUpdate,
-		AroundUpdate: g.Claims.AroundUpdate,
-		AfterDelete:  g.AfterDelete,
-		BeforeDelete: g.BeforeDelete,
-	})
+	h := g.Claims.Hooks(g.Create, g.Update)
+	h.AfterDelete, h.BeforeDelete = g.AfterDelete, g.BeforeDelete
+	st.Install(h)
 }
 
 // held returns the claims p records: every block of its space.
@@ -169,13 +165,13 @@ func (g *Consistency) checkOverlap(ctx context.Context, p *tenant.AddressPool) e
 	return nil
 }
 
-// BeginCreate refuses a pool that overlaps another, and claims its space.
-func (g *Consistency) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-	p := obj.(*tenant.AddressPool)
+// Create refuses a pool that overlaps another, and claims its space.
+func (g *Consistency) Create(ctx context.Context, w *kindstore.Write[*tenant.AddressPool]) (genericregistry.FinishFunc, error) {
+	p := w.Obj
 	if err := g.checkOverlap(ctx, p); err != nil {
 		return nil, err
 	}
-	if options != nil && len(options.DryRun) > 0 {
+	if w.DryRun {
 		return func(context.Context, bool) {}, nil
 	}
 	pool, _ := ipam.PoolFromAPI(p)
@@ -202,11 +198,11 @@ func (g *Consistency) AfterDelete(obj runtime.Object, options *metav1.DeleteOpti
 	}
 }
 
-// BeginUpdate refuses a pool that would overlap another, or lose space
+// Update refuses a pool that would overlap another, or lose space
 // that holds allocations, and claims the space it gains; the space it
 // loses is given back once the pool is stored without it (Claims).
-func (g *Consistency) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-	n, o := obj.(*tenant.AddressPool), old.(*tenant.AddressPool)
+func (g *Consistency) Update(ctx context.Context, w *kindstore.Write[*tenant.AddressPool]) (genericregistry.FinishFunc, error) {
+	n, o := w.Obj, w.Old
 	if err := g.checkOverlap(ctx, n); err != nil {
 		return nil, err
 	}
@@ -220,7 +216,7 @@ func (g *Consistency) BeginUpdate(ctx context.Context, obj, old runtime.Object, 
 			}
 		}
 	}
-	if options == nil || len(options.DryRun) == 0 {
+	if !w.DryRun {
 		// With the stored pool's identity: the request may not carry its UID.
 		id := n.DeepCopy()
 		id.UID = o.UID
@@ -228,9 +224,8 @@ func (g *Consistency) BeginUpdate(ctx context.Context, obj, old runtime.Object, 
 		if err != nil {
 			return nil, err
 		}
-		rec := claims.RecordFrom(ctx)
-		rec.Add(spaceClaims(id, claimed)...)
-		rec.Drop(spaceClaims(id, ipam.Subtract(oldPool.Space(), newPool.Space()))...)
+		w.Claims.Add(spaceClaims(id, claimed)...)
+		w.Claims.Drop(spaceClaims(id, ipam.Subtract(oldPool.Space(), newPool.Space()))...)
 	}
 	return func(context.Context, bool) {}, nil
 }

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
-	"slices"
-	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -25,119 +22,7 @@ import (
 )
 
 // Claim is one block of a keyspace, claimed for an owner.
-type Claim struct {
-	Block netip.Prefix
-	Owner ipam.Owner
-}
-
-// same says whether c and o are the same claim: the same block, for the
-// same purpose of the same owner (Ref only names where to look).
-func (c Claim) same(o Claim) bool {
-	return c.Block == o.Block && c.Owner.Purpose == o.Owner.Purpose && c.Owner.TenantUID == o.Owner.TenantUID
-}
-
-func (c Claim) in(cs []Claim) bool {
-	return slices.ContainsFunc(cs, c.same)
-}
-
-// Record collects, over the tries of one update (a conflict with a
-// concurrent write makes the store try again), the claims they made, the
-// claims of the stored object they give up, and holds: claims kept only
-// while the update runs.
-type Record struct {
-	mu             sync.Mutex
-	added, dropped []Claim
-	holds          []hold
-	memo           map[any]any
-}
-
-type hold struct {
-	space *ipam.Allocator
-	claim Claim
-}
-
-type recordKey struct{}
-
-// RecordFrom returns the record of the update in ctx; outside an update,
-// one that nobody reads (what it would have given back, the sweeper does).
-func RecordFrom(ctx context.Context) *Record {
-	if rec, ok := ctx.Value(recordKey{}).(*Record); ok {
-		return rec
-	}
-	return &Record{}
-}
-
-// Add records claims a try made.
-func (r *Record) Add(cs ...Claim) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.added = append(r.added, cs...)
-}
-
-// Drop records claims of the stored object that the update gives up.
-func (r *Record) Drop(cs ...Claim) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.dropped = append(r.dropped, cs...)
-}
-
-// Forget unrecords claims a try made and gave back itself.
-func (r *Record) Forget(cs ...Claim) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.added = slices.DeleteFunc(r.added, func(c Claim) bool { return c.in(cs) })
-}
-
-// Hold records c, claimed in space for the update only: it is given back
-// once the update is over, stored or not.
-func (r *Record) Hold(space *ipam.Allocator, c Claim) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, h := range r.holds {
-		if h.space == space && h.claim.same(c) {
-			return
-		}
-	}
-	r.holds = append(r.holds, hold{space, c})
-}
-
-// Holds returns the holds recorded so far.
-func (r *Record) Holds() []Claim {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]Claim, len(r.holds))
-	for i, h := range r.holds {
-		out[i] = h.claim
-	}
-	return out
-}
-
-// Remember keeps v under key for the update's later tries (a hook that
-// made its claims in one try need not make them again in the next).
-func (r *Record) Remember(key, v any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.memo == nil {
-		r.memo = map[any]any{}
-	}
-	r.memo[key] = v
-}
-
-// Recall returns what an earlier try of the update remembered under key.
-func (r *Record) Recall(key any) (any, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	v, ok := r.memo[key]
-	return v, ok
-}
-
-func (r *Record) take() (added, dropped []Claim, holds []hold) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	added, dropped, holds = r.added, r.dropped, r.holds
-	r.added, r.dropped, r.holds = nil, nil, nil
-	return added, dropped, holds
-}
+type Claim = ipam.Claim
 
 // Object is the pointer type of a stored kind.
 type Object interface {
@@ -213,7 +98,7 @@ func (k *Ledger[T]) get(ctx context.Context, owner ipam.Owner, options *metav1.G
 // records says whether obj records c.
 func (k *Ledger[T]) records(obj runtime.Object, c Claim) bool {
 	o, ok := obj.(T)
-	return ok && c.in(k.Held(o))
+	return ok && c.In(k.Held(o))
 }
 
 // Space implements ipam.Recorder.
@@ -239,7 +124,7 @@ func (k *Ledger[T]) Recorded(alloc ipam.Allocation) (bool, error) {
 		if err != nil {
 			return true, err
 		}
-		if found && c.in(k.Held(o)) {
+		if found && c.In(k.Held(o)) {
 			return true, nil
 		}
 	}
@@ -261,13 +146,13 @@ func (k *Ledger[T]) Recorded(alloc ipam.Allocation) (bool, error) {
 // claim. That leaves one race: between a second update's claim of what
 // the object still holds (which succeeds without writing) and its store.
 func (k *Ledger[T]) AroundUpdate(ctx context.Context) (context.Context, func(runtime.Object, error)) {
-	rec := &Record{}
-	return context.WithValue(ctx, recordKey{}, rec), func(stored runtime.Object, err error) {
-		added, dropped, holds := rec.take()
+	rec := kindstore.RecordOf(ctx)
+	return ctx, func(stored runtime.Object, err error) {
+		added, dropped, holds := rec.Take()
 		ctx := context.WithoutCancel(ctx)
 		defer func() {
 			for _, h := range holds {
-				release(ctx, h.space, h.claim)
+				release(ctx, h.Space, h.Claim)
 			}
 		}()
 		if err != nil && !CertainlyNotStored(err) {
@@ -301,7 +186,7 @@ func (k *Ledger[T]) AroundUpdate(ctx context.Context) (context.Context, func(run
 				cur.err = err
 				read[named] = cur
 			}
-			if cur.err != nil || c.in(cur.held) {
+			if cur.err != nil || c.In(cur.held) {
 				continue // the sweeper will, or it is recorded after all
 			}
 			release(ctx, k.Keyspace, c)
@@ -418,7 +303,7 @@ func (k *Ledger[T]) reclaim(ctx context.Context, missing []Claim) (int, error) {
 	reclaimed := 0
 	var errs []error
 	for _, c := range missing {
-		if !c.in(held) || string(t.UID) != c.Owner.TenantUID {
+		if !c.In(held) || string(t.UID) != c.Owner.TenantUID {
 			continue
 		}
 		pool, err := k.Pool(t, cur, c)
@@ -435,9 +320,11 @@ func (k *Ledger[T]) reclaim(ctx context.Context, missing []Claim) (int, error) {
 	return reclaimed, errors.Join(errs...)
 }
 
-// Hooks returns the hooks through which k gives back what updates and
-// deletes leave unrecorded; the kind's own BeginCreate and BeginUpdate
-// make the claims.
-func (k *Ledger[T]) Hooks(beginCreate genericregistry.BeginCreateFunc, beginUpdate genericregistry.BeginUpdateFunc) kindstore.Hooks {
-	return kindstore.Hooks{BeginCreate: beginCreate, BeginUpdate: beginUpdate, AroundUpdate: k.AroundUpdate, AfterDelete: k.AfterDelete}
+// Hooks returns the kind's own create and update hooks, which make the
+// claims, with those through which k gives back what updates and deletes
+// leave unrecorded.
+func (k *Ledger[T]) Hooks(create, update kindstore.WriteFunc[T]) kindstore.Hooks {
+	h := kindstore.OnWrite(create, update)
+	h.AroundUpdate, h.AfterDelete = k.AroundUpdate, k.AfterDelete
+	return h
 }

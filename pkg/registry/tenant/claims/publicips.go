@@ -6,7 +6,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
@@ -97,7 +96,7 @@ func InstallPublicIPs[T Object](st *kindstore.Storage, of PublicIP[T], space *Te
 			return space.PublicIPPool(t), nil
 		},
 	}
-	st.Install(p.Claims.Hooks(p.BeginCreate, p.BeginUpdate))
+	st.Install(p.Claims.Hooks(p.Create, p.Update))
 	st.Recorders = append(st.Recorders, p.Claims)
 	return p
 }
@@ -128,11 +127,11 @@ func labelledTenant(o metav1.Object) (*tenant.Tenant, bool) {
 	return t, t.Name != "" && t.UID != ""
 }
 
-// BeginCreate validates the new object, checks its tenant's quota, claims
-// its address and records it in the Held field. The finish function gives
-// the claim back if the object is not stored.
-func (p *PublicIPs[T]) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-	o := obj.(T)
+// Create checks the new object's tenant's quota, claims its address and
+// records it in the Held field. The finish function gives the claim back
+// if the object is not stored.
+func (p *PublicIPs[T]) Create(ctx context.Context, w *kindstore.Write[T]) (genericregistry.FinishFunc, error) {
+	o := w.Obj
 	if o.GetNamespace() == "" {
 		// As the strategy will: the Ref names the namespace.
 		o.SetNamespace(genericapirequest.NamespaceValue(ctx))
@@ -149,34 +148,32 @@ func (p *PublicIPs[T]) BeginCreate(ctx context.Context, obj runtime.Object, opti
 	if err != nil {
 		return nil, err
 	}
-	dryRun := options != nil && len(options.DryRun) > 0
 	if p.Quota != nil && p.QuotaResource != "" {
 		if err := p.Quota.Reserve(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), t.Name, p.QuotaResource, true); err != nil {
 			return nil, err
 		}
 	}
-	claimed, err := p.claim(ctx, t, o, o, sub, dryRun)
+	claimed, err := p.claim(ctx, w, t, o, sub)
 	if err != nil {
 		return nil, err
 	}
 	// A create through an update (server-side apply of a new object) calls
 	// finish before it writes: the update's outcome decides (AroundUpdate).
-	rec := RecordFrom(ctx)
 	return func(ctx context.Context, success bool) {
 		if !success {
-			rec.Forget(claimed...)
+			w.Claims.Forget(claimed...)
 			p.Claims.Release(ctx, claimed...)
 		}
 	}, nil
 }
 
-// BeginUpdate keeps the address: an update that omits spec.address keeps
+// Update keeps the address: an update that omits spec.address keeps
 // the stored one, one that changes it is refused (422, by the kind's
 // validation), and whatever the request wrote into a Held status field
 // never counts. An object stored before its kind claimed, which holds no
 // address, gets one (spec.address, else the lowest free one).
-func (p *PublicIPs[T]) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-	n, o := obj.(T), old.(T)
+func (p *PublicIPs[T]) Update(ctx context.Context, w *kindstore.Write[T]) (genericregistry.FinishFunc, error) {
+	n, o := w.Obj, w.Old
 	sub := p.subject(o)
 	nothing := func(context.Context, bool) {}
 	// As Kind.KeepAssigned does after this hook.
@@ -194,18 +191,19 @@ func (p *PublicIPs[T]) BeginUpdate(ctx context.Context, obj, old runtime.Object,
 	if err != nil {
 		return nil, err
 	}
-	if _, err := p.claim(ctx, t, n, o, sub, options != nil && len(options.DryRun) > 0); err != nil {
+	if _, err := p.claim(ctx, w, t, o, sub); err != nil {
 		return nil, err
 	}
 	return nothing, nil
 }
 
-// claim claims for o, whose stored identity is id (the request may not
+// claim claims for w.Obj, whose stored identity is id (the request may not
 // carry its UID), the address it asks for (else the lowest free one of t's),
-// records it in o's Held field and in the update's record, and returns the
-// claim made (none in a dry run, which only checks and shows the address).
-// On error it has given back what it claimed.
-func (p *PublicIPs[T]) claim(ctx context.Context, t *tenant.Tenant, o, id T, sub Subject, dryRun bool) ([]Claim, error) {
+// records it in w.Obj's Held field and in the write's record, and returns
+// the claim made (none in a dry run, which only checks and shows the
+// address). On error it has given back what it claimed.
+func (p *PublicIPs[T]) claim(ctx context.Context, w *kindstore.Write[T], t *tenant.Tenant, id T, sub Subject) ([]Claim, error) {
+	o, dryRun := w.Obj, w.DryRun
 	owner := OwnerFor(t, p.Of.Use, p.Of.Resource, id)
 	addr, err := p.Space.ClaimPublicIP(ctx, t, *p.Of.Requested(o), owner, publicIPAddressPath, sub, dryRun)
 	if err != nil {
@@ -217,11 +215,11 @@ func (p *PublicIPs[T]) claim(ctx context.Context, t *tenant.Tenant, o, id T, sub
 	}
 	*p.Of.Held(o) = addr.String()
 	if p.Of.HeldInStatus {
-		if err := kindstore.AssignStatus(ctx, o); err != nil {
+		if err := w.AssignStatus(); err != nil {
 			p.Claims.Release(ctx, claimed...)
 			return nil, err
 		}
 	}
-	RecordFrom(ctx).Add(claimed...)
+	w.Claims.Add(claimed...)
 	return claimed, nil
 }

@@ -86,7 +86,7 @@ func (r *GuardedREST) Create(ctx context.Context, obj runtime.Object, createVali
 	if err != nil {
 		return nil, err
 	}
-	ctx = WithStatusAssignment(ctx)
+	ctx = withWrite(ctx)
 	createValidation = r.admitCreate(createValidation)
 	if r.Quota == nil {
 		return r.Store.Create(ctx, obj, createValidation, options)
@@ -247,7 +247,7 @@ func (r *GuardedREST) Update(ctx context.Context, name string, objInfo rest.Upda
 	if err != nil {
 		return nil, false, err
 	}
-	ctx = WithStatusAssignment(ctx)
+	ctx = withWrite(ctx)
 	createValidation, updateValidation = r.admitCreate(createValidation), r.admitUpdate(updateValidation)
 	// An update may create (server-side apply of a new object): that
 	// create is charged to the quota as Create charges it, once, and the

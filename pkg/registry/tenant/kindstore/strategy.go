@@ -41,9 +41,9 @@ type Kind[T Object, S any, St any] struct {
 	// functions from pkg/apis/tenant/validation.
 	// ServerOwnedStatus, if set, copies from src into dst the status fields
 	// only the server itself sets (a Tenant's addresses, a Network's
-	// subnets and NAT gateway address, set by IPAM in the store's
-	// BeginCreate/BeginUpdate hooks): create and update keep what those
-	// hooks recorded with AssignStatus, and otherwise nothing (create) or
+	// subnets and NAT gateway address, set by IPAM in the create and
+	// update hooks): create and update keep what those hooks recorded
+	// with Write.AssignStatus, and otherwise nothing (create) or
 	// the stored values (update); status writes keep the stored values.
 	// What a request writes into these fields never counts.
 	ServerOwnedStatus func(dst, src T)

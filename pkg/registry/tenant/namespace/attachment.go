@@ -25,11 +25,10 @@ type Attachment struct {
 	Storages *kindstore.Storages
 }
 
-// BeginCreate checks that the Network the new Namespace names exists. A
-// malformed name is left to the strategy's validation, which runs after
-// this hook and reports it as such.
-func (a *Attachment) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-	ns := obj.(*tenant.Namespace)
+// Create checks that the Network the new Namespace names exists. (The
+// Namespace validated before: its spec.network is a well-formed name.)
+func (a *Attachment) Create(ctx context.Context, w *kindstore.Write[*tenant.Namespace]) (genericregistry.FinishFunc, error) {
+	ns := w.Obj
 	nothing := func(context.Context, bool) {}
 	if len(utilvalidation.IsDNS1123Label(ns.Spec.Network)) > 0 || a.Storages.Networks == nil {
 		return nothing, nil // a storage built without Networks checks none

@@ -26,10 +26,8 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 	if err != nil {
 		return nil, err
 	}
-	st.Install(kindstore.Hooks{
-		BeginCreate:  (&Attachment{Storages: deps.Storages}).BeginCreate,
-		BeforeDelete: (&Deletion{Storages: deps.Storages, HostWorkloads: deps.HostWorkloads}).BeforeDelete,
-	})
+	st.Install(kindstore.OnWrite((&Attachment{Storages: deps.Storages}).Create, nil))
+	st.Install(kindstore.Hooks{BeforeDelete: (&Deletion{Storages: deps.Storages, HostWorkloads: deps.HostWorkloads}).BeforeDelete})
 	return st, nil
 }
 

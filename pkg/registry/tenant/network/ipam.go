@@ -9,7 +9,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -86,7 +85,7 @@ func installIPAM(st *kindstore.Storage, space *claims.TenantSpace) {
 		Tenants:  space.Storages.Tenants.Store,
 		Pool:     i.pool,
 	}
-	st.Install(i.Claims.Hooks(i.BeginCreate, i.BeginUpdate))
+	st.Install(i.Claims.Hooks(i.Create, i.Update))
 	st.Recorders = append(st.Recorders, i.Claims)
 }
 
@@ -137,12 +136,12 @@ func (i *IPAM) pool(t *tenant.Tenant, n *tenant.Network, c claims.Claim) (ipam.P
 	return pool, nil
 }
 
-// BeginCreate validates the new Network, claims its subnets (or the
+// Create claims the new Network's subnets (or the
 // default one) and, with the NAT gateway enabled, its address, and writes
 // them into spec.subnets, status.subnets and status.natGatewayIP. The
 // finish function gives the claims back if the Network is not stored.
-func (i *IPAM) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-	n := obj.(*tenant.Network)
+func (i *IPAM) Create(ctx context.Context, w *kindstore.Write[*tenant.Network]) (genericregistry.FinishFunc, error) {
+	n, dryRun := w.Obj, w.DryRun
 	tg := subject(n)
 	// A second create of a name is AlreadyExists, not a clash of subnets
 	// with the first one.
@@ -155,7 +154,6 @@ func (i *IPAM) BeginCreate(ctx context.Context, obj runtime.Object, options *met
 	if err != nil {
 		return nil, err
 	}
-	dryRun := options != nil && len(options.DryRun) > 0
 	subnets, claimed, err := i.claimSubnets(ctx, t, n, n, dryRun)
 	if err != nil {
 		return nil, err
@@ -176,17 +174,16 @@ func (i *IPAM) BeginCreate(ctx context.Context, obj runtime.Object, options *met
 	n.Spec.Subnets = subnets
 	n.Status.Subnets = slices.Clone(subnets)
 	n.Status.NATGatewayIP = natIP
-	if err := kindstore.AssignStatus(ctx, n); err != nil {
+	if err := w.AssignStatus(); err != nil {
 		i.Claims.Release(ctx, claimed...)
 		return nil, err
 	}
 	// A create through an update (server-side apply of a new Network)
 	// calls finish before it writes: the update's outcome decides.
-	rec := claims.RecordFrom(ctx)
-	rec.Add(claimed...)
+	w.Claims.Add(claimed...)
 	return func(ctx context.Context, success bool) {
 		if !success {
-			rec.Forget(claimed...)
+			w.Claims.Forget(claimed...)
 			i.Claims.Release(ctx, claimed...)
 		}
 	}, nil
@@ -288,15 +285,15 @@ func overlaps(taken *ipam.TakenError) string {
 	return fmt.Sprintf("overlaps %s, held by %s", conflict, claims.HolderOf(taken))
 }
 
-// BeginUpdate follows a change of the NAT gateway: enabling it claims an
+// Update follows a change of the NAT gateway: enabling it claims an
 // address, disabling it clears status.natGatewayIP, changing its address
 // claims the new one; AroundUpdate gives back the old or unused ones once
 // the Network is stored. It also gives subnets to a Network stored before
 // the registry claimed them, and makes status.subnets mirror spec.subnets.
 // Whatever the request wrote into status.subnets and status.natGatewayIP
 // never counts.
-func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-	n, o := obj.(*tenant.Network), old.(*tenant.Network)
+func (i *IPAM) Update(ctx context.Context, w *kindstore.Write[*tenant.Network]) (genericregistry.FinishFunc, error) {
+	n, o, dryRun, rec := w.Obj, w.Old, w.DryRun, w.Claims
 	tg := subject(n)
 	nothing := func(context.Context, bool) {}
 	// An update that omits the subnets keeps them (as Kind.KeepAssigned
@@ -319,8 +316,6 @@ func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options
 		return nothing, nil
 	}
 	n.Status.Subnets = slices.Clone(n.Spec.Subnets)
-	dryRun := options != nil && len(options.DryRun) > 0
-	rec := claims.RecordFrom(ctx)
 	var t *tenant.Tenant
 	if needSubnets || needNAT {
 		var err error
@@ -364,7 +359,7 @@ func (i *IPAM) BeginUpdate(ctx context.Context, obj, old runtime.Object, options
 		}
 		n.Status.NATGatewayIP = addr.String()
 	}
-	if err := kindstore.AssignStatus(ctx, n); err != nil {
+	if err := w.AssignStatus(); err != nil {
 		undo()
 		return nil, err
 	}

@@ -6,7 +6,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
@@ -27,19 +26,20 @@ type Binding struct {
 	Storages *kindstore.Storages
 }
 
-// BeginCreate implements the create hook.
-func (b *Binding) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-	return b.bind(ctx, obj.(*tenant.ProviderService), nil)
+// Create is the hook of creates.
+func (b *Binding) Create(ctx context.Context, w *kindstore.Write[*tenant.ProviderService]) (genericregistry.FinishFunc, error) {
+	return b.bind(ctx, w, nil)
 }
 
-// BeginUpdate implements the update hook.
-func (b *Binding) BeginUpdate(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-	return b.bind(ctx, obj.(*tenant.ProviderService), old.(*tenant.ProviderService).Status.Offers)
+// Update is the hook of updates.
+func (b *Binding) Update(ctx context.Context, w *kindstore.Write[*tenant.ProviderService]) (genericregistry.FinishFunc, error) {
+	return b.bind(ctx, w, w.Old.Status.Offers)
 }
 
 // bind records in p's status.offers the binding of every tenant p names:
 // the one in kept, or the tenant's current UID.
-func (b *Binding) bind(ctx context.Context, p *tenant.ProviderService, kept []tenant.ProviderServiceOffer) (genericregistry.FinishFunc, error) {
+func (b *Binding) bind(ctx context.Context, w *kindstore.Write[*tenant.ProviderService], kept []tenant.ProviderServiceOffer) (genericregistry.FinishFunc, error) {
+	p := w.Obj
 	bound := make(map[string]tenant.ProviderServiceOffer, len(kept))
 	for _, o := range kept {
 		bound[o.Tenant] = o
@@ -73,7 +73,7 @@ func (b *Binding) bind(ctx context.Context, p *tenant.ProviderService, kept []te
 		return nil, apierrors.NewInvalid(tenant.Kind("ProviderService"), p.Name, errs)
 	}
 	p.Status.Offers = offers
-	if err := kindstore.AssignStatus(ctx, p); err != nil {
+	if err := w.AssignStatus(); err != nil {
 		return nil, err
 	}
 	return func(context.Context, bool) {}, nil

@@ -34,7 +34,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 		return nil, err
 	}
 	binding := &Binding{Storages: deps.Storages}
-	st.Install(kindstore.Hooks{BeginCreate: binding.BeginCreate, BeginUpdate: binding.BeginUpdate})
+	st.Install(kindstore.OnWrite(binding.Create, binding.Update))
 	return st, nil
 }
 

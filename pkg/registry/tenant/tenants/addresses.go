@@ -58,7 +58,9 @@ func installAddresses(st *kindstore.Storage, deps kindstore.Deps) {
 	a := &Addresses{Allocator: deps.IPAM.Allocator, Storages: deps.Storages, Local: deps.IPAM.TenantSpace}
 	a.Claims = &claims.Ledger[*tenant.Tenant]{Keyspace: a.Allocator, Store: st.Store, Held: held}
 	// A deleted Tenant gives back everything it owns, recorded or not.
-	st.Install(kindstore.Hooks{BeginCreate: a.BeginCreate, BeginUpdate: a.BeginUpdate, AroundUpdate: a.Claims.AroundUpdate, AfterDelete: a.AfterDelete})
+	h := kindstore.OnWrite(a.Create, a.Update)
+	h.AroundUpdate, h.AfterDelete = a.Claims.AroundUpdate, a.AfterDelete
+	st.Install(h)
 	st.Recorders = append(st.Recorders, a.Claims)
 	if a.Local != nil {
 		a.Holds = &claims.Ledger[*tenant.Tenant]{Resource: "tenants", Keyspace: a.Local, Store: st.Store,
@@ -114,18 +116,18 @@ func owner(t *tenant.Tenant, purpose string) ipam.Owner {
 	return ipam.Owner{Tenant: t.Name, TenantUID: string(t.UID), Purpose: purpose}
 }
 
-// BeginCreate allocates the new Tenant's block and public IPs and writes
+// Create allocates the new Tenant's block and public IPs and writes
 // them into its status. (The Tenant validated before: a bad spec is a 422,
 // not an allocation.)
-func (a *Addresses) BeginCreate(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-	t := obj.(*tenant.Tenant)
+func (a *Addresses) Create(ctx context.Context, w *kindstore.Write[*tenant.Tenant]) (genericregistry.FinishFunc, error) {
+	t := w.Obj
 	// A second create of a name is AlreadyExists, not a clash of addresses
 	// with the first one.
 	if _, err := a.Claims.Store.Get(clusterCtx(ctx), t.Name, &metav1.GetOptions{}); err == nil {
 		return nil, apierrors.NewAlreadyExists(tenant.Resource("tenants"), t.Name)
 	}
 	t.Status = tenant.TenantStatus{}
-	if options != nil && len(options.DryRun) > 0 {
+	if w.DryRun {
 		return func(context.Context, bool) {}, nil
 	}
 	block, blockPool, err := a.allocateBlock(ctx, t)
@@ -144,7 +146,7 @@ func (a *Addresses) BeginCreate(ctx context.Context, obj runtime.Object, options
 		msg += fmt.Sprintf("; %d public IPs from pool %s", len(ips), ipPool)
 	}
 	setAllocated(t, msg)
-	if err := kindstore.AssignStatus(ctx, t); err != nil {
+	if err := w.AssignStatus(); err != nil {
 		a.releaseAll(ctx, t)
 		return nil, err
 	}
@@ -298,7 +300,7 @@ func (a *Addresses) releaseAll(ctx context.Context, t *tenant.Tenant) {
 // drops cannot be taken by a NAT gateway, FloatingIP or LoadBalancer
 // before the Tenant no longer has it; the update's end gives the holds
 // back, and the sweeper those a crash left.
-func (a *Addresses) hold(ctx context.Context, rec *claims.Record, t *tenant.Tenant, ip string) (string, error) {
+func (a *Addresses) hold(ctx context.Context, rec *kindstore.Record, t *tenant.Tenant, ip string) (string, error) {
 	addr, err := netip.ParseAddr(ip)
 	if a.Local == nil || err != nil {
 		return "", nil
@@ -326,31 +328,29 @@ func (a *Addresses) hold(ctx context.Context, rec *claims.Record, t *tenant.Tena
 	}
 }
 
-// BeginUpdate follows a change of spec.publicIPs.count: raising it
+// Update follows a change of spec.publicIPs.count: raising it
 // allocates more; lowering it drops addresses no FloatingIP, LoadBalancer
 // or NAT gateway uses (given back once the Tenant is stored), and is
 // refused (409, listing the users) while too few are unused.
-func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-	n, o := obj.(*tenant.Tenant), old.(*tenant.Tenant)
+func (a *Addresses) Update(ctx context.Context, w *kindstore.Write[*tenant.Tenant]) (genericregistry.FinishFunc, error) {
+	n, o, dryRun, rec := w.Obj, w.Old, w.DryRun, w.Claims
 	// Only IPAM writes these; whatever the request carried is replaced (and
-	// the strategy keeps only what this hook assigns with AssignStatus).
+	// the strategy keeps only what this hook assigns with w.AssignStatus).
 	n.Status.Network, n.Status.PublicIPs = o.Status.Network, o.Status.PublicIPs
 	if c := meta.FindStatusCondition(o.Status.Conditions, ConditionAddressesAllocated); c != nil {
 		meta.SetStatusCondition(&n.Status.Conditions, *c)
 	}
-	dryRun := options != nil && len(options.DryRun) > 0
 	have, want := len(o.Status.PublicIPs), int(n.Spec.PublicIPs.Count)
 	nothing := func(context.Context, bool) {}
-	rec := claims.RecordFrom(ctx)
 	// A try after a concurrent write (a status write, a usage charge) that
 	// finds the public IPs as the earlier try did keeps what that try
 	// decided, and what it claimed and held for it: a try that talks to
 	// etcd again each time would lose every race against a busy writer.
-	if v, ok := rec.Recall(publicIPsPlanKey{}); ok && !dryRun && o.Status.Network != nil {
-		if p := v.(publicIPsPlan); p.want == want && slices.Equal(p.from, o.Status.PublicIPs) {
+	if p, ok := kindstore.Carried[publicIPsPlan](rec); ok && !dryRun && o.Status.Network != nil {
+		if p.want == want && slices.Equal(p.from, o.Status.PublicIPs) {
 			n.Status.PublicIPs = slices.Clone(p.result)
 			setAllocated(n, p.message)
-			if err := kindstore.AssignStatus(ctx, n); err != nil {
+			if err := w.AssignStatus(); err != nil {
 				return nil, err
 			}
 			rec.Drop(p.drop...)
@@ -360,7 +360,7 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 	remember := func(drop []claims.Claim) {
 		if !dryRun {
 			c := meta.FindStatusCondition(n.Status.Conditions, ConditionAddressesAllocated)
-			rec.Remember(publicIPsPlanKey{}, publicIPsPlan{from: slices.Clone(o.Status.PublicIPs), want: want, result: slices.Clone(n.Status.PublicIPs), message: c.Message, drop: drop})
+			kindstore.Carry(rec, publicIPsPlan{from: slices.Clone(o.Status.PublicIPs), want: want, result: slices.Clone(n.Status.PublicIPs), message: c.Message, drop: drop})
 		}
 	}
 	switch {
@@ -377,7 +377,7 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 		rec.Add(publicIPClaims(o, added)...)
 		n.Status.PublicIPs = append(append([]string(nil), o.Status.PublicIPs...), added...)
 		setAllocated(n, fmt.Sprintf("block %s; %d public IPs (%d more from pool %s)", o.Status.Network.CIDR, want, len(added), pool))
-		if err := kindstore.AssignStatus(ctx, n); err != nil {
+		if err := w.AssignStatus(); err != nil {
 			rec.Forget(publicIPClaims(o, added)...)
 			a.Claims.Release(ctx, publicIPClaims(o, added)...)
 			return nil, err
@@ -426,7 +426,7 @@ func (a *Addresses) BeginUpdate(ctx context.Context, obj, old runtime.Object, op
 		}
 		n.Status.PublicIPs = keep
 		setAllocated(n, fmt.Sprintf("block %s; %d public IPs", o.Status.Network.CIDR, want))
-		if err := kindstore.AssignStatus(ctx, n); err != nil {
+		if err := w.AssignStatus(); err != nil {
 			return nil, err
 		}
 		if !dryRun {
@@ -446,8 +446,6 @@ type publicIPsPlan struct {
 	message      string
 	drop         []claims.Claim
 }
-
-type publicIPsPlanKey struct{}
 
 // inUse returns the public IPs of t that its objects use, and by whom: what
 // the objects name, and what is claimed for them in the tenant space (a

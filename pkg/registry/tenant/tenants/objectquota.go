@@ -4,11 +4,10 @@ import (
 	"context"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 // defaultObjectQuota fills in the provider's default object counts
@@ -17,10 +16,10 @@ import (
 // its spec says by how much. The defaults were validated when the server
 // started; a provider changes a tenant's counts like any other field, and
 // changing the defaults leaves existing Tenants as they are.
-func defaultObjectQuota(defaults corev1.ResourceList) genericregistry.BeginCreateFunc {
-	return func(_ context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-		t, ok := obj.(*tenant.Tenant)
-		if !ok || len(defaults) == 0 {
+func defaultObjectQuota(defaults corev1.ResourceList) kindstore.WriteFunc[*tenant.Tenant] {
+	return func(_ context.Context, w *kindstore.Write[*tenant.Tenant]) (genericregistry.FinishFunc, error) {
+		t := w.Obj
+		if len(defaults) == 0 {
 			return noFinish, nil
 		}
 		q := &t.Spec.Quota

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
 func TestDefaultObjectQuota(t *testing.T) {
@@ -29,7 +30,7 @@ func TestDefaultObjectQuota(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj := &tenant.Tenant{Spec: tenant.TenantSpec{Quota: tenant.TenantQuota{Compute: tc.compute, Objects: tc.objects}}}
-			if _, err := defaultObjectQuota(defaults)(context.Background(), obj, nil); err != nil {
+			if _, err := defaultObjectQuota(defaults)(context.Background(), &kindstore.Write[*tenant.Tenant]{Obj: obj}); err != nil {
 				t.Fatal(err)
 			}
 			if !apiequality.Semantic.DeepEqual(obj.Spec.Quota.Objects, tc.want) {
@@ -39,7 +40,7 @@ func TestDefaultObjectQuota(t *testing.T) {
 	}
 	// The defaults themselves are never shared with a Tenant.
 	obj := &tenant.Tenant{}
-	if _, err := defaultObjectQuota(defaults)(context.Background(), obj, nil); err != nil {
+	if _, err := defaultObjectQuota(defaults)(context.Background(), &kindstore.Write[*tenant.Tenant]{Obj: obj}); err != nil {
 		t.Fatal(err)
 	}
 	obj.Spec.Quota.Objects["services"] = q("1")

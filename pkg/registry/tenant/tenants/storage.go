@@ -40,7 +40,7 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 	if err != nil {
 		return nil, err
 	}
-	st.Install(kindstore.Hooks{BeginCreate: defaultObjectQuota(deps.DefaultObjectQuota)})
+	st.Install(kindstore.OnWrite(defaultObjectQuota(deps.DefaultObjectQuota), nil))
 	installAddresses(st, deps)
 	offboarding := &Offboarding{Storages: deps.Storages, HostWorkloads: deps.HostWorkloads}
 	st.Install(kindstore.Hooks{BeforeDelete: offboarding.BeforeDelete})

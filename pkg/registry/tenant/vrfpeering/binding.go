@@ -38,9 +38,9 @@ type Binding struct {
 	Storages *kindstore.Storages
 }
 
-// BeginCreate implements the create hook.
-func (b *Binding) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-	p := obj.(*tenant.VRFPeering)
+// Create is the hook of creates.
+func (b *Binding) Create(ctx context.Context, w *kindstore.Write[*tenant.VRFPeering]) (genericregistry.FinishFunc, error) {
+	p := w.Obj
 	t, n, errs := b.bound(ctx, p)
 	if len(errs) == 0 {
 		errs = b.checkAddresses(ctx, p, t, n)
@@ -52,17 +52,17 @@ func (b *Binding) BeginCreate(ctx context.Context, obj runtime.Object, _ *metav1
 		return nil, apierrors.NewInvalid(tenant.Kind("VRFPeering"), p.Name, errs)
 	}
 	p.Status.TenantUID, p.Status.NetworkUID = t.UID, n.UID
-	if err := kindstore.AssignStatus(ctx, p); err != nil {
+	if err := w.AssignStatus(); err != nil {
 		return nil, err
 	}
 	return func(context.Context, bool) {}, nil
 }
 
-// BeginUpdate implements the update hook: the spec's prefixes and
+// Update is the hook of updates: the spec's prefixes and
 // neighbors are checked against the Network and Tenant it is bound to,
 // while they exist (an orphaned peering can still be changed or deleted).
-func (b *Binding) BeginUpdate(ctx context.Context, obj, old runtime.Object, _ *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-	p, o := obj.(*tenant.VRFPeering), old.(*tenant.VRFPeering)
+func (b *Binding) Update(ctx context.Context, w *kindstore.Write[*tenant.VRFPeering]) (genericregistry.FinishFunc, error) {
+	p, o := w.Obj, w.Old
 	t, n, errs := b.bound(ctx, p)
 	if len(errs) == 0 && t.UID == o.Status.TenantUID && n.UID == o.Status.NetworkUID {
 		errs = append(b.checkAddresses(ctx, p, t, n), b.sharedVRF(ctx, p, n)...)
