@@ -2,8 +2,8 @@
 // stored with the IPAM claims it records, or not at all, and no claim
 // outlives the object that recorded it.
 //
-// One mechanism serves every kind (Ledger, with Claim and the write's kindstore.Record): a Tenant
-// holds its block and public IPs in the provider's keyspace, an
+// One mechanism serves every kind (Ledger, with Claim and the write's
+// kindstore.Record): a Tenant holds its block and public IPs in the provider's keyspace, an
 // AddressPool its space in the pools' keyspace, and in the tenant space
 // (TenantSpace) a Network its subnets and NAT address and a FloatingIP or
 // LoadBalancer its public IP (PublicIPs). Each kind says which claims a
