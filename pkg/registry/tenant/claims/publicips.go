@@ -144,7 +144,7 @@ func (p *PublicIPs[T]) Create(ctx context.Context, w *kindstore.Write[T]) (gener
 	} else if !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	t, err := p.Space.CallerTenant(ctx, sub)
+	t, err := p.Space.CallerTenant(ctx, w.Tenant, w.TenantUID, sub)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (p *PublicIPs[T]) Update(ctx context.Context, w *kindstore.Write[T]) (gener
 	if held != "" {
 		return nothing, nil
 	}
-	t, err := p.Space.CallerTenant(ctx, sub)
+	t, err := p.Space.CallerTenant(ctx, w.Tenant, w.TenantUID, sub)
 	if err != nil {
 		return nil, err
 	}

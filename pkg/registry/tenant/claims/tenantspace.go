@@ -172,13 +172,13 @@ func (tg Subject) Conflict(format string, args ...interface{}) error {
 	return apierrors.NewConflict(tg.Resource, tg.Name, fmt.Errorf(format, args...))
 }
 
-// CallerTenant reads, from etcd, the Tenant that the request in ctx acts
-// as: its block and public IPs are what the claims of its objects come
-// from. A Tenant being deleted takes nothing new (403, as its quota says).
-func (l *TenantSpace) CallerTenant(ctx context.Context, tg Subject) (*tenant.Tenant, error) {
-	name, _ := tenancy.TenantFrom(ctx)
+// CallerTenant reads, from etcd, Tenant name, which the caller acts as
+// (with uid, when the guard resolved it): its block and public IPs are
+// what the claims of its objects come from. A Tenant being deleted takes
+// nothing new (403, as its quota says).
+func (l *TenantSpace) CallerTenant(ctx context.Context, name string, uid types.UID, tg Subject) (*tenant.Tenant, error) {
 	if name == "" {
-		return nil, apierrors.NewInternalError(errors.New("no tenant in request context"))
+		return nil, apierrors.NewInternalError(errors.New("no tenant for the write"))
 	}
 	obj, err := l.tenants().Get(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), name, &metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -191,7 +191,7 @@ func (l *TenantSpace) CallerTenant(ctx context.Context, tg Subject) (*tenant.Ten
 	if !ok {
 		return nil, apierrors.NewInternalError(fmt.Errorf("tenants store returned a %T", obj))
 	}
-	if uid := tenancy.TenantUIDFrom(ctx); uid != "" && uid != t.UID {
+	if uid != "" && uid != t.UID {
 		return nil, tg.Conflict("tenant %s was deleted and created again meanwhile; try again", name)
 	}
 	if t.DeletionTimestamp != nil {

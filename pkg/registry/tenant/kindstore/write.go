@@ -10,9 +10,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	genericregistry "k8s.io/apiserver/pkg/registry/generic/registry"
 
 	"tenant.io/tenant-apiserver/pkg/ipam"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // The write of one object.
@@ -21,11 +23,11 @@ import (
 // store: the validation (once, on a copy: see validation), the kind's
 // hooks in the order they were installed, the strategy, the admission
 // checks, the quota, the write. The hooks of a kind see the write as one
-// typed value, Write: the object, the stored object, whether it is a dry
-// run, the Record of the claims it makes and gives up, and the status it
-// assigns. The store calls its hooks with the request context only, so
-// GuardedREST prepares one writeState per request there; nothing else of a
-// write travels in the context.
+// typed value, Write: the object, the stored object, the caller's tenant,
+// whether it is a dry run, the Record of the claims it makes and gives
+// up, and the status it assigns. The store calls its hooks with the
+// request context only, so GuardedREST prepares one writeState per request
+// there; nothing else of a write travels in the context.
 //
 // Some status fields are the registry's own (Kind.ServerOwnedStatus): a
 // Tenant's block and public IPs, a Network's subnets and NAT gateway
@@ -51,6 +53,10 @@ type Write[T Object] struct {
 	// DryRun says that the write checks everything and stores nothing:
 	// hooks claim nothing and show what they would assign.
 	DryRun bool
+	// Tenant and TenantUID are the tenant the caller acts as, as the guard
+	// resolved it; empty for the provider's kinds.
+	Tenant    string
+	TenantUID types.UID
 	// Claims records the claims the request's tries made and gave up.
 	Claims *Record
 
@@ -82,17 +88,26 @@ func OnWrite[T Object](create, update WriteFunc[T]) Hooks {
 	var h Hooks
 	if create != nil {
 		h.BeginCreate = func(ctx context.Context, obj runtime.Object, options *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-			state := stateFrom(ctx)
-			return create(ctx, &Write[T]{Obj: obj.(T), DryRun: options != nil && len(options.DryRun) > 0, Claims: state.claims(), state: state})
+			w := newWrite[T](ctx, obj)
+			w.DryRun = options != nil && len(options.DryRun) > 0
+			return create(ctx, w)
 		}
 	}
 	if update != nil {
 		h.BeginUpdate = func(ctx context.Context, obj, old runtime.Object, options *metav1.UpdateOptions) (genericregistry.FinishFunc, error) {
-			state := stateFrom(ctx)
-			return update(ctx, &Write[T]{Obj: obj.(T), Old: old.(T), Update: true, DryRun: options != nil && len(options.DryRun) > 0, Claims: state.claims(), state: state})
+			w := newWrite[T](ctx, obj)
+			w.Old, w.Update = old.(T), true
+			w.DryRun = options != nil && len(options.DryRun) > 0
+			return update(ctx, w)
 		}
 	}
 	return h
+}
+
+func newWrite[T Object](ctx context.Context, obj runtime.Object) *Write[T] {
+	state := stateFrom(ctx)
+	name, _ := tenancy.TenantFrom(ctx)
+	return &Write[T]{Obj: obj.(T), Tenant: name, TenantUID: tenancy.TenantUIDFrom(ctx), Claims: state.claims(), state: state}
 }
 
 // writeState is what the tries of one request share: the status the hooks

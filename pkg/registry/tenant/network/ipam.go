@@ -150,7 +150,7 @@ func (i *IPAM) Create(ctx context.Context, w *kindstore.Write[*tenant.Network]) 
 	} else if !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	t, err := i.Space.CallerTenant(ctx, tg)
+	t, err := i.Space.CallerTenant(ctx, w.Tenant, w.TenantUID, tg)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +319,7 @@ func (i *IPAM) Update(ctx context.Context, w *kindstore.Write[*tenant.Network]) 
 	var t *tenant.Tenant
 	if needSubnets || needNAT {
 		var err error
-		if t, err = i.Space.CallerTenant(ctx, tg); err != nil {
+		if t, err = i.Space.CallerTenant(ctx, w.Tenant, w.TenantUID, tg); err != nil {
 			return nil, err
 		}
 	}

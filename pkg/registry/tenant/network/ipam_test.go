@@ -34,7 +34,7 @@ var (
 // replica is one tenant-apiserver's storage on a shared etcd.
 type replica struct{ *registrytest.Replica }
 
-func newReplica(t *testing.T, url string, withIPAM bool) *replica {
+func newReplica(t testing.TB, url string, withIPAM bool) *replica {
 	return &replica{registrytest.NewReplica(t, url, withIPAM)}
 }
 
@@ -43,7 +43,7 @@ func int32p(i int32) *int32 { return &i }
 // setup starts etcd and one replica with the demo pools and tenants acme
 // (alice, 10.42.0.0/16, 4 public IPs), globex (bob, 10.43.0.0/16, 2 public
 // IPs) and tiny (tina, 10.44.0.0/26, no public IP).
-func setup(t *testing.T) (*replica, string) {
+func setup(t testing.TB) (*replica, string) {
 	t.Helper()
 	url := registrytest.StartEtcd(t)
 	r := newReplica(t, url, true)
