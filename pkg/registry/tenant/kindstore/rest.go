@@ -94,29 +94,51 @@ func (r *GuardedREST) Create(ctx context.Context, obj runtime.Object, createVali
 	// The quota is charged like admission, after the object validated, and
 	// given back if storing it fails. (A create with generateName may
 	// validate several times; it is charged once.)
+	c := r.chargeOnCreate(ctx, createValidation, options != nil && len(options.DryRun) > 0)
+	out, err := r.Store.Create(ctx, obj, c.validate, options)
+	if err != nil {
+		c.giveBack(ctx)
+	}
+	return out, err
+}
+
+// quotaCharge charges one create to its tenant's quota, once, as part of
+// its validation (after the object's own), and gives the unit back if the
+// create did not happen.
+type quotaCharge struct {
+	r        *GuardedREST
+	tenant   string
+	dryRun   bool
+	charged  bool
+	validate rest.ValidateObjectFunc
+}
+
+func (r *GuardedREST) chargeOnCreate(ctx context.Context, validate rest.ValidateObjectFunc, dryRun bool) *quotaCharge {
 	t, _ := tenancy.TenantFrom(ctx)
-	dryRun := options != nil && len(options.DryRun) > 0
-	charged := false
-	charge := func(ctx context.Context, obj runtime.Object) error {
-		if createValidation != nil {
-			if err := createValidation(ctx, obj); err != nil {
+	c := &quotaCharge{r: r, tenant: t, dryRun: dryRun}
+	c.validate = func(ctx context.Context, obj runtime.Object) error {
+		if validate != nil {
+			if err := validate(ctx, obj); err != nil {
 				return err
 			}
 		}
-		if charged {
+		if c.charged {
 			return nil
 		}
-		if err := r.Quota.Reserve(ctx, t, r.QuotaResource, dryRun); err != nil {
+		if err := r.Quota.Reserve(ctx, c.tenant, r.QuotaResource, dryRun); err != nil {
 			return err
 		}
-		charged = !dryRun
+		c.charged = !dryRun
 		return nil
 	}
-	out, err := r.Store.Create(ctx, obj, charge, options)
-	if err != nil && charged {
-		r.Quota.Release(context.WithoutCancel(ctx), t, r.QuotaResource)
+	return c
+}
+
+// giveBack returns the unit charged, if any.
+func (c *quotaCharge) giveBack(ctx context.Context) {
+	if c.charged {
+		c.r.Quota.Release(context.WithoutCancel(ctx), c.tenant, c.r.QuotaResource)
 	}
-	return out, err
 }
 
 // Get implements rest.Getter.
@@ -252,27 +274,10 @@ func (r *GuardedREST) Update(ctx context.Context, name string, objInfo rest.Upda
 	// An update may create (server-side apply of a new object): that
 	// create is charged to the quota as Create charges it, once, and the
 	// unit given back if nothing was created.
-	charged := false
-	var t string
+	var c *quotaCharge
 	if r.Quota != nil && forceAllowCreate {
-		t, _ = tenancy.TenantFrom(ctx)
-		dryRun := options != nil && len(options.DryRun) > 0
-		validate := createValidation
-		createValidation = func(ctx context.Context, obj runtime.Object) error {
-			if validate != nil {
-				if err := validate(ctx, obj); err != nil {
-					return err
-				}
-			}
-			if charged {
-				return nil
-			}
-			if err := r.Quota.Reserve(ctx, t, r.QuotaResource, dryRun); err != nil {
-				return err
-			}
-			charged = !dryRun
-			return nil
-		}
+		c = r.chargeOnCreate(ctx, createValidation, options != nil && len(options.DryRun) > 0)
+		createValidation = c.validate
 	}
 	done := func(runtime.Object, error) {}
 	if r.AroundUpdate != nil {
@@ -280,8 +285,8 @@ func (r *GuardedREST) Update(ctx context.Context, name string, objInfo rest.Upda
 	}
 	out, created, err := r.Store.Update(ctx, name, objInfo, createValidation, updateValidation, forceAllowCreate, options)
 	done(out, err)
-	if charged && (err != nil || !created) {
-		r.Quota.Release(context.WithoutCancel(ctx), t, r.QuotaResource)
+	if c != nil && (err != nil || !created) {
+		c.giveBack(ctx)
 	}
 	return out, created, err
 }
