@@ -98,3 +98,14 @@ func annotationsMatch(have, want map[string]string) bool {
 	}
 	return true
 }
+
+// AssignedAddress is the address the host's load balancer (MetalLB)
+// assigned to svc, or "".
+func AssignedAddress(svc *corev1.Service) string {
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			return in.IP
+		}
+	}
+	return ""
+}

@@ -17,7 +17,6 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
-	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -117,7 +116,7 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, fip *tenant.Flo
 		if err != nil || !s.Synced {
 			return outcome{Reason: s.Reason, Message: s.Message}, err
 		}
-		out.Details.assigned = loadbalancer.AssignedAddress(s.Obj)
+		out.Details.assigned = controller.AssignedAddress(s.Obj)
 		out.Details.associated = out.Details.assigned == fip.Status.Address
 		if !out.Details.associated {
 			out.Reason, out.Message = ReasonAddressPending, "MetalLB has not assigned "+fip.Status.Address+" to Service "+hostNS+"/"+s.Obj.Name+" yet"

@@ -63,14 +63,3 @@ func Service(t *tenant.Tenant, lb *tenant.LoadBalancer, ns, hostNS string) *core
 		},
 	}
 }
-
-// AssignedAddress is the address the host's load balancer (MetalLB)
-// assigned to svc, or "".
-func AssignedAddress(svc *corev1.Service) string {
-	for _, in := range svc.Status.LoadBalancer.Ingress {
-		if in.IP != "" {
-			return in.IP
-		}
-	}
-	return ""
-}

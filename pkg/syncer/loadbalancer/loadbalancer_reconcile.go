@@ -84,7 +84,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 	}
 	address := ""
 	if out.Details.service != nil {
-		address = AssignedAddress(out.Details.service)
+		address = controller.AssignedAddress(out.Details.service)
 	}
 	ready, readyReason, readyMessage := out.Synced && address != "", reason, message
 	switch {

@@ -80,7 +80,7 @@ func TestReconcileLoadBalancer(t *testing.T) {
 	}
 	controllertest.Eventually(t, "the informer has the assigned address", func() bool {
 		obj, exists, _ := src.HostServices.GetStore().GetByKey(hostNS + "/" + svcName)
-		return exists && AssignedAddress(obj.(*corev1.Service)) != ""
+		return exists && controller.AssignedAddress(obj.(*corev1.Service)) != ""
 	})
 	if err := c.Reconcile(ctx, key); err != nil {
 		t.Fatalf("reconcile with the address assigned: %v", err)

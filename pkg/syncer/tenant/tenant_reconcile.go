@@ -23,8 +23,8 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/base"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
-	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+	"tenant.io/tenant-apiserver/pkg/syncer/quotausage"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -298,7 +298,7 @@ func (c *Controller) networks(t *tenant.Tenant) []string {
 // and the compute its workloads use (status.usage.compute, from the
 // host ResourceQuotas).
 func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced bool, reason, message string) error {
-	usage := namespace.UsageOf(c.src, t)
+	usage := quotausage.Of(c.src, t)
 	mutate := func(obj runtime.Object) bool {
 		live := obj.(*tenant.Tenant)
 		if live.UID != t.UID {

@@ -874,7 +874,7 @@ func watchLBServices(ctx context.Context, host kubernetes.Interface, f *firstSee
 		if !ok {
 			return
 		}
-		assigned := loadbalancer.AssignedAddress(svc) != ""
+		assigned := controller.AssignedAddress(svc) != ""
 		l := svc.Labels
 		switch {
 		case l[hostnames.TenantLabel] != "" && l[hostnames.NamespaceLabel] != "" && l[loadbalancer.LoadBalancerLabel] != "":
