@@ -37,7 +37,8 @@ var Resync = 5 * time.Minute
 // reconciles found.
 type Controller struct {
 	*controller.Worker
-	src *controller.Sources
+	src       *controller.Sources
+	reconcile controller.ReconcileFunc
 	// ClusterDomain is the cluster's DNS domain, for the alias Services.
 	ClusterDomain string
 
@@ -61,6 +62,11 @@ func New(src *controller.Sources, clusterDomain string) (*Controller, error) {
 		clusterDomain = "cluster.local"
 	}
 	c := &Controller{src: src, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}, resolved: sets.New[string]()}
+	c.reconcile = (&controller.Reconciler[*tenant.ProviderService, *offer]{
+		Kind: "providerservice", Tenants: src.Tenants, Objects: src.ProviderServices, Health: src.Health, ProviderObjects: true,
+		SyncTenant: c.syncTenant, Sync: c.syncService, Remove: c.removeService, SetStatus: c.setStatus, AfterStatus: c.releaseNetworksAfter,
+		KeepStatusOnError: true,
+	}).Reconcile
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	c.provider = newProviderObjects(src, func(names ...string) {
 		if len(names) == 0 {

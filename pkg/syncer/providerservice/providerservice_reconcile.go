@@ -60,41 +60,36 @@ func (o *offer) same(p *offer) bool {
 		o.pn == p.pn && apiequality.Semantic.DeepEqual(o.service.Spec.Ports, p.service.Spec.Ports)
 }
 
-func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
-	if key.Tenant == "" {
-		return c.syncService(ctx, key.Name)
+// outcome is what resolving a ProviderService found; Details are the
+// offer it makes, when resolved.
+type outcome = controller.Outcome[*offer]
+
+// removeService forgets ProviderService key.Name, gone, and queues the
+// tenants it concerned.
+func (c *Controller) removeService(ctx context.Context, _ *tenant.Tenant, key queue.Key) error {
+	name := key.Name
+	c.provider.release(name)
+	c.mu.Lock()
+	old := c.offers[name]
+	delete(c.offers, name)
+	concerned := c.results[name]
+	delete(c.results, name)
+	c.mu.Unlock()
+	for t := range concerned {
+		c.Queue.Add(queue.Key{Tenant: t})
 	}
-	return c.syncTenant(ctx, key.Tenant)
+	c.enqueueOffered(old)
+	return c.releaseNetworks(ctx)
 }
 
-// syncService resolves ProviderService name, queues the tenants a change
-// concerns, and writes its status.
-func (c *Controller) syncService(ctx context.Context, name string) error {
-	obj, exists, err := c.src.ProviderServices.GetStore().GetByKey(name)
-	if err != nil {
-		return err
-	}
-	if !exists {
-		c.provider.release(name)
-		c.mu.Lock()
-		old := c.offers[name]
-		delete(c.offers, name)
-		concerned := c.results[name]
-		delete(c.results, name)
-		c.mu.Unlock()
-		for t := range concerned {
-			c.Queue.Add(queue.Key{Tenant: t})
-		}
-		c.enqueueOffered(old)
-		return c.releaseNetworks(ctx)
-	}
-	ps := obj.(*tenant.ProviderService)
-	if err := c.src.Health.Err(); err != nil {
-		return err
-	}
+// syncService resolves ProviderService ps and queues the tenants a change
+// concerns; the status reports what it found, and ps is resolved again
+// after Resync, following the labels of the provider's namespace.
+func (c *Controller) syncService(ctx context.Context, _ *tenant.Tenant, ps *tenant.ProviderService, _ queue.Key) (outcome, error) {
+	name := ps.Name
 	resolved, reason, message, err := c.resolve(ctx, ps)
 	if err != nil {
-		return err
+		return outcome{}, err
 	}
 	c.mu.Lock()
 	c.resolved.Insert(name)
@@ -115,13 +110,13 @@ func (c *Controller) syncService(ctx context.Context, name string) error {
 			c.Queue.Add(queue.Key{Tenant: t})
 		}
 	}
-	if err := c.setStatus(ctx, ps, resolved, reason, message); err != nil {
-		return err
-	}
-	if err := c.releaseNetworks(ctx); err != nil {
-		return err
-	}
-	return controller.RequeueBackground(Resync, "following the labels of the provider's namespace")
+	return outcome{Synced: resolved != nil, Reason: reason, Message: message, Details: resolved, RequeueAfter: Resync, Background: true}, nil
+}
+
+// releaseNetworksAfter releases the provider networks no offer is on once
+// a ProviderService's status is written.
+func (c *Controller) releaseNetworksAfter(ctx context.Context, _ *tenant.ProviderService, _ outcome) error {
+	return c.releaseNetworks(ctx)
 }
 
 // releaseNetworks removes the connection group label from the provider's
@@ -278,7 +273,8 @@ func OfferedTo(ps *tenant.ProviderService, t string, uid types.UID) bool {
 
 // setStatus writes what ps's tenants' reconciles found, for the tenants it
 // is offered to now.
-func (c *Controller) setStatus(ctx context.Context, ps *tenant.ProviderService, resolved *offer, reason, message string) error {
+func (c *Controller) setStatus(ctx context.Context, _ *tenant.Tenant, _ queue.Key, ps *tenant.ProviderService, out outcome) error {
+	resolved, reason, message := out.Details, out.Reason, out.Message
 	var entries []tenant.ProviderServiceTenant
 	c.mu.Lock()
 	for t, e := range c.results[ps.Name] {
@@ -319,16 +315,8 @@ type connection struct {
 
 // syncTenant makes tenant t's connections and aliases for every service
 // offered to it, removes the rest, and records what it found.
-func (c *Controller) syncTenant(ctx context.Context, t string) error {
-	var tn *tenant.Tenant
-	if obj, exists, err := c.src.Tenants.GetStore().GetByKey(t); err != nil {
-		return err
-	} else if exists && obj.(*tenant.Tenant).DeletionTimestamp == nil {
-		tn = obj.(*tenant.Tenant)
-	}
-	if err := c.src.Health.Err(); err != nil {
-		return err
-	}
+// tn is nil when the Tenant is gone or being deleted.
+func (c *Controller) syncTenant(ctx context.Context, t string, tn *tenant.Tenant) error {
 	var mine []*offer
 	if tn != nil {
 		c.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"reflect"
 
 	frrv1beta1 "github.com/metallb/frr-k8s/api/v1beta1"
+	rav1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
@@ -20,13 +21,19 @@ const ControllerName = "tenant-vrfpeerings"
 // FRRConfigurations. Its queue keys are the peering's tenant and name.
 type Controller struct {
 	*controller.Worker
-	src  *controller.Sources
-	keys *controller.Keys[*tenant.VRFPeering]
+	src       *controller.Sources
+	keys      *controller.Keys[*tenant.VRFPeering]
+	reconcile controller.ReconcileFunc
 }
 
 // New returns a Controller reading and writing through src.
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src}
+	c.reconcile = (&controller.Reconciler[*tenant.VRFPeering, *rav1.RouteAdvertisements]{
+		Kind: "vrfpeering", Tenants: src.Tenants, Objects: src.VRFPeerings, Health: src.Health, ProviderObjects: true,
+		Bound: c.bound, RemoveOrphan: c.removeOrphan, Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
+		Recheck: recheck,
+	}).Reconcile
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	// VRFPeerings are indexed ByTenant by the tenant they name.
 	c.keys = &controller.Keys[*tenant.VRFPeering]{Worker: c.Worker, Objects: src.VRFPeerings, OwnerLabel: hostnames.VRFPeeringLabel,

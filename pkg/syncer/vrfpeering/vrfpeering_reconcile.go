@@ -46,72 +46,42 @@ const (
 // seen, when synced.
 type outcome = controller.Outcome[*rav1.RouteAdvertisements]
 
-func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
-	logger := klog.FromContext(ctx).WithValues("tenant", key.Tenant, "vrfpeering", key.Name)
-	ctx = klog.NewContext(ctx, logger)
-	obj, exists, err := c.src.VRFPeerings.GetStore().GetByKey(key.Name)
-	if err != nil {
-		return err
-	}
-	if !exists {
-		return c.removeHostObjects(ctx, key)
-	}
-	p := obj.(*tenant.VRFPeering)
-	t, n, orphaned := c.bound(p)
-	var out outcome
-	switch {
-	case orphaned.Reason != "":
-		// Nothing of it may stay on the host, or be made for the new one.
-		marks := hostnames.Marks{Tenant: p.Spec.Tenant, TenantUID: p.Status.TenantUID, KindLabel: hostnames.VRFPeeringLabel, Name: p.Name, OwnerUID: p.UID, ChangedBy: hostnames.ChangedBy(p)}
-		if err := c.remove(ctx, marks); err != nil {
-			return err
-		}
-		out = orphaned
-	case c.src.Health.Err() != nil:
-		out = outcome{Reason: controller.ReasonHostUnreachable, Message: c.src.Health.Err().Error()}
-	default:
-		if out, err = c.sync(ctx, t, n, p); err != nil {
-			out = outcome{Reason: controller.ReasonHostError, Message: err.Error()}
-			if controller.Unreachable(err) {
-				out.Reason = controller.ReasonHostUnreachable
-			}
-		}
-	}
-	if serr := c.setStatus(ctx, t, n, p, out, orphaned.Reason != ""); serr != nil {
-		return serr
-	}
-	switch {
-	case err != nil:
-		return err
-	case !out.Synced && (out.Reason == controller.ReasonWaiting || out.Reason == controller.ReasonHostNameTaken):
-		return controller.Requeue(controllerRecheck, "%s", out.Message)
-	}
-	return nil
+// recheck is how often a peering waiting for something that raises no
+// event of its own looks again.
+const recheck = 2 * time.Second
+
+// bound returns the live Tenant p was made for, or p's Orphaned outcome
+// when that Tenant or its Network is gone.
+func (c *Controller) bound(p *tenant.VRFPeering) (*tenant.Tenant, outcome) {
+	t, _, out := c.boundNetwork(p)
+	return t, out
 }
 
-// controllerRecheck is how often a peering waiting for something that
-// raises no event of its own looks again.
-const controllerRecheck = 2 * time.Second
-
-// bound returns the live Tenant and Network p was made for, or an
-// outcome saying which is gone.
-func (c *Controller) bound(p *tenant.VRFPeering) (*tenant.Tenant, *tenant.Network, outcome) {
+// boundNetwork returns the live Tenant and Network p was made for, or an
+// Orphaned outcome saying which is gone.
+func (c *Controller) boundNetwork(p *tenant.VRFPeering) (*tenant.Tenant, *tenant.Network, outcome) {
 	obj, exists, err := c.src.Tenants.GetStore().GetByKey(p.Spec.Tenant)
 	if err != nil || !exists || obj.(*tenant.Tenant).UID != p.Status.TenantUID || obj.(*tenant.Tenant).DeletionTimestamp != nil {
-		return nil, nil, outcome{Reason: ReasonTenantGone, Message: fmt.Sprintf(
+		return nil, nil, outcome{Orphaned: true, Reason: ReasonTenantGone, Message: fmt.Sprintf(
 			"tenant %s the peering was made for (uid %s) no longer exists; a tenant of that name created since is another: the provider must create the peering again for it", p.Spec.Tenant, p.Status.TenantUID)}
 	}
 	t := obj.(*tenant.Tenant)
 	obj, exists, err = c.src.Networks.GetStore().GetByKey(controller.ObjectKey(t.Name, "", p.Spec.Network))
 	if err != nil || !exists || obj.(*tenant.Network).UID != p.Status.NetworkUID {
-		return t, nil, outcome{Reason: ReasonNetworkGone, Message: fmt.Sprintf(
+		return t, nil, outcome{Orphaned: true, Reason: ReasonNetworkGone, Message: fmt.Sprintf(
 			"network %s of tenant %s the peering was made for (uid %s) no longer exists; a network of that name created since is another: the provider must create the peering again for it", p.Spec.Network, t.Name, p.Status.NetworkUID)}
 	}
 	return t, obj.(*tenant.Network), outcome{}
 }
 
-// sync makes the RouteAdvertisements and FRRConfiguration of p match.
-func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Network, p *tenant.VRFPeering) (outcome, error) {
+// sync makes the RouteAdvertisements and FRRConfiguration of p, of
+// Tenant t, match.
+func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, p *tenant.VRFPeering, _ queue.Key) (outcome, error) {
+	t, n, orphaned := c.boundNetwork(p)
+	if orphaned.Orphaned {
+		// Gone since the skeleton looked.
+		return orphaned, c.removeOrphan(ctx, p)
+	}
 	if len(n.Spec.Subnets) == 0 {
 		return outcome{Reason: controller.ReasonWaiting, Message: "network " + n.Name + " has no subnets yet"}, nil
 	}
@@ -181,10 +151,16 @@ func (c *Controller) olderConflicting(p *tenant.VRFPeering) (string, string) {
 	return "", ""
 }
 
+// removeOrphan deletes the host objects of p, orphaned.
+func (c *Controller) removeOrphan(ctx context.Context, p *tenant.VRFPeering) error {
+	return c.remove(ctx, hostnames.Marks{Tenant: p.Spec.Tenant, TenantUID: p.Status.TenantUID, KindLabel: hostnames.VRFPeeringLabel,
+		Name: p.Name, OwnerUID: p.UID, ChangedBy: hostnames.ChangedBy(p)})
+}
+
 // removeHostObjects deletes the host objects of VRFPeering key.Name, which
 // is no longer in the informer, unless it is in storage (the informer
 // lags behind a peering just created again).
-func (c *Controller) removeHostObjects(ctx context.Context, key queue.Key) error {
+func (c *Controller) removeHostObjects(ctx context.Context, _ *tenant.Tenant, key queue.Key) error {
 	obj, err := c.src.Storage.VRFPeerings.Store.Get(ctx, key.Name, &metav1.GetOptions{})
 	var live *tenant.VRFPeering
 	switch {
@@ -255,10 +231,11 @@ func (c *Controller) sessions(vrf string) []frrv1beta1.BGPSessionState {
 // setStatus records out in p's status: the VRF, each neighbor's sessions,
 // and the conditions HostSynced, Orphaned, Accepted (mirrored from the
 // RouteAdvertisements) and Ready (synced and accepted).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.Network, p *tenant.VRFPeering, out outcome, orphaned bool) error {
+func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Key, p *tenant.VRFPeering, out outcome) error {
+	orphaned := out.Orphaned
 	vrf := ""
-	if t != nil && n != nil {
-		vrf = hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
+	if !orphaned {
+		vrf = hostnames.ClusterUserDefinedNetwork(t.UID, p.Spec.Network)
 	}
 	var neighbors []tenant.VRFPeeringNeighborStatus
 	if !orphaned {
