@@ -52,15 +52,11 @@ type Outcome[X any] struct {
 // objects are left alone. The provider's objects (VRFPeerings,
 // ProviderServices) add the steps below Conditions: the Tenant they name
 // and when they are orphaned, and keys of a tenant as a whole.
-type Reconciler[O any, X any] struct {
+type Reconciler[O Object, X any] struct {
 	// Kind names the kind in logs ("network").
 	Kind string
 	// Tenants and Objects are the informers of Tenants and of the kind.
 	Tenants, Objects cache.SharedIndexInformer
-	// Written, when set, holds the objects whose status SetStatus wrote
-	// that Objects does not show yet (Sources.WrittenOf(Objects)): a
-	// reconcile reads the newer of the two.
-	Written *Written
 	// Health says whether the host answers; nil: it always does.
 	Health interface{ Err() error }
 	// Sync brings the host in line with o, of Tenant t.
@@ -68,8 +64,15 @@ type Reconciler[O any, X any] struct {
 	// Remove removes the host objects of the object key names, which no
 	// longer exists.
 	Remove func(ctx context.Context, t *tenant.Tenant, key queue.Key) error
-	// SetStatus writes out into o's status.
-	SetStatus func(ctx context.Context, t *tenant.Tenant, key queue.Key, o O, out Outcome[X]) error
+	// Status stores the objects' statuses. Its Written, when set, holds
+	// the objects whose status it stored that Objects does not show yet
+	// (Sources.WrittenOf(Objects)): a reconcile reads the newer of the
+	// two.
+	Status StatusWriter[O]
+	// SetStatus says how out is put into o's status: it returns the
+	// function that sets the status of live (a copy of o, then the newest
+	// stored copy) and says whether anything changed.
+	SetStatus func(t *tenant.Tenant, key queue.Key, o O, out Outcome[X]) func(live O) bool
 	// Conditions returns o's status conditions: a sync that makes its
 	// HostSynced condition true for a new generation is counted in
 	// tenant_syncer_write_to_host_seconds.
@@ -145,8 +148,8 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 	}
 	unseen := false
 	if exists {
-		obj = r.Written.Latest(objKey, obj)
-	} else if created, ok := r.Written.Unseen(objKey); ok {
+		obj = r.Status.Written.Latest(objKey, obj)
+	} else if created, ok := r.Status.Written.Unseen(objKey); ok {
 		obj, unseen = created, true // just created here, not in the informer yet (HandOff)
 	} else {
 		return r.Remove(ctx, t, key)
@@ -178,7 +181,7 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 			}
 		}
 	}
-	if serr := r.SetStatus(ctx, t, key, o, out); serr != nil {
+	if serr := r.Status.Write(ctx, key.Tenant, key.Namespace, o, r.SetStatus(t, key, o, out)); serr != nil {
 		return serr
 	}
 	if out.Synced {

@@ -90,7 +90,7 @@ func TestReconciler(t *testing.T) {
 			var calls []string
 			var status *Outcome[string]
 			r := &Reconciler[*tenant.Network, string]{
-				Kind: "network", Tenants: tenants, Objects: objects, Written: written, Health: downHost{c.health},
+				Kind: "network", Tenants: tenants, Objects: objects, Status: StatusWriter[*tenant.Network]{Written: written}, Health: downHost{c.health},
 				Sync: func(_ context.Context, tn *tenant.Tenant, n *tenant.Network, _ queue.Key) (Outcome[string], error) {
 					if tn != acme {
 						t.Errorf("sync for tenant %s", tn.Name)
@@ -102,12 +102,12 @@ func TestReconciler(t *testing.T) {
 					calls = append(calls, "remove "+tn.Name+"/"+key.Name)
 					return nil
 				},
-				SetStatus: func(_ context.Context, _ *tenant.Tenant, _ queue.Key, n *tenant.Network, out Outcome[string]) error {
+				SetStatus: func(_ *tenant.Tenant, _ queue.Key, n *tenant.Network, out Outcome[string]) func(*tenant.Network) bool {
 					if n != blue && (!c.created || n != green) {
 						t.Errorf("status of %s", n.Name)
 					}
 					status = &out
-					return nil
+					return func(*tenant.Network) bool { return false }
 				},
 			}
 			err = r.Reconcile(context.Background(), c.key)
@@ -228,9 +228,9 @@ func TestReconcilerProviderSteps(t *testing.T) {
 					calls = append(calls, "remove "+name(tn)+"/"+key.Name)
 					return nil
 				},
-				SetStatus: func(_ context.Context, _ *tenant.Tenant, _ queue.Key, _ *tenant.VRFPeering, out Outcome[string]) error {
+				SetStatus: func(_ *tenant.Tenant, _ queue.Key, _ *tenant.VRFPeering, out Outcome[string]) func(*tenant.VRFPeering) bool {
 					status = &out
-					return nil
+					return func(*tenant.VRFPeering) bool { return false }
 				},
 				AfterStatus: func(_ context.Context, p *tenant.VRFPeering, _ Outcome[string]) error {
 					calls = append(calls, "after "+p.Name)

@@ -5,10 +5,11 @@ import (
 
 	"context"
 	"fmt"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	schedulinginformers "k8s.io/client-go/informers/scheduling/v1"
 	"sync"
 	"time"
+
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	schedulinginformers "k8s.io/client-go/informers/scheduling/v1"
 
 	egressipclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned"
 	egressipinformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/informers/externalversions"

@@ -29,7 +29,7 @@ type Controller struct {
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src, services: src.Services(), egressIPs: src.EgressIPs()}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.FloatingIP, details]{
-		Kind: "floatingIP", Tenants: src.Tenants, Objects: src.FloatingIPs, Written: src.WrittenOf(src.FloatingIPs), Health: src.Health,
+		Kind: "floatingIP", Tenants: src.Tenants, Objects: src.FloatingIPs, Status: controller.StatusWriter[*tenant.FloatingIP]{Store: src.Storage.FloatingIPs.Status, Written: src.WrittenOf(src.FloatingIPs)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeGone, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.FloatingIP) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)

@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
@@ -237,8 +236,7 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, ke
 // target is missing or another's), Allocated (it holds its address) or
 // Associated (bound to its target both ways), HostSynced, and Ready
 // (synced, and associated when it has a target).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.Key, fip *tenant.FloatingIP, out outcome) error {
-	ns := key.Namespace
+func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, fip *tenant.FloatingIP, out outcome) func(*tenant.FloatingIP) bool {
 	reason, message := out.Reason, out.Message
 	if out.Synced && reason == "" {
 		reason, message = controller.ReasonSynced, "the host Service and EgressIP match"
@@ -268,11 +266,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 	case out.Details.pending:
 		phase = tenant.FloatingIPPhasePending
 	}
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.FloatingIP)
-		if live.UID != fip.UID {
-			return false
-		}
+	return func(live *tenant.FloatingIP) bool {
 		s := &live.Status
 		gen := live.Generation
 		p := phase
@@ -291,8 +285,4 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
-	if !mutate(fip.DeepCopy()) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.FloatingIPs.Status, c.src.WrittenOf(c.src.FloatingIPs), t.Name, ns, fip.Name, mutate)
 }

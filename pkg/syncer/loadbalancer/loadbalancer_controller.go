@@ -24,7 +24,7 @@ type Controller struct {
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src, services: src.Services()}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.LoadBalancer, details]{
-		Kind: "loadBalancer", Tenants: src.Tenants, Objects: src.LoadBalancers, Written: src.WrittenOf(src.LoadBalancers), Health: src.Health,
+		Kind: "loadBalancer", Tenants: src.Tenants, Objects: src.LoadBalancers, Status: controller.StatusWriter[*tenant.LoadBalancer]{Store: src.Storage.LoadBalancers.Status, Written: src.WrittenOf(src.LoadBalancers)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeService, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.LoadBalancer) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)

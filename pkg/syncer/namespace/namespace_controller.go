@@ -42,7 +42,7 @@ type Controller struct {
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Namespace, details]{
-		Kind: "namespace", Tenants: src.Tenants, Objects: src.Namespaces, Written: src.WrittenOf(src.Namespaces), Health: src.Health,
+		Kind: "namespace", Tenants: src.Tenants, Objects: src.Namespaces, Status: controller.StatusWriter[*tenant.Namespace]{Store: src.Storage.Namespaces.Status, Written: src.WrittenOf(src.Namespaces), Probe: statusProbe}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostNamespace, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.Namespace) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)

@@ -24,7 +24,7 @@ type Controller struct {
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Network, details]{
-		Kind: "network", Tenants: src.Tenants, Objects: src.Networks, Written: src.WrittenOf(src.Networks), Health: src.Health,
+		Kind: "network", Tenants: src.Tenants, Objects: src.Networks, Status: controller.StatusWriter[*tenant.Network]{Store: src.Storage.Networks.Status, Written: src.WrittenOf(src.Networks)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.Network) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)

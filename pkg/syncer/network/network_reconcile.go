@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
@@ -187,7 +186,7 @@ func (c *Controller) attached(t string, n string) []string {
 // the subnets in effect, the attached Namespaces, HostSynced, the
 // conditions OVN-Kubernetes reports on the host network, and Ready (synced,
 // and the network created).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Key, n *tenant.Network, out outcome) error {
+func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, n *tenant.Network, out outcome) func(*tenant.Network) bool {
 	reason, message := out.Reason, out.Message
 	hostName := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
 	if out.Synced {
@@ -198,11 +197,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 	}
 	namespaces := c.attached(t.Name, n.Name)
 	unnamed := unreportable(t, namespaces)
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.Network)
-		if live.UID != n.UID {
-			return false
-		}
+	return func(live *tenant.Network) bool {
 		s := &live.Status
 		gen := live.Generation
 		changed := s.HostNetwork != hostName || !apiequality.Semantic.DeepEqual(s.Namespaces, namespaces) ||
@@ -239,12 +234,6 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
-	// Most reconciles find everything as it was: the cached copy tells,
-	// without a read of the storage.
-	if !mutate(n.DeepCopy()) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Networks.Status, c.src.WrittenOf(c.src.Networks), t.Name, "", n.Name, mutate)
 }
 
 // maxMessage bounds a mirrored condition's message (metav1.Condition allows 32768).

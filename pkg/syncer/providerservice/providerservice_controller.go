@@ -39,6 +39,8 @@ type Controller struct {
 	*controller.Worker
 	src       *controller.Sources
 	reconcile controller.ReconcileFunc
+	// namespaces writes the ProviderServices condition of tenant Namespaces.
+	namespaces controller.StatusWriter[*tenant.Namespace]
 	// ClusterDomain is the cluster's DNS domain, for the alias Services.
 	ClusterDomain string
 
@@ -62,8 +64,9 @@ func New(src *controller.Sources, clusterDomain string) (*Controller, error) {
 		clusterDomain = "cluster.local"
 	}
 	c := &Controller{src: src, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}, resolved: sets.New[string]()}
+	c.namespaces = controller.StatusWriter[*tenant.Namespace]{Store: src.Storage.Namespaces.Status, Written: src.WrittenOf(src.Namespaces), Probe: namespaceProbe}
 	c.reconcile = (&controller.Reconciler[*tenant.ProviderService, *offer]{
-		Kind: "providerservice", Tenants: src.Tenants, Objects: src.ProviderServices, Health: src.Health, ProviderObjects: true,
+		Kind: "providerservice", Tenants: src.Tenants, Objects: src.ProviderServices, Status: controller.StatusWriter[*tenant.ProviderService]{Store: src.Storage.ProviderServices.Status}, Health: src.Health, ProviderObjects: true,
 		SyncTenant: c.syncTenant, Sync: c.syncService, Remove: c.removeService, SetStatus: c.setStatus, AfterStatus: c.releaseNetworksAfter,
 		KeepStatusOnError: true,
 	}).Reconcile

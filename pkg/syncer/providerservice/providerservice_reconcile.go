@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
@@ -273,7 +272,7 @@ func OfferedTo(ps *tenant.ProviderService, t string, uid types.UID) bool {
 
 // setStatus writes what ps's tenants' reconciles found, for the tenants it
 // is offered to now.
-func (c *Controller) setStatus(ctx context.Context, _ *tenant.Tenant, _ queue.Key, ps *tenant.ProviderService, out outcome) error {
+func (c *Controller) setStatus(_ *tenant.Tenant, _ queue.Key, ps *tenant.ProviderService, out outcome) func(*tenant.ProviderService) bool {
 	resolved, reason, message := out.Details, out.Reason, out.Message
 	var entries []tenant.ProviderServiceTenant
 	c.mu.Lock()
@@ -289,21 +288,13 @@ func (c *Controller) setStatus(ctx context.Context, _ *tenant.Tenant, _ queue.Ke
 	if resolved != nil {
 		pn = resolved.pn
 	}
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.ProviderService)
-		if live.UID != ps.UID {
-			return false
-		}
+	return func(live *tenant.ProviderService) bool {
 		s, gen := &live.Status, live.Generation
 		changed := s.ProviderNetwork != pn || !apiequality.Semantic.DeepEqual(s.Tenants, entries) || s.ObservedGeneration != gen
 		s.ProviderNetwork, s.Tenants, s.ObservedGeneration = pn, entries, gen
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, resolved != nil, reason, message) || changed
 		return controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, resolved != nil, reason, message) || changed
 	}
-	if !mutate(ps.DeepCopy()) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.ProviderServices.Status, c.src.WrittenOf(c.src.ProviderServices), "", "", ps.Name, mutate)
 }
 
 // connection is what became of a tenant's connection with one provider network.
@@ -595,11 +586,7 @@ func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, m
 // Namespace ns: the aliases made there, or those that a Service of the
 // tenant's own (or an older offer's alias) keeps out; without offers, none.
 func (c *Controller) namespaceCondition(ctx context.Context, t string, ns *tenant.Namespace, offered bool, made, taken []string) error {
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.Namespace)
-		if live.UID != ns.UID {
-			return false
-		}
+	set := func(live *tenant.Namespace) bool {
 		conds := &live.Status.Conditions
 		switch {
 		case !offered:
@@ -616,14 +603,17 @@ func (c *Controller) namespaceCondition(ctx context.Context, t string, ns *tenan
 				"aliases of provider services: "+strings.Join(made, ", "))
 		}
 	}
-	// The cached copy tells whether anything changes, without a deep copy:
-	// mutate reads the UID and generation and changes the conditions alone.
+	return c.namespaces.Write(ctx, t, "", ns, set)
+}
+
+// namespaceProbe is the copy of a tenant Namespace that its
+// ProviderServices condition is tried on first: no deep copy, since the
+// condition reads the UID and generation, and changes the conditions
+// alone.
+func namespaceProbe(ns *tenant.Namespace) *tenant.Namespace {
 	probe := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{UID: ns.UID, Generation: ns.Generation}}
 	probe.Status.Conditions = slices.Clone(ns.Status.Conditions)
-	if !mutate(probe) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, c.src.WrittenOf(c.src.Namespaces), t, "", ns.Name, mutate)
+	return probe
 }
 
 // record keeps tenant t's entries and queues the ProviderServices whose

@@ -38,11 +38,15 @@ type Controller struct {
 	// FlowSchemas, when set, gives each tenant its FlowSchema on the host;
 	// unset, the ones the syncer made are removed.
 	FlowSchemas bool
+
+	// status writes the Tenants' statuses.
+	status controller.StatusWriter[*tenant.Tenant]
 }
 
 // New returns a Controller reading and writing through src.
 func New(src *controller.Sources, advertise Advertisement) (*Controller, error) {
-	c := &Controller{src: src, Advertise: advertise, FlowSchemas: true}
+	c := &Controller{src: src, Advertise: advertise, FlowSchemas: true,
+		status: controller.StatusWriter[*tenant.Tenant]{Store: src.Storage.Tenants.Status, Written: src.WrittenOf(src.Tenants)}}
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	// The MetalLB objects are the Tenant's own (no kind label).
 	src.Orphans.Register("", controller.Owners{Store: src.Storage.Tenants.Store, Informer: src.Tenants},

@@ -299,11 +299,7 @@ func (c *Controller) networks(t *tenant.Tenant) []string {
 // host ResourceQuotas).
 func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced bool, reason, message string) error {
 	usage := quotausage.Of(c.src, t)
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.Tenant)
-		if live.UID != t.UID {
-			return false
-		}
+	return c.status.Write(ctx, "", "", t, func(live *tenant.Tenant) bool {
 		s := &live.Status
 		changed := controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionHostSynced, synced, reason, message)
 		allocated := meta.IsStatusConditionTrue(s.Conditions, tenant.ConditionAddressesAllocated)
@@ -343,11 +339,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced boo
 			s.Usage.Objects, changed = objects, true
 		}
 		return changed
-	}
-	if !mutate(t.DeepCopy()) {
-		return nil // as cached: no read of the storage
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Tenants.Status, c.src.WrittenOf(c.src.Tenants), "", "", t.Name, mutate)
+	})
 }
 
 // ours are the tenant's host objects in an informer: made for this Tenant

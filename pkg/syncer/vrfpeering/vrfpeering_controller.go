@@ -30,7 +30,7 @@ type Controller struct {
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src}
 	c.reconcile = (&controller.Reconciler[*tenant.VRFPeering, *rav1.RouteAdvertisements]{
-		Kind: "vrfpeering", Tenants: src.Tenants, Objects: src.VRFPeerings, Health: src.Health, ProviderObjects: true,
+		Kind: "vrfpeering", Tenants: src.Tenants, Objects: src.VRFPeerings, Status: controller.StatusWriter[*tenant.VRFPeering]{Store: src.Storage.VRFPeerings.Status}, Health: src.Health, ProviderObjects: true,
 		Bound: c.bound, RemoveOrphan: c.removeOrphan, Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
 		Recheck: recheck,
 	}).Reconcile

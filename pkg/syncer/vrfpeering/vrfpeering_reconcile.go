@@ -231,7 +231,7 @@ func (c *Controller) sessions(vrf string) []frrv1beta1.BGPSessionState {
 // setStatus records out in p's status: the VRF, each neighbor's sessions,
 // and the conditions HostSynced, Orphaned, Accepted (mirrored from the
 // RouteAdvertisements) and Ready (synced and accepted).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Key, p *tenant.VRFPeering, out outcome) error {
+func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, p *tenant.VRFPeering, out outcome) func(*tenant.VRFPeering) bool {
 	orphaned := out.Orphaned
 	vrf := ""
 	if !orphaned {
@@ -249,11 +249,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		reason, message = controller.ReasonSynced, fmt.Sprintf("%s and %s match",
 			describe("RouteAdvertisements", "", HostName(p.Name)), describe("FRRConfiguration", c.src.FRRNamespace, HostName(p.Name)))
 	}
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.VRFPeering)
-		if live.UID != p.UID {
-			return false
-		}
+	return func(live *tenant.VRFPeering) bool {
 		s, gen := &live.Status, live.Generation
 		changed := s.VRF != vrf || !apiequality.Semantic.DeepEqual(s.Neighbors, neighbors) || s.ObservedGeneration != gen
 		s.VRF, s.Neighbors, s.ObservedGeneration = vrf, neighbors, gen
@@ -276,10 +272,6 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
-	if !mutate(p.DeepCopy()) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.VRFPeerings.Status, c.src.WrittenOf(c.src.VRFPeerings), p.Spec.Tenant, "", p.Name, mutate)
 }
 
 // acceptance is the peering's Accepted condition: the RouteAdvertisements'
