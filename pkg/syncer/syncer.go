@@ -55,6 +55,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/syncer/checker"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/floatingip"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
 	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
 	"tenant.io/tenant-apiserver/pkg/syncer/network"
@@ -193,7 +194,8 @@ func (s *Syncer) Run(ctx context.Context) {
 // new term starts from a fresh view of the host.
 func (s *Syncer) lead(ctx context.Context) {
 	src := controller.NewSources(s.storage, s.host, controller.Namespaces{MetalLB: s.config.MetalLBNamespace, FRR: s.config.FRRNamespace})
-	namespaces, err := namespace.New(src)
+	kinds := hostkinds.New(src)
+	namespaces, err := namespace.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the namespace controller")
 		return
@@ -202,32 +204,32 @@ func (s *Syncer) lead(ctx context.Context) {
 		h.Take(namespaces.HandOff)
 		defer h.Release()
 	}
-	networks, err := network.New(src)
+	networks, err := network.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the network controller")
 		return
 	}
-	loadBalancers, err := loadbalancer.New(src)
+	loadBalancers, err := loadbalancer.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the load balancer controller")
 		return
 	}
-	floatingIPs, err := floatingip.New(src)
+	floatingIPs, err := floatingip.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the floating IP controller")
 		return
 	}
-	peerings, err := vrfpeering.New(src)
+	peerings, err := vrfpeering.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the VRF peering controller")
 		return
 	}
-	services, err := providerservice.New(src, s.config.ClusterDomain)
+	services, err := providerservice.New(src, kinds, s.config.ClusterDomain)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the provider service controller")
 		return
 	}
-	tenants, err := tenantsyncer.New(src, s.config.Advertise)
+	tenants, err := tenantsyncer.New(src, kinds, s.config.Advertise)
 	if err == nil {
 		tenants.FlowSchemas = !s.config.NoFlowSchemas
 	}

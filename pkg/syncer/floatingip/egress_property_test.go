@@ -21,6 +21,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/network"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
@@ -49,7 +50,7 @@ var (
 
 func newEgressEnv(t *testing.T) *egressEnv {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
+	c, err := New(src, hostkinds.New(src))
 	if err != nil {
 		t.Fatal(err)
 	}

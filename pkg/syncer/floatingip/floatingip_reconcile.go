@@ -16,6 +16,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -115,7 +116,7 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, fip *tenant.Flo
 		if err != nil || !s.Synced {
 			return outcome{Reason: s.Reason, Message: s.Message}, err
 		}
-		out.Details.assigned = controller.AssignedAddress(s.Obj)
+		out.Details.assigned = hostkinds.AssignedAddress(s.Obj)
 		out.Details.associated = out.Details.assigned == fip.Status.Address
 		if !out.Details.associated {
 			out.Reason, out.Message = ReasonAddressPending, "MetalLB has not assigned "+fip.Status.Address+" to Service "+hostNS+"/"+s.Obj.Name+" yet"
@@ -250,7 +251,7 @@ func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, fip *tenant.Floa
 	}
 	associated := out.Details.associated
 	if fip.Spec.Target != nil && out.Synced && associated && out.Details.egress != nil {
-		if ok, msg := controller.EgressAssignment(out.Details.egress); !ok {
+		if ok, msg := hostkinds.EgressAssignment(out.Details.egress); !ok {
 			associated = false
 			reason, message = ReasonEgressNotAssigned, msg
 		}
@@ -277,7 +278,7 @@ func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, fip *tenant.Floa
 		s.ObservedGeneration, s.Phase = gen, p
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.Synced, syncedReason, syncedMessage) || changed
 		if live.Spec.Target != nil {
-			_, _, egressChanged := controller.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
+			_, _, egressChanged := hostkinds.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
 			changed = egressChanged || changed
 		} else {
 			changed = meta.RemoveStatusCondition(&s.Conditions, tenant.ConditionEgressAssigned) || changed

@@ -12,6 +12,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -83,7 +84,7 @@ func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, lb *tenant.LoadB
 	}
 	address := ""
 	if out.Details.service != nil {
-		address = controller.AssignedAddress(out.Details.service)
+		address = hostkinds.AssignedAddress(out.Details.service)
 	}
 	ready, readyReason, readyMessage := out.Synced && address != "", reason, message
 	switch {

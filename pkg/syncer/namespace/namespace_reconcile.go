@@ -73,7 +73,7 @@ func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, t
 	annotations := marks.Annotations()
 	annotations[hostnames.PriorityClassesAnnotation] = strings.Join(c.src.PriorityClassesAllowed(t), ",")
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostName, Labels: wantNamespaceLabels(marks, t, ns), Annotations: annotations}}
-	got, err := c.src.HostNamespaceKind().Ensure(ctx, want, marks)
+	got, err := c.kinds.HostNamespaces.Ensure(ctx, want, marks)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -101,7 +101,7 @@ func (c *Controller) removeHostNamespace(ctx context.Context, t *tenant.Tenant, 
 		return nil
 	}
 	klog.FromContext(ctx).Info("Deleting host namespace of a deleted Namespace", "hostNamespace", hostName)
-	_, err = c.src.HostNamespaceKind().Remove(ctx, "", hostName, found)
+	_, err = c.kinds.HostNamespaces.Remove(ctx, "", hostName, found)
 	return err
 }
 
@@ -137,7 +137,7 @@ func (c *Controller) syncRoleBinding(ctx context.Context, marks hostnames.Marks,
 		RoleRef:    adminRole,
 		Subjects:   MembersSubjects(t),
 	}
-	got, err := c.src.RoleBindings().Ensure(ctx, want, marks)
+	got, err := c.kinds.RoleBindings.Ensure(ctx, want, marks)
 	if err != nil {
 		return outcome{}, err
 	}

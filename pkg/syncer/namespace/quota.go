@@ -27,7 +27,7 @@ var (
 // hostName match t's compute quota and object counts: no ResourceQuota
 // without either, no LimitRange without compute quota.
 func (c *Controller) syncComputeQuota(ctx context.Context, marks hostnames.Marks, t *tenant.Tenant, hostName string) (outcome, error) {
-	quotas, limits := c.src.ResourceQuotas(), c.src.LimitRanges()
+	quotas, limits := c.kinds.ResourceQuotas, c.kinds.LimitRanges
 	total := t.Spec.Quota.HostQuota()
 	if len(total) == 0 {
 		if _, err := quotas.Remove(ctx, hostName, hostnames.ComputeQuota, marks); err != nil {

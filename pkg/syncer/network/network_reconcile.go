@@ -19,6 +19,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -63,7 +64,7 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Netwo
 }
 
 func (c *Controller) syncCUDN(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
-	got, err := c.src.ClusterUserDefinedNetworks().Ensure(ctx, ClusterUserDefinedNetwork(t, n), Marks(t, n))
+	got, err := c.kinds.ClusterUserDefinedNetworks.Ensure(ctx, ClusterUserDefinedNetwork(t, n), Marks(t, n))
 	if err != nil || !got.Synced {
 		return outcome{Reason: got.Reason, Message: got.Message}, err
 	}
@@ -73,7 +74,7 @@ func (c *Controller) syncCUDN(ctx context.Context, t *tenant.Tenant, n *tenant.N
 // syncNATGateway makes the EgressIP of n's NAT gateway exist exactly while
 // the gateway is enabled and has its address.
 func (c *Controller) syncNATGateway(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
-	egressIPs := c.src.EgressIPs()
+	egressIPs := c.kinds.EgressIPs
 	name := hostnames.NATGatewayEgressIP(hostnames.ClusterUserDefinedNetwork(t.UID, n.Name))
 	if n.Spec.NATGateway == nil || !n.Spec.NATGateway.Enabled {
 		removed, err := egressIPs.Remove(ctx, "", name, Marks(t, n))
@@ -140,14 +141,14 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, ke
 	}
 	if deleteEgressToo {
 		found, _ := hostnames.MarksOf(egress, hostnames.NetworkLabel)
-		if _, err := c.src.EgressIPs().Remove(ctx, "", egress.Name, found); err != nil {
+		if _, err := c.kinds.EgressIPs.Remove(ctx, "", egress.Name, found); err != nil {
 			return err
 		}
 		klog.FromContext(ctx).Info("Deleted the NAT gateway's EgressIP of a deleted Network", "egressIP", egress.Name)
 	}
 	if deleteCUDNToo {
 		found, _ := hostnames.MarksOf(cudn, hostnames.NetworkLabel)
-		if _, err := c.src.ClusterUserDefinedNetworks().Remove(ctx, "", cudn.Name, found); err != nil {
+		if _, err := c.kinds.ClusterUserDefinedNetworks.Remove(ctx, "", cudn.Name, found); err != nil {
 			return err
 		}
 		klog.FromContext(ctx).Info("Deleted host network of a deleted Network", "clusterUserDefinedNetwork", cudn.Name)
@@ -216,7 +217,7 @@ func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, n *tenant.Network,
 		egressAssigned, egressMessage := true, ""
 		if live.Spec.NATGateway != nil && live.Spec.NATGateway.Enabled {
 			var egressChanged bool
-			egressAssigned, egressMessage, egressChanged = controller.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
+			egressAssigned, egressMessage, egressChanged = hostkinds.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
 			changed = egressChanged || changed
 		} else {
 			changed = meta.RemoveStatusCondition(&s.Conditions, tenant.ConditionEgressAssigned) || changed

@@ -17,6 +17,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -38,6 +39,7 @@ var Resync = 5 * time.Minute
 type Controller struct {
 	*controller.Worker
 	src       *controller.Sources
+	kinds     *hostkinds.Catalogue
 	reconcile controller.ReconcileFunc
 	// namespaces writes the ProviderServices condition of tenant Namespaces.
 	namespaces controller.StatusWriter[*tenant.Namespace]
@@ -58,12 +60,13 @@ type Controller struct {
 	resolved sets.Set[string]
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources, clusterDomain string) (*Controller, error) {
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue, clusterDomain string) (*Controller, error) {
 	if clusterDomain == "" {
 		clusterDomain = "cluster.local"
 	}
-	c := &Controller{src: src, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}, resolved: sets.New[string]()}
+	c := &Controller{src: src, kinds: kinds, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}, resolved: sets.New[string]()}
 	c.namespaces = controller.StatusWriter[*tenant.Namespace]{Store: src.Storage.Namespaces.Status, Written: src.WrittenOf(src.Namespaces), Probe: namespaceProbe}
 	c.reconcile = (&controller.Reconciler[*tenant.ProviderService, *offer]{
 		Kind: "providerservice", Tenants: src.Tenants, Objects: src.ProviderServices, Status: controller.StatusWriter[*tenant.ProviderService]{Store: src.Storage.ProviderServices.Status}, Health: src.Health, ProviderObjects: true,

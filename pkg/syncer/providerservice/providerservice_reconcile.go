@@ -385,7 +385,7 @@ func (c *Controller) connect(ctx context.Context, tn *tenant.Tenant, pn string, 
 	if err != nil {
 		return connection{}, err
 	}
-	ensured, err := c.src.ClusterNetworkConnectKind(&spec).Ensure(ctx, want, marks)
+	ensured, err := c.kinds.ClusterNetworkConnects(&spec).Ensure(ctx, want, marks)
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 		// Trying again changes nothing: say why in the status.
 		return connection{subnet: block.String(), reason: controller.ReasonHostError,
@@ -450,7 +450,7 @@ func (c *Controller) disconnect(ctx context.Context, t string, tn *tenant.Tenant
 		return err
 	}
 	present := map[string]bool{}
-	kind := c.src.ClusterNetworkConnectKind(nil)
+	kind := c.kinds.ClusterNetworkConnects(nil)
 	for _, obj := range objs {
 		u := obj.(*unstructured.Unstructured)
 		found, ours := hostnames.MarksOf(u, hostnames.ConnectLabel)
@@ -509,7 +509,7 @@ func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, m
 		}
 		sort.Slice(namespaces, func(i, j int) bool { return namespaces[i].name < namespaces[j].name })
 	}
-	services := c.src.AliasServices()
+	services := c.kinds.AliasServices
 	wanted := map[string]string{}  // host namespace/alias -> ProviderService
 	made := map[string][]string{}  // virtual namespace -> aliases in place
 	taken := map[string][]string{} // virtual namespace -> why aliases are not

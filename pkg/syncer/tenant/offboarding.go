@@ -129,7 +129,7 @@ func (c *Controller) deleteHostObjects(ctx context.Context, t *tenant.Tenant) ([
 		hostKind{"EgressIP", c.src.HostEgressIPs, func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
 			return c.src.HostEgressIP.K8sV1().EgressIPs().Delete(ctx, name, opts)
 		}},
-		hostKind{"FlowSchema", c.src.HostFlowSchemas, c.src.FlowSchemas().Delete},
+		hostKind{"FlowSchema", c.src.HostFlowSchemas, c.kinds.FlowSchemas.Delete},
 	)
 	for _, gvr := range controller.MetalLBResources {
 		client := c.src.HostDynamic.Resource(gvr)

@@ -14,6 +14,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -32,7 +33,8 @@ const (
 // Controller reconciles Tenants.
 type Controller struct {
 	*controller.Worker
-	src *controller.Sources
+	src   *controller.Sources
+	kinds *hostkinds.Catalogue
 	// Advertise picks the MetalLB advertisement of the tenants' pools.
 	Advertise Advertisement
 	// FlowSchemas, when set, gives each tenant its FlowSchema on the host;
@@ -43,17 +45,18 @@ type Controller struct {
 	status controller.StatusWriter[*tenant.Tenant]
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources, advertise Advertisement) (*Controller, error) {
-	c := &Controller{src: src, Advertise: advertise, FlowSchemas: true,
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertisement) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds, Advertise: advertise, FlowSchemas: true,
 		status: controller.StatusWriter[*tenant.Tenant]{Store: src.Storage.Tenants.Status, Written: src.WrittenOf(src.Tenants)}}
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	// The MetalLB objects are the Tenant's own (no kind label).
 	src.Orphans.Register("", controller.Owners{Store: src.Storage.Tenants.Store, Informer: src.Tenants},
-		src.MetalLBKind(controller.IPAddressPools, metalLBKinds[controller.IPAddressPools], nil).Objects(),
-		src.MetalLBKind(controller.L2Advertisements, metalLBKinds[controller.L2Advertisements], nil).Objects(),
-		src.MetalLBKind(controller.BGPAdvertisements, metalLBKinds[controller.BGPAdvertisements], nil).Objects(),
-		src.FlowSchemas().Objects())
+		kinds.MetalLB(controller.IPAddressPools, metalLBKinds[controller.IPAddressPools], nil).Objects(),
+		kinds.MetalLB(controller.L2Advertisements, metalLBKinds[controller.L2Advertisements], nil).Objects(),
+		kinds.MetalLB(controller.BGPAdvertisements, metalLBKinds[controller.BGPAdvertisements], nil).Objects(),
+		kinds.FlowSchemas.Objects())
 	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueTenant,
 		UpdateFunc: func(old, obj interface{}) {

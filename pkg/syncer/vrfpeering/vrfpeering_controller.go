@@ -11,6 +11,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -22,13 +23,15 @@ const ControllerName = "tenant-vrfpeerings"
 type Controller struct {
 	*controller.Worker
 	src       *controller.Sources
+	kinds     *hostkinds.Catalogue
 	keys      *controller.Keys[*tenant.VRFPeering]
 	reconcile controller.ReconcileFunc
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources) (*Controller, error) {
-	c := &Controller{src: src}
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds}
 	c.reconcile = (&controller.Reconciler[*tenant.VRFPeering, *rav1.RouteAdvertisements]{
 		Kind: "vrfpeering", Tenants: src.Tenants, Objects: src.VRFPeerings, Status: controller.StatusWriter[*tenant.VRFPeering]{Store: src.Storage.VRFPeerings.Status}, Health: src.Health, ProviderObjects: true,
 		Bound: c.bound, RemoveOrphan: c.removeOrphan, Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
@@ -40,7 +43,7 @@ func New(src *controller.Sources) (*Controller, error) {
 		Key: func(p *tenant.VRFPeering) queue.Key { return queue.Key{Tenant: p.Spec.Tenant, Name: p.Name} }}
 	src.Orphans.Register(hostnames.VRFPeeringLabel,
 		controller.Owners{Store: src.Storage.VRFPeerings.Store, Informer: src.VRFPeerings},
-		src.RouteAdvertisements().Objects(), src.FRRConfigurationKind(&frrv1beta1.FRRConfigurationSpec{}).Objects())
+		kinds.RouteAdvertisements.Objects(), kinds.FRRConfigurations(&frrv1beta1.FRRConfigurationSpec{}).Objects())
 
 	peerings := c.keys.ObjectHandler(func(o, n *tenant.VRFPeering) bool {
 		return o.Generation != n.Generation || o.Status.TenantUID != n.Status.TenantUID || o.Status.NetworkUID != n.Status.NetworkUID

@@ -112,9 +112,9 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, p *tenant.VRFPe
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		got, frrErr = c.src.FRRConfigurationKind(spec).Ensure(ctx, frr, marks)
+		got, frrErr = c.kinds.FRRConfigurations(spec).Ensure(ctx, frr, marks)
 	}()
-	ra, err := c.src.RouteAdvertisements().Ensure(ctx, RouteAdvertisements(t, p, cudn), marks)
+	ra, err := c.kinds.RouteAdvertisements.Ensure(ctx, RouteAdvertisements(t, p, cudn), marks)
 	wg.Wait()
 	switch {
 	case frrErr != nil:
@@ -171,12 +171,12 @@ func (c *Controller) removeHostObjects(ctx context.Context, _ *tenant.Tenant, ke
 	}
 	name := HostName(key.Name)
 	var found []hostnames.Marks
-	if ra, ok := c.src.RouteAdvertisements().Cached("", name); ok {
+	if ra, ok := c.kinds.RouteAdvertisements.Cached("", name); ok {
 		if m, ours := hostnames.MarksOf(ra, hostnames.VRFPeeringLabel); ours && m.Name == key.Name {
 			found = append(found, m)
 		}
 	}
-	if frr, ok := c.src.FRRConfigurationKind(&frrv1beta1.FRRConfigurationSpec{}).Cached(c.src.FRRNamespace, name); ok {
+	if frr, ok := c.kinds.FRRConfigurations(&frrv1beta1.FRRConfigurationSpec{}).Cached(c.src.FRRNamespace, name); ok {
 		if m, ours := hostnames.MarksOf(frr, hostnames.VRFPeeringLabel); ours && m.Name == key.Name {
 			found = append(found, m)
 		}
@@ -195,12 +195,12 @@ func (c *Controller) removeHostObjects(ctx context.Context, _ *tenant.Tenant, ke
 // remove deletes the RouteAdvertisements and FRRConfiguration carrying marks.
 func (c *Controller) remove(ctx context.Context, marks hostnames.Marks) error {
 	name := HostName(marks.Name)
-	if removed, err := c.src.RouteAdvertisements().Remove(ctx, "", name, marks); err != nil {
+	if removed, err := c.kinds.RouteAdvertisements.Remove(ctx, "", name, marks); err != nil {
 		return err
 	} else if removed {
 		klog.FromContext(ctx).Info("Deleted the RouteAdvertisements of a VRF peering", "routeAdvertisements", name)
 	}
-	if removed, err := c.src.FRRConfigurationKind(&frrv1beta1.FRRConfigurationSpec{}).Remove(ctx, c.src.FRRNamespace, name, marks); err != nil {
+	if removed, err := c.kinds.FRRConfigurations(&frrv1beta1.FRRConfigurationSpec{}).Remove(ctx, c.src.FRRNamespace, name, marks); err != nil {
 		return err
 	} else if removed {
 		klog.FromContext(ctx).Info("Deleted the FRRConfiguration of a VRF peering", "frrConfiguration", c.src.FRRNamespace+"/"+name)

@@ -33,6 +33,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
@@ -389,7 +390,7 @@ func directLBService(name string) *corev1.Service {
 			Name:        name,
 			Namespace:   lbDirectNamespace,
 			Labels:      map[string]string{"bench.tenant.io/direct": "true"},
-			Annotations: map[string]string{controller.MetalLBAddressPoolAnnotation: lbDirectPool},
+			Annotations: map[string]string{hostkinds.MetalLBAddressPoolAnnotation: lbDirectPool},
 		},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeLoadBalancer,
@@ -874,7 +875,7 @@ func watchLBServices(ctx context.Context, host kubernetes.Interface, f *firstSee
 		if !ok {
 			return
 		}
-		assigned := controller.AssignedAddress(svc) != ""
+		assigned := hostkinds.AssignedAddress(svc) != ""
 		l := svc.Labels
 		switch {
 		case l[hostnames.TenantLabel] != "" && l[hostnames.NamespaceLabel] != "" && l[loadbalancer.LoadBalancerLabel] != "":
