@@ -102,7 +102,7 @@ func lbSizesFromEnv() (lbSizes, error) {
 func (z lbSizes) publicIPs() int { return max(10, z.perTenant+z.oneByOne) }
 
 // The direct side: a host namespace and a MetalLB pool of its own, of the
-// shape of a tenant's (pkg/syncer/tenant/metallb.go), and its Services.
+// shape of a tenant's (pkg/syncer/onboarding/metallb.go), and its Services.
 const (
 	lbDirectNamespace = "bench-direct"
 	lbDirectPool      = "bench-direct"

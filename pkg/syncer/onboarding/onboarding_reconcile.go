@@ -1,4 +1,4 @@
-package tenant
+package onboarding
 
 import (
 	"context"
@@ -147,7 +147,7 @@ func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
 		Spec:       tenant.NamespaceSpec{Network: tenant.DefaultNetwork},
 	}
 	for _, d := range []struct {
-		storage controller.Kind
+		storage controller.KindStorage
 		obj     runtime.Object
 	}{{c.src.Storage.Networks, network}, {c.src.Storage.Namespaces, ns}} {
 		_, err := d.storage.Create.Create(asTenant, d.obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: controller.FieldManager})

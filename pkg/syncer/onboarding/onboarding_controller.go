@@ -1,9 +1,9 @@
-// Package tenant onboards Tenants on the host and offboards them: the
+// Package onboarding brings Tenants onto the host and off it again: the
 // tenant Namespace "default", the MetalLB pool of the tenant's public IPs
 // with its advertisement, the tenant's FlowSchema on the host, the
 // Tenant's phase and conditions, and, when a
 // Tenant is deleted, the removal of everything made for it.
-package tenant
+package onboarding
 
 import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"

@@ -1,4 +1,4 @@
-package tenant
+package onboarding
 
 import (
 	"context"
@@ -73,7 +73,7 @@ func (c *Controller) deleteTenantObjects(ctx context.Context, t *tenant.Tenant) 
 	scoped := tenancy.WithTenant(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), t.Name)
 	// Contents first.
 	s := c.src.Storage
-	for _, st := range []controller.Kind{s.FloatingIPs, s.LoadBalancers, s.Networks, s.Namespaces} {
+	for _, st := range []controller.KindStorage{s.FloatingIPs, s.LoadBalancers, s.Networks, s.Namespaces} {
 		resource, store := st.Resource, st.Store
 		list, err := store.List(scoped, &metainternalversion.ListOptions{})
 		if err != nil {
