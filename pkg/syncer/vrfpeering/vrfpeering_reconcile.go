@@ -53,31 +53,33 @@ const recheck = 2 * time.Second
 // bound returns the live Tenant p was made for, or p's Orphaned outcome
 // when that Tenant or its Network is gone.
 func (c *Controller) bound(p *tenant.VRFPeering) (*tenant.Tenant, outcome) {
-	t, _, out := c.boundNetwork(p)
-	return t, out
-}
-
-// boundNetwork returns the live Tenant and Network p was made for, or an
-// Orphaned outcome saying which is gone.
-func (c *Controller) boundNetwork(p *tenant.VRFPeering) (*tenant.Tenant, *tenant.Network, outcome) {
 	obj, exists, err := c.src.Tenants.GetStore().GetByKey(p.Spec.Tenant)
 	if err != nil || !exists || obj.(*tenant.Tenant).UID != p.Status.TenantUID || obj.(*tenant.Tenant).DeletionTimestamp != nil {
-		return nil, nil, outcome{Orphaned: true, Reason: ReasonTenantGone, Message: fmt.Sprintf(
+		return nil, outcome{Orphaned: true, Reason: ReasonTenantGone, Message: fmt.Sprintf(
 			"tenant %s the peering was made for (uid %s) no longer exists; a tenant of that name created since is another: the provider must create the peering again for it", p.Spec.Tenant, p.Status.TenantUID)}
 	}
 	t := obj.(*tenant.Tenant)
-	obj, exists, err = c.src.Networks.GetStore().GetByKey(controller.ObjectKey(t.Name, "", p.Spec.Network))
+	if _, out := c.network(t, p); out.Orphaned {
+		return t, out
+	}
+	return t, outcome{}
+}
+
+// network returns the live Network of Tenant t that p was made for, or
+// p's Orphaned outcome when it is gone.
+func (c *Controller) network(t *tenant.Tenant, p *tenant.VRFPeering) (*tenant.Network, outcome) {
+	obj, exists, err := c.src.Networks.GetStore().GetByKey(controller.ObjectKey(t.Name, "", p.Spec.Network))
 	if err != nil || !exists || obj.(*tenant.Network).UID != p.Status.NetworkUID {
-		return t, nil, outcome{Orphaned: true, Reason: ReasonNetworkGone, Message: fmt.Sprintf(
+		return nil, outcome{Orphaned: true, Reason: ReasonNetworkGone, Message: fmt.Sprintf(
 			"network %s of tenant %s the peering was made for (uid %s) no longer exists; a network of that name created since is another: the provider must create the peering again for it", p.Spec.Network, t.Name, p.Status.NetworkUID)}
 	}
-	return t, obj.(*tenant.Network), outcome{}
+	return obj.(*tenant.Network), outcome{}
 }
 
 // sync makes the RouteAdvertisements and FRRConfiguration of p, of
 // Tenant t, match.
 func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, p *tenant.VRFPeering, _ queue.Key) (outcome, error) {
-	t, n, orphaned := c.boundNetwork(p)
+	n, orphaned := c.network(t, p)
 	if orphaned.Orphaned {
 		// Gone since the skeleton looked.
 		return orphaned, c.removeOrphan(ctx, p)
