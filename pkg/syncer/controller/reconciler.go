@@ -99,7 +99,8 @@ type Reconciler[O Object, X any] struct {
 	// deleted: what was made for it goes. Like Sync, it runs only while
 	// the host answers; an error retries the key with backoff.
 	SyncTenant func(ctx context.Context, t string, tn *tenant.Tenant) error
-	// AfterStatus, when set, runs once SetStatus has written the outcome.
+	// AfterStatus, when set, runs once the outcome is in the status, unless
+	// the sync failed.
 	AfterStatus func(ctx context.Context, o O, out Outcome[X]) error
 	// KeepStatusOnError: the status reports what the kind found, not how
 	// the host answers. A sync that fails, or a host that does not
@@ -120,8 +121,8 @@ func (r *Reconciler[O, X]) hostDown() error {
 
 // Reconcile implements ReconcileFunc. A sync that fails is reported in the
 // status (HostUnreachable when the host does not answer, HostError
-// otherwise) and retried with backoff; while the host health check fails,
-// nothing is synced.
+// otherwise; not with KeepStatusOnError) and retried with backoff; while
+// the host health check fails, nothing is synced.
 func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 	logger := klog.FromContext(ctx).WithValues("tenant", key.Tenant, r.Kind, key.String())
 	ctx = klog.NewContext(ctx, logger)
