@@ -50,8 +50,9 @@ type Outcome[X any] struct {
 // outcome in the object's status, and says when to look again. A Tenant
 // that is gone or being deleted is offboarding's and the checker's: its
 // objects are left alone. The provider's objects (VRFPeerings,
-// ProviderServices) add the steps below Conditions: the Tenant they name
-// and when they are orphaned, and keys of a tenant as a whole.
+// ProviderServices) and the Tenants themselves add the steps below
+// Conditions: the Tenant they name and when they are orphaned, keys of a
+// tenant as a whole, and a Tenant's onboarding and offboarding.
 type Reconciler[O Object, X any] struct {
 	// Kind names the kind in logs ("network").
 	Kind string
@@ -79,6 +80,15 @@ type Reconciler[O Object, X any] struct {
 	Conditions func(o O) []metav1.Condition
 
 	// The steps below are for kinds whose objects are not a tenant's own.
+
+	// TenantObjects: the objects are the Tenants themselves, each named by
+	// a key's Tenant alone; a Tenant is the Tenant of its own sync, and
+	// its status is written outside any tenant's scope.
+	TenantObjects bool
+	// Prepare, when set, runs before anything else for an object that
+	// exists: when it reports done (a Tenant it onboarded, or one leaving
+	// that it offboards), the reconcile ends there, with its error.
+	Prepare func(ctx context.Context, o O) (done bool, err error)
 
 	// ProviderObjects: the objects are the provider's, named alone in
 	// Objects; a key's Tenant, when set, is the tenant the object names.
@@ -130,7 +140,7 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 		return r.reconcileTenant(ctx, key.Tenant)
 	}
 	var t *tenant.Tenant
-	if r.Bound == nil && !r.ProviderObjects {
+	if r.Bound == nil && !r.ProviderObjects && !r.TenantObjects {
 		obj, exists, err := r.Tenants.GetStore().GetByKey(key.Tenant)
 		if err != nil || !exists {
 			return err
@@ -139,9 +149,12 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 			return nil
 		}
 	}
-	objKey := key.Name
-	if !r.ProviderObjects {
-		objKey = ObjectKey(key.Tenant, key.Namespace, key.Name)
+	objKey := ObjectKey(key.Tenant, key.Namespace, key.Name)
+	switch {
+	case r.ProviderObjects:
+		objKey = key.Name
+	case r.TenantObjects:
+		objKey = key.Tenant
 	}
 	obj, exists, err := r.Objects.GetStore().GetByKey(objKey)
 	if err != nil {
@@ -156,9 +169,17 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 		return r.Remove(ctx, t, key)
 	}
 	o := obj.(O)
+	if r.Prepare != nil {
+		if done, err := r.Prepare(ctx, o); done || err != nil {
+			return err
+		}
+	}
 	var out Outcome[X]
-	if r.Bound != nil {
+	switch {
+	case r.Bound != nil:
 		t, out = r.Bound(o)
+	case r.TenantObjects:
+		t, _ = any(o).(*tenant.Tenant)
 	}
 	switch down := r.hostDown(); {
 	case out.Orphaned:
@@ -182,7 +203,11 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 			}
 		}
 	}
-	if serr := r.Status.Write(ctx, key.Tenant, key.Namespace, o, r.SetStatus(t, key, o, out)); serr != nil {
+	scope, ns := key.Tenant, key.Namespace
+	if r.TenantObjects {
+		scope, ns = "", ""
+	}
+	if serr := r.Status.Write(ctx, scope, ns, o, r.SetStatus(t, key, o, out)); serr != nil {
 		return serr
 	}
 	if out.Synced {

@@ -267,3 +267,66 @@ func TestReconcilerProviderSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestReconcilerTenantObjects checks the steps of a kind whose objects are
+// the Tenants themselves: Prepare ends the reconcile of a Tenant it
+// handles, and any other is synced as its own Tenant.
+func TestReconcilerTenantObjects(t *testing.T) {
+	acme := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "uid-acme"}}
+	leaving := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "leaving", UID: "uid-leaving", DeletionTimestamp: &metav1.Time{Time: time.Now()}}}
+	stuck := errors.New("still offboarding")
+	for _, c := range []struct {
+		name     string
+		key      queue.Key
+		calls    []string
+		status   bool
+		failWith error
+	}{
+		{name: "synced", key: queue.Key{Tenant: "acme"}, calls: []string{"prepare acme", "sync acme/acme"}, status: true},
+		{name: "prepared", key: queue.Key{Tenant: "leaving"}, calls: []string{"prepare leaving"}, failWith: stuck},
+		{name: "gone", key: queue.Key{Tenant: "gone"}, calls: []string{"remove gone"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tenants := cache.NewSharedIndexInformer(&cache.ListWatch{}, &tenant.Tenant{}, 0, cache.Indexers{})
+			for _, o := range []interface{}{acme, leaving} {
+				if err := tenants.GetStore().Add(o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var calls []string
+			status := false
+			r := &Reconciler[*tenant.Tenant, struct{}]{
+				Kind: "tenant", Tenants: tenants, Objects: tenants, TenantObjects: true,
+				Prepare: func(_ context.Context, tn *tenant.Tenant) (bool, error) {
+					calls = append(calls, "prepare "+tn.Name)
+					if tn.DeletionTimestamp != nil {
+						return true, stuck
+					}
+					return false, nil
+				},
+				Sync: func(_ context.Context, owner, tn *tenant.Tenant, _ queue.Key) (Outcome[struct{}], error) {
+					calls = append(calls, "sync "+owner.Name+"/"+tn.Name)
+					return Outcome[struct{}]{Synced: true}, nil
+				},
+				Remove: func(_ context.Context, _ *tenant.Tenant, key queue.Key) error {
+					calls = append(calls, "remove "+key.Tenant)
+					return nil
+				},
+				SetStatus: func(*tenant.Tenant, queue.Key, *tenant.Tenant, Outcome[struct{}]) func(*tenant.Tenant) bool {
+					status = true
+					return func(*tenant.Tenant) bool { return false }
+				},
+			}
+			err := r.Reconcile(context.Background(), c.key)
+			if !slices.Equal(calls, c.calls) {
+				t.Errorf("calls %v, want %v", calls, c.calls)
+			}
+			if status != c.status {
+				t.Errorf("status written: %t, want %t", status, c.status)
+			}
+			if !errors.Is(err, c.failWith) && (err != nil || c.failWith != nil) {
+				t.Errorf("error %v, want %v", err, c.failWith)
+			}
+		})
+	}
+}

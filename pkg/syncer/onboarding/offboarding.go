@@ -42,14 +42,14 @@ func (c *Controller) offboard(ctx context.Context, t *tenant.Tenant) error {
 	}
 	left, err := c.deleteHostObjects(ctx, t)
 	if err != nil {
-		if serr := c.setStatus(ctx, t, false, controller.ReasonOffboarding, "removing host objects: "+err.Error()); serr != nil {
+		if serr := c.writeStatus(ctx, t, false, controller.ReasonOffboarding, "removing host objects: "+err.Error()); serr != nil {
 			return serr
 		}
 		return err
 	}
 	if len(left) > 0 {
 		msg := fmt.Sprintf("waiting for %d host object(s) to go: %s", len(left), summarize(left))
-		if err := c.setStatus(ctx, t, false, controller.ReasonOffboarding, msg); err != nil {
+		if err := c.writeStatus(ctx, t, false, controller.ReasonOffboarding, msg); err != nil {
 			return err
 		}
 		return controller.Requeue(offboardWait, "%s", msg)

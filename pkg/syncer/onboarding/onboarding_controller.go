@@ -50,7 +50,10 @@ type Controller struct {
 func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertisement) (*Controller, error) {
 	c := &Controller{src: src, kinds: kinds, Advertise: advertise, FlowSchemas: true,
 		status: controller.StatusWriter[*tenant.Tenant]{Store: src.Storage.Tenants.Status, Written: src.WrittenOf(src.Tenants)}}
-	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Tenant, struct{}]{
+		Kind: "tenant", Tenants: src.Tenants, Objects: src.Tenants, Status: c.status, Health: src.Health, TenantObjects: true,
+		Prepare: c.prepare, Sync: c.sync, Remove: c.gone, SetStatus: c.setStatus,
+	}).Reconcile)
 	// The MetalLB objects are the Tenant's own (no kind label).
 	src.Orphans.Register("", controller.Owners{Store: src.Storage.Tenants.Store, Informer: src.Tenants},
 		kinds.MetalLB(controller.IPAddressPools, metalLBKinds[controller.IPAddressPools], nil).Objects(),
