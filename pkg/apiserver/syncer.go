@@ -30,8 +30,8 @@ func (s *Server) installSyncer(config syncer.Config) error {
 // syncerStorage is the server's storage as the syncer reads and writes it:
 // the registry's stores, past the guards.
 func syncerStorage(s *kindstore.Storages, c *connects.Connects) controller.Storage {
-	kind := func(st *kindstore.Storage) controller.Kind {
-		return controller.Kind{Resource: st.Resource, Store: st.Store, Status: st.StatusStore, Create: st.Main}
+	kind := func(st *kindstore.Storage) controller.KindStorage {
+		return controller.KindStorage{Resource: st.Resource, Store: st.Store, Status: st.StatusStore, Create: st.Main}
 	}
 	var subnets controller.ConnectSubnets
 	if c != nil {

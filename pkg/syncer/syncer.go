@@ -1,30 +1,3 @@
-// Package syncer makes tenants real on the host. It runs inside
-// tenant-apiserver; with several replicas, only the holder of a host Lease
-// runs it. Each host concern has its own controller with a named work
-// queue that serves tenants in turn (pkg/syncer/queue), so one tenant's
-// burst does not hold up the others:
-//
-//   - tenant: onboarding (the Network and Namespace "default", the offboarding
-//     finalizer), the MetalLB pool and advertisement of the tenant's public
-//     IPs, the Tenant's phase and conditions, and offboarding;
-//   - namespace: one host namespace and members RoleBinding per tenant
-//     Namespace;
-//   - network: one ClusterUserDefinedNetwork per tenant Network, and the
-//     EgressIP of its NAT gateway;
-//   - loadbalancer: one Service of type LoadBalancer per tenant
-//     LoadBalancer, whose address MetalLB assigns from the tenant's pool;
-//   - floatingip: for a FloatingIP bound to a Pod or VirtualMachine, a
-//     Service on its address for the inbound ports and an EgressIP for
-//     the outbound traffic;
-//   - vrfpeering: for each VRFPeering, the RouteAdvertisements that
-//     advertises the peered Network's pod network into its VRF and the
-//     FRRConfiguration peering that VRF with the provider's routers;
-//   - checker: the periodic removal of orphans and drift check.
-//
-// Tenant objects are read from the server's own storage in process; host
-// objects through informers of the objects carrying the tenant label.
-// Ownership is by the marks of pkg/hostnames, checked before every update
-// or delete, and deletes carry UID preconditions.
 package syncer
 
 import (
@@ -55,11 +28,12 @@ import (
 	"tenant.io/tenant-apiserver/pkg/syncer/checker"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/floatingip"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
 	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
 	"tenant.io/tenant-apiserver/pkg/syncer/network"
+	"tenant.io/tenant-apiserver/pkg/syncer/onboarding"
 	"tenant.io/tenant-apiserver/pkg/syncer/providerservice"
-	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
 	"tenant.io/tenant-apiserver/pkg/syncer/vrfpeering"
 )
 
@@ -87,7 +61,7 @@ type Config struct {
 	// of provider services name; default cluster.local.
 	ClusterDomain string
 	// Advertise is how MetalLB announces tenants' public IPs.
-	Advertise tenantsyncer.Advertisement
+	Advertise onboarding.Advertisement
 	// NoFlowSchemas stops the syncer giving each tenant a FlowSchema on the
 	// host (its requests there one flow of the tenants' priority level),
 	// and makes it remove the ones it made.
@@ -193,7 +167,8 @@ func (s *Syncer) Run(ctx context.Context) {
 // new term starts from a fresh view of the host.
 func (s *Syncer) lead(ctx context.Context) {
 	src := controller.NewSources(s.storage, s.host, controller.Namespaces{MetalLB: s.config.MetalLBNamespace, FRR: s.config.FRRNamespace})
-	namespaces, err := namespace.New(src)
+	kinds := hostkinds.New(src)
+	namespaces, err := namespace.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the namespace controller")
 		return
@@ -202,32 +177,32 @@ func (s *Syncer) lead(ctx context.Context) {
 		h.Take(namespaces.HandOff)
 		defer h.Release()
 	}
-	networks, err := network.New(src)
+	networks, err := network.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the network controller")
 		return
 	}
-	loadBalancers, err := loadbalancer.New(src)
+	loadBalancers, err := loadbalancer.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the load balancer controller")
 		return
 	}
-	floatingIPs, err := floatingip.New(src)
+	floatingIPs, err := floatingip.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the floating IP controller")
 		return
 	}
-	peerings, err := vrfpeering.New(src)
+	peerings, err := vrfpeering.New(src, kinds)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the VRF peering controller")
 		return
 	}
-	services, err := providerservice.New(src, s.config.ClusterDomain)
+	services, err := providerservice.New(src, kinds, s.config.ClusterDomain)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the provider service controller")
 		return
 	}
-	tenants, err := tenantsyncer.New(src, s.config.Advertise)
+	tenants, err := onboarding.New(src, kinds, s.config.Advertise)
 	if err == nil {
 		tenants.FlowSchemas = !s.config.NoFlowSchemas
 	}
@@ -335,7 +310,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--syncer-workers must be at least 1")
 	case c.CheckPeriod <= 0:
 		return fmt.Errorf("--syncer-check-period must be positive")
-	case c.Advertise != tenantsyncer.AdvertiseL2 && c.Advertise != tenantsyncer.AdvertiseBGP:
+	case c.Advertise != onboarding.AdvertiseL2 && c.Advertise != onboarding.AdvertiseBGP:
 		return fmt.Errorf("--metallb-advertisement must be L2 or BGP, not %q", c.Advertise)
 	}
 	return nil

@@ -8,7 +8,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"tenant.io/tenant-apiserver/pkg/syncer"
-	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
+	"tenant.io/tenant-apiserver/pkg/syncer/onboarding"
 )
 
 // SyncerOptions are the options of the syncer that makes tenants real on
@@ -42,7 +42,7 @@ func NewSyncerOptions() *SyncerOptions {
 		},
 		HostQPS:     500,
 		HostBurst:   1000,
-		advertise:   string(tenantsyncer.AdvertiseL2),
+		advertise:   string(onboarding.AdvertiseL2),
 		flowSchemas: true,
 	}
 }
@@ -73,7 +73,7 @@ func (o *SyncerOptions) Validate() []error {
 	if !o.Enabled {
 		return nil
 	}
-	o.Config.Advertise = tenantsyncer.Advertisement(o.advertise)
+	o.Config.Advertise = onboarding.Advertisement(o.advertise)
 	o.Config.NoFlowSchemas = !o.flowSchemas
 	if err := o.Config.Validate(); err != nil {
 		return []error{err}
@@ -91,7 +91,7 @@ func (o *SyncerOptions) ApplyTo(host *rest.Config) (*syncer.Config, error) {
 		return nil, fmt.Errorf("the syncer needs the host: set --kubeconfig, run in a cluster, or pass --syncer=false")
 	}
 	c := o.Config
-	c.Advertise = tenantsyncer.Advertisement(o.advertise)
+	c.Advertise = onboarding.Advertisement(o.advertise)
 	c.Host = rest.CopyConfig(host)
 	c.Host.QPS, c.Host.Burst = o.HostQPS, o.HostBurst
 	c.Host.UserAgent = "tenant-apiserver/syncer"

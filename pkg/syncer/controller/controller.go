@@ -1,7 +1,17 @@
-// Package controller holds what the syncer's controllers share: the
-// informers of tenant objects read from the server's own storage and of
-// the host objects the syncer makes, the worker loop around a fair work
-// queue, status conditions, and how host errors are told apart.
+// Package controller is the framework the syncer's controllers run on:
+// the worker loop around a fair work queue (controller.go, keys.go,
+// pace.go), the reconcile skeleton (reconciler.go), status conditions and
+// their writer (status.go, written.go), how a host object is made to
+// match and what the periodic check removes (hostkind.go, orphans.go),
+// and how host errors are told apart. The kinds of host objects
+// themselves are pkg/syncer/hostkinds'.
+//
+// Sources are the informers the controllers read: built and started in
+// informers.go (tenant objects through the server's own storage,
+// storeinformer.go; host objects carrying the tenant label), indexed as
+// indexers.go says, trimmed by transforms.go, the host namespaces shared
+// with the process through terminformer.go; lookups.go answers the
+// questions the controllers ask of them, and health.go probes the host.
 package controller
 
 import (

@@ -5,14 +5,12 @@ import (
 	"errors"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
@@ -27,12 +25,15 @@ type HostObject interface {
 // with the tenant label) and a typed client.
 type HostKind[T HostObject] struct {
 	// Kind names the kind in messages.
-	Kind     string
-	Informer cache.SharedIndexInformer
-	Create   func(ctx context.Context, obj T) (T, error)
-	Get      func(ctx context.Context, namespace, name string) (T, error)
-	Update   func(ctx context.Context, obj T) (T, error)
-	Delete   func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error
+	Kind string
+	// MetricKind, when set, names the kind in metrics where its name in
+	// messages is not the host's ("host namespace": "Namespace").
+	MetricKind string
+	Informer   cache.SharedIndexInformer
+	Create     func(ctx context.Context, obj T) (T, error)
+	Get        func(ctx context.Context, namespace, name string) (T, error)
+	Update     func(ctx context.Context, obj T) (T, error)
+	Delete     func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error
 	// Matches says whether have is as want, marks aside.
 	Matches func(have, want T) bool
 	// Repair returns a copy of have changed to match want (marks are applied after).
@@ -173,7 +174,7 @@ func (k HostKind[T]) remove(ctx context.Context, have T) error {
 	}
 	var steps *RequeueError
 	if errors.As(err, &steps) {
-		return err // removed in steps (HostNamespaceKind): no write failed
+		return err // removed in steps (hostkinds.Catalogue.HostNamespaces): no write failed
 	}
 	k.countWriteError(err)
 	return err
@@ -183,8 +184,8 @@ func (k HostKind[T]) remove(ctx context.Context, have T) error {
 // tenant_syncer_host_write_errors_total, under the host's name of the kind.
 func (k HostKind[T]) countWriteError(err error) {
 	kind := k.Kind
-	if kind == hostNamespaceKind {
-		kind = "Namespace"
+	if k.MetricKind != "" {
+		kind = k.MetricKind
 	}
 	CountHostWriteError(kind, err)
 }
@@ -197,23 +198,4 @@ func (k HostKind[T]) Cached(namespace, name string) (T, bool) {
 		return none, false
 	}
 	return obj.(T), true
-}
-
-// HostNamespaceNotReady says why the host namespace hostNS of tenant
-// Namespace ns of t cannot hold host objects yet, or "" when it can.
-func (src *Sources) HostNamespaceNotReady(t *tenant.Tenant, ns, hostNS string) string {
-	obj, exists, err := src.Namespaces.GetStore().GetByKey(ObjectKey(t.Name, "", ns))
-	if err != nil || !exists {
-		return fmt.Sprintf("tenant Namespace %s does not exist", ns)
-	}
-	tns := obj.(*tenant.Namespace)
-	h, exists, err := src.HostNamespaces.GetStore().GetByKey(hostNS)
-	if err != nil || !exists {
-		return fmt.Sprintf("host namespace %s does not exist yet", hostNS)
-	}
-	host := h.(*corev1.Namespace)
-	if !hostnames.OwnedBy(host, tns.UID) || host.DeletionTimestamp != nil {
-		return fmt.Sprintf("host namespace %s is not Namespace %s's yet", hostNS, ns)
-	}
-	return ""
 }

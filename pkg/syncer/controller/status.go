@@ -27,14 +27,58 @@ const (
 	ReasonOffboarding        = "Offboarding"
 )
 
-// UpdateStatus applies mutate to the newest stored copy of tenant object
+// Object is a typed API object: a tenant object, or a host object.
+type Object interface {
+	metav1.Object
+	runtime.Object
+}
+
+// StatusWriter stores the statuses of one kind's tenant objects through
+// the kind's status storage. The kind says how its status reads
+// (a function that sets it on an object and says whether anything
+// changed); the writer tries that on a copy of the informer's object
+// first, and stores only what changes the object.
+type StatusWriter[O Object] struct {
+	// Store is the kind's status storage.
+	Store rest.Updater
+	// Written, when set, is the Written of the kind's informer
+	// (Sources.WrittenOf): it holds what the writer stored until the
+	// informer shows it.
+	Written *Written
+	// Probe, when set, returns the copy of an informer's object that a
+	// status is tried on first, for kinds whose deep copy costs more than
+	// the status needs; unset, a deep copy.
+	Probe func(o O) O
+}
+
+// Write sets the status of o, the informer's copy of an object of tenant
+// t in namespace ns, with set, and stores it unless set reports no
+// change. set is given a copy of o first: most reconciles find everything
+// as it was, and the cached copy tells without a read of the storage.
+// Then it is given the newest stored copy, unless that is another object
+// of the same name.
+func (w StatusWriter[O]) Write(ctx context.Context, t, ns string, o O, set func(live O) bool) error {
+	probe := w.Probe
+	if probe == nil {
+		probe = func(o O) O { return o.DeepCopyObject().(O) }
+	}
+	if !set(probe(o)) {
+		return nil
+	}
+	return updateStatus(ctx, w.Store, w.Written, t, ns, o.GetName(), func(obj runtime.Object) bool {
+		live, ok := obj.(O)
+		return ok && live.GetUID() == o.GetUID() && set(live)
+	})
+}
+
+// updateStatus applies mutate to the newest stored copy of tenant object
 // name (of tenant t, in namespace ns) and stores it through the status
 // storage, unless mutate reports no change. It reads the object from the
 // storage, never from an informer: what it writes is never older than
 // what is stored. A missing object is not an error (it was deleted). What
 // it stores goes to written (when not nil), the Written of the kind's
 // informer, until that informer shows it.
-func UpdateStatus(ctx context.Context, statusStore rest.Updater, written *Written, t, ns, name string, mutate func(obj runtime.Object) bool) error {
+func updateStatus(ctx context.Context, statusStore rest.Updater, written *Written, t, ns, name string, mutate func(obj runtime.Object) bool) error {
 	ctx = genericapirequest.WithNamespace(tenancy.WithTenant(ctx, t), ns)
 	changed := false
 	stored, _, err := statusStore.Update(ctx, name, rest.DefaultUpdatedObjectInfo(nil, func(_ context.Context, _, old runtime.Object) (runtime.Object, error) {

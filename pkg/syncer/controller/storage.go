@@ -20,8 +20,8 @@ type Store interface {
 	rest.GracefulDeleter
 }
 
-// Kind is the storage of one kind of tenant object.
-type Kind struct {
+// KindStorage is the storage of one kind of tenant object.
+type KindStorage struct {
 	// Resource is the resource name ("networks").
 	Resource string
 	// Store reads and writes the objects; Status writes their status.
@@ -37,7 +37,7 @@ type Kind struct {
 
 // Storage is the storage of the kinds the syncer reads and writes.
 type Storage struct {
-	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings, ProviderServices Kind
+	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings, ProviderServices KindStorage
 	// ConnectSubnets hands out the subnets of ClusterNetworkConnects;
 	// nil: no IPAM, no connection is made.
 	ConnectSubnets ConnectSubnets

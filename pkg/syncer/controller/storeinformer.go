@@ -145,7 +145,7 @@ func (lw storeListerWatcher) IsWatchListSemanticsUnSupported() bool { return tru
 // is how the syncer forms keys to read them.
 //
 // Provider kinds (Tenants) are not partitioned: their informer keys them by name.
-func newStoreInformer(kind Kind, indexers cache.Indexers, partitioned bool) cache.SharedIndexInformer {
+func newStoreInformer(kind KindStorage, indexers cache.Indexers, partitioned bool) cache.SharedIndexInformer {
 	informer := cache.NewSharedIndexInformerWithOptions(storeListerWatcher{store: kind.Store}, kind.Store.New(),
 		cache.SharedIndexInformerOptions{Indexers: indexers, ObjectDescription: kind.Resource + ".tenant.io"})
 	if !partitioned {

@@ -58,7 +58,7 @@ func TestStoreInformerSharesTheWatchCache(t *testing.T) {
 	put("acme", "default", "10.0.0.0/24")
 	put("globex", "default", "10.1.0.0/24")
 
-	inf := controller.NewStoreInformer(controller.Kind{Resource: "networks", Store: st.Store}, cache.Indexers{controller.ByTenant: controller.IndexByTenant}, true)
+	inf := controller.NewStoreInformer(controller.KindStorage{Resource: "networks", Store: st.Store}, cache.Indexers{controller.ByTenant: controller.IndexByTenant}, true)
 	go inf.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		t.Fatal("the informer never synced")

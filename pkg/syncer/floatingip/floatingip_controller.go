@@ -10,6 +10,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -20,16 +21,18 @@ const ControllerName = "tenant-floatingips"
 type Controller struct {
 	*controller.Worker
 	src       *controller.Sources
+	kinds     *hostkinds.Catalogue
 	keys      *controller.Keys[*tenant.FloatingIP]
 	services  controller.HostKind[*corev1.Service]
 	egressIPs controller.HostKind[*egressipv1.EgressIP]
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources) (*Controller, error) {
-	c := &Controller{src: src, services: src.Services(), egressIPs: src.EgressIPs()}
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds, services: kinds.Services, egressIPs: kinds.EgressIPs}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.FloatingIP, details]{
-		Kind: "floatingIP", Tenants: src.Tenants, Objects: src.FloatingIPs, Written: src.WrittenOf(src.FloatingIPs), Health: src.Health,
+		Kind: "floatingIP", Tenants: src.Tenants, Objects: src.FloatingIPs, Status: controller.StatusWriter[*tenant.FloatingIP]{Store: src.Storage.FloatingIPs.Status, Written: src.WrittenOf(src.FloatingIPs)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeGone, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.FloatingIP) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)

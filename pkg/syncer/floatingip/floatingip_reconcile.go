@@ -9,7 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
@@ -17,7 +16,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
-	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -117,7 +116,7 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, fip *tenant.Flo
 		if err != nil || !s.Synced {
 			return outcome{Reason: s.Reason, Message: s.Message}, err
 		}
-		out.Details.assigned = loadbalancer.AssignedAddress(s.Obj)
+		out.Details.assigned = hostkinds.AssignedAddress(s.Obj)
 		out.Details.associated = out.Details.assigned == fip.Status.Address
 		if !out.Details.associated {
 			out.Reason, out.Message = ReasonAddressPending, "MetalLB has not assigned "+fip.Status.Address+" to Service "+hostNS+"/"+s.Obj.Name+" yet"
@@ -238,8 +237,7 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, ke
 // target is missing or another's), Allocated (it holds its address) or
 // Associated (bound to its target both ways), HostSynced, and Ready
 // (synced, and associated when it has a target).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.Key, fip *tenant.FloatingIP, out outcome) error {
-	ns := key.Namespace
+func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, fip *tenant.FloatingIP, out outcome) func(*tenant.FloatingIP) bool {
 	reason, message := out.Reason, out.Message
 	if out.Synced && reason == "" {
 		reason, message = controller.ReasonSynced, "the host Service and EgressIP match"
@@ -253,7 +251,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 	}
 	associated := out.Details.associated
 	if fip.Spec.Target != nil && out.Synced && associated && out.Details.egress != nil {
-		if ok, msg := controller.EgressAssignment(out.Details.egress); !ok {
+		if ok, msg := hostkinds.EgressAssignment(out.Details.egress); !ok {
 			associated = false
 			reason, message = ReasonEgressNotAssigned, msg
 		}
@@ -269,11 +267,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 	case out.Details.pending:
 		phase = tenant.FloatingIPPhasePending
 	}
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.FloatingIP)
-		if live.UID != fip.UID {
-			return false
-		}
+	return func(live *tenant.FloatingIP) bool {
 		s := &live.Status
 		gen := live.Generation
 		p := phase
@@ -284,7 +278,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 		s.ObservedGeneration, s.Phase = gen, p
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.Synced, syncedReason, syncedMessage) || changed
 		if live.Spec.Target != nil {
-			_, _, egressChanged := controller.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
+			_, _, egressChanged := hostkinds.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
 			changed = egressChanged || changed
 		} else {
 			changed = meta.RemoveStatusCondition(&s.Conditions, tenant.ConditionEgressAssigned) || changed
@@ -292,8 +286,4 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
-	if !mutate(fip.DeepCopy()) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.FloatingIPs.Status, c.src.WrittenOf(c.src.FloatingIPs), t.Name, ns, fip.Name, mutate)
 }

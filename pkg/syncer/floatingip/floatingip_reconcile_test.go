@@ -16,6 +16,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -27,7 +28,7 @@ import (
 // the FloatingIP is gone.
 func TestReconcileFloatingIP(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
+	c, err := New(src, hostkinds.New(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +84,7 @@ func TestReconcileFloatingIP(t *testing.T) {
 		t.Errorf("target pod labels %v, want %s=web and %s=fip-uid", pod.Labels, hostnames.PodLabel, hostnames.FloatingIPTargetLabel)
 	}
 	svc, err := services.Get(ctx, svcName, metav1.GetOptions{})
-	if err != nil || svc.Spec.Selector[hostnames.PodLabel] != "web" || svc.Annotations[controller.MetalLBIPsAnnotation] != "203.0.113.9" {
+	if err != nil || svc.Spec.Selector[hostnames.PodLabel] != "web" || svc.Annotations[hostkinds.MetalLBIPsAnnotation] != "203.0.113.9" {
 		t.Fatalf("Service %+v, %v", svc, err)
 	}
 	eip, err := egressIPs.Get(ctx, eipName, metav1.GetOptions{})

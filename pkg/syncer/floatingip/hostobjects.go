@@ -22,7 +22,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 )
 
 // FloatingIPLabel names, on a host object, the tenant FloatingIP it realises.
@@ -62,8 +62,8 @@ func labels(t *tenant.Tenant, fip *tenant.FloatingIP, ns string) map[string]stri
 // It exists only for a FloatingIP with a target and ports.
 func Service(t *tenant.Tenant, fip *tenant.FloatingIP, ns, hostNS string) *corev1.Service {
 	annotations := Marks(t, fip).Annotations()
-	annotations[controller.MetalLBAddressPoolAnnotation] = hostnames.MetalLBPool(t.Name, t.UID)
-	annotations[controller.MetalLBIPsAnnotation] = fip.Status.Address
+	annotations[hostkinds.MetalLBAddressPoolAnnotation] = hostnames.MetalLBPool(t.Name, t.UID)
+	annotations[hostkinds.MetalLBIPsAnnotation] = fip.Status.Address
 	ports := make([]corev1.ServicePort, 0, len(fip.Spec.Ports))
 	for _, p := range fip.Spec.Ports {
 		protocol := corev1.Protocol(p.Protocol)

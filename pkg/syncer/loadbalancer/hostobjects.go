@@ -11,7 +11,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
-	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 )
 
 // LoadBalancerLabel names, on a host object, the tenant LoadBalancer it realises.
@@ -34,9 +34,9 @@ func Service(t *tenant.Tenant, lb *tenant.LoadBalancer, ns, hostNS string) *core
 	labels := marks.Labels()
 	labels[hostnames.NamespaceLabel] = ns
 	annotations := marks.Annotations()
-	annotations[controller.MetalLBAddressPoolAnnotation] = hostnames.MetalLBPool(t.Name, t.UID)
+	annotations[hostkinds.MetalLBAddressPoolAnnotation] = hostnames.MetalLBPool(t.Name, t.UID)
 	if lb.Spec.Address != "" {
-		annotations[controller.MetalLBIPsAnnotation] = lb.Spec.Address
+		annotations[hostkinds.MetalLBIPsAnnotation] = lb.Spec.Address
 	}
 	ports := make([]corev1.ServicePort, 0, len(lb.Spec.Ports))
 	for _, p := range lb.Spec.Ports {
@@ -62,15 +62,4 @@ func Service(t *tenant.Tenant, lb *tenant.LoadBalancer, ns, hostNS string) *core
 			LoadBalancerSourceRanges: append([]string(nil), lb.Spec.SourceRanges...),
 		},
 	}
-}
-
-// AssignedAddress is the address the host's load balancer (MetalLB)
-// assigned to svc, or "".
-func AssignedAddress(svc *corev1.Service) string {
-	for _, in := range svc.Status.LoadBalancer.Ingress {
-		if in.IP != "" {
-			return in.IP
-		}
-	}
-	return ""
 }

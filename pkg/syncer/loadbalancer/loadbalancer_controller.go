@@ -6,6 +6,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -16,15 +17,17 @@ const ControllerName = "tenant-loadbalancers"
 type Controller struct {
 	*controller.Worker
 	src      *controller.Sources
+	kinds    *hostkinds.Catalogue
 	keys     *controller.Keys[*tenant.LoadBalancer]
 	services controller.HostKind[*corev1.Service]
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources) (*Controller, error) {
-	c := &Controller{src: src, services: src.Services()}
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds, services: kinds.Services}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.LoadBalancer, details]{
-		Kind: "loadBalancer", Tenants: src.Tenants, Objects: src.LoadBalancers, Written: src.WrittenOf(src.LoadBalancers), Health: src.Health,
+		Kind: "loadBalancer", Tenants: src.Tenants, Objects: src.LoadBalancers, Status: controller.StatusWriter[*tenant.LoadBalancer]{Store: src.Storage.LoadBalancers.Status, Written: src.WrittenOf(src.LoadBalancers)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeService, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.LoadBalancer) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)

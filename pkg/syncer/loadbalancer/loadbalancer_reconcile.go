@@ -6,13 +6,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -75,7 +75,7 @@ func (c *Controller) removeService(ctx context.Context, t *tenant.Tenant, key qu
 
 // setStatus records out in the LoadBalancer's status: the address MetalLB
 // assigned, HostSynced, and Ready (synced, and the address assigned).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.Key, lb *tenant.LoadBalancer, out outcome) error {
+func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, lb *tenant.LoadBalancer, out outcome) func(*tenant.LoadBalancer) bool {
 	ns := key.Namespace
 	reason, message := out.Reason, out.Message
 	hostName := hostnames.Namespace(t.Name, t.UID, ns) + "/" + hostnames.LoadBalancerService(lb.Name)
@@ -84,7 +84,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 	}
 	address := ""
 	if out.Details.service != nil {
-		address = AssignedAddress(out.Details.service)
+		address = hostkinds.AssignedAddress(out.Details.service)
 	}
 	ready, readyReason, readyMessage := out.Synced && address != "", reason, message
 	switch {
@@ -93,11 +93,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 	case out.Synced:
 		readyReason, readyMessage = ReasonAddressPending, "MetalLB has not assigned an address to Service "+hostName+" yet"
 	}
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.LoadBalancer)
-		if live.UID != lb.UID {
-			return false
-		}
+	return func(live *tenant.LoadBalancer) bool {
 		s := &live.Status
 		gen := live.Generation
 		changed := s.ObservedGeneration != gen
@@ -111,8 +107,4 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, key queue.
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
-	if !mutate(lb.DeepCopy()) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.LoadBalancers.Status, c.src.WrittenOf(c.src.LoadBalancers), t.Name, ns, lb.Name, mutate)
 }

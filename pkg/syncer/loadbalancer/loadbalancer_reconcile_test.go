@@ -14,6 +14,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -23,7 +24,7 @@ import (
 // the LoadBalancer is gone.
 func TestReconcileLoadBalancer(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
+	c, err := New(src, hostkinds.New(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestReconcileLoadBalancer(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Service not made: %v", err)
 	}
-	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Annotations[controller.MetalLBIPsAnnotation] != "203.0.113.7" || svc.Spec.Selector["app"] != "web" {
+	if svc.Spec.Type != corev1.ServiceTypeLoadBalancer || svc.Annotations[hostkinds.MetalLBIPsAnnotation] != "203.0.113.7" || svc.Spec.Selector["app"] != "web" {
 		t.Errorf("Service %+v", svc)
 	}
 	if cond := ready(); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonAddressPending {
@@ -80,7 +81,7 @@ func TestReconcileLoadBalancer(t *testing.T) {
 	}
 	controllertest.Eventually(t, "the informer has the assigned address", func() bool {
 		obj, exists, _ := src.HostServices.GetStore().GetByKey(hostNS + "/" + svcName)
-		return exists && AssignedAddress(obj.(*corev1.Service)) != ""
+		return exists && hostkinds.AssignedAddress(obj.(*corev1.Service)) != ""
 	})
 	if err := c.Reconcile(ctx, key); err != nil {
 		t.Fatalf("reconcile with the address assigned: %v", err)

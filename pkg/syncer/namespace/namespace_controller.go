@@ -23,6 +23,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -33,16 +34,18 @@ const ControllerName = "tenant-namespaces"
 type Controller struct {
 	*controller.Worker
 	src    *controller.Sources
+	kinds  *hostkinds.Catalogue
 	keys   *controller.Keys[*tenant.Namespace]
 	shares settle
 	drops  drops
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources) (*Controller, error) {
-	c := &Controller{src: src}
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Namespace, details]{
-		Kind: "namespace", Tenants: src.Tenants, Objects: src.Namespaces, Written: src.WrittenOf(src.Namespaces), Health: src.Health,
+		Kind: "namespace", Tenants: src.Tenants, Objects: src.Namespaces, Status: controller.StatusWriter[*tenant.Namespace]{Store: src.Storage.Namespaces.Status, Written: src.WrittenOf(src.Namespaces), Probe: statusProbe}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostNamespace, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.Namespace) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)
@@ -51,7 +54,7 @@ func New(src *controller.Sources) (*Controller, error) {
 		Key: func(ns *tenant.Namespace) queue.Key { return queue.Key{Tenant: ns.Namespace, Name: ns.Name} }}
 	src.Orphans.Register(hostnames.NamespaceLabel,
 		controller.Owners{Store: src.Storage.Namespaces.Store, Informer: src.Namespaces},
-		src.HostNamespaceKind().Objects(), src.RoleBindings().Objects(), src.ResourceQuotas().Objects(), src.LimitRanges().Objects())
+		kinds.HostNamespaces.Objects(), kinds.RoleBindings.Objects(), kinds.ResourceQuotas.Objects(), kinds.LimitRanges.Objects())
 
 	// Their status is the syncer's own output: a change of it alone (the
 	// syncer's last write) needs no reconcile.

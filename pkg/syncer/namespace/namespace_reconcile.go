@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -74,7 +73,7 @@ func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, t
 	annotations := marks.Annotations()
 	annotations[hostnames.PriorityClassesAnnotation] = strings.Join(c.src.PriorityClassesAllowed(t), ",")
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostName, Labels: wantNamespaceLabels(marks, t, ns), Annotations: annotations}}
-	got, err := c.src.HostNamespaceKind().Ensure(ctx, want, marks)
+	got, err := c.kinds.HostNamespaces.Ensure(ctx, want, marks)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -102,7 +101,7 @@ func (c *Controller) removeHostNamespace(ctx context.Context, t *tenant.Tenant, 
 		return nil
 	}
 	klog.FromContext(ctx).Info("Deleting host namespace of a deleted Namespace", "hostNamespace", hostName)
-	_, err = c.src.HostNamespaceKind().Remove(ctx, "", hostName, found)
+	_, err = c.kinds.HostNamespaces.Remove(ctx, "", hostName, found)
 	return err
 }
 
@@ -138,7 +137,7 @@ func (c *Controller) syncRoleBinding(ctx context.Context, marks hostnames.Marks,
 		RoleRef:    adminRole,
 		Subjects:   MembersSubjects(t),
 	}
-	got, err := c.src.RoleBindings().Ensure(ctx, want, marks)
+	got, err := c.kinds.RoleBindings.Ensure(ctx, want, marks)
 	if err != nil {
 		return outcome{}, err
 	}
@@ -179,10 +178,22 @@ func (c *Controller) attachment(synced bool, hostName, cudn string) metav1.Condi
 			"): no pod of the namespace can start until it has"}
 }
 
+// statusProbe is the copy of ns that a status is tried on first: no deep
+// copy, since setStatus reads the UID, generation and deletion time, and
+// changes the status alone.
+func statusProbe(ns *tenant.Namespace) *tenant.Namespace {
+	probe := &tenant.Namespace{
+		ObjectMeta: metav1.ObjectMeta{UID: ns.UID, Generation: ns.Generation, DeletionTimestamp: ns.DeletionTimestamp},
+		Status:     ns.Status,
+	}
+	probe.Status.Conditions = slices.Clone(ns.Status.Conditions)
+	return probe
+}
+
 // setStatus records out in the Namespace's status: HostSynced, whether
 // OVN-Kubernetes has attached the host namespace to the Namespace's
 // Network (NetworkAttached), and Ready (both).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Key, ns *tenant.Namespace, out outcome) error {
+func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, ns *tenant.Namespace, out outcome) func(*tenant.Namespace) bool {
 	hostName := hostnames.Namespace(t.Name, t.UID, ns.Name)
 	reason, message := out.Reason, out.Message
 	if out.Synced {
@@ -195,11 +206,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		}
 	}
 	attached := c.attachment(out.Synced, hostName, hostnames.ClusterUserDefinedNetwork(t.UID, ns.Spec.Network))
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.Namespace)
-		if live.UID != ns.UID {
-			return false
-		}
+	return func(live *tenant.Namespace) bool {
 		s := &live.Status
 		changed := s.HostNamespace != hostName
 		s.HostNamespace = hostName
@@ -226,17 +233,4 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		changed = controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
-	// Most reconciles find everything as it was: the cached copy tells,
-	// without a read of the storage (and without a deep copy: mutate
-	// reads the UID, generation and deletion time, and changes the status
-	// alone).
-	probe := &tenant.Namespace{
-		ObjectMeta: metav1.ObjectMeta{UID: ns.UID, Generation: ns.Generation, DeletionTimestamp: ns.DeletionTimestamp},
-		Status:     ns.Status,
-	}
-	probe.Status.Conditions = slices.Clone(ns.Status.Conditions)
-	if !mutate(probe) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, c.src.WrittenOf(c.src.Namespaces), t.Name, "", ns.Name, mutate)
 }

@@ -21,6 +21,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -305,7 +306,7 @@ func TestReconcileReadsItsOwnStatusWrite(t *testing.T) {
 // resourceVersion rv), and a func that reconciles dev, requeues allowed.
 func namespaceFixture(t *testing.T, rv string) (*controller.Sources, *controllertest.Fakes, *tenant.Tenant, *tenant.Namespace, func(what string)) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
+	c, err := New(src, hostkinds.New(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,7 +350,7 @@ func conditionTrue(conditions []metav1.Condition, typ string) bool {
 // namespace's quota reports; without compute quota both go.
 func TestReconcileComputeQuota(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
+	c, err := New(src, hostkinds.New(src))
 	if err != nil {
 		t.Fatal(err)
 	}

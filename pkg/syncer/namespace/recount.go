@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+
+	"tenant.io/tenant-apiserver/pkg/syncer/quotausage"
 )
 
 // A ResourceQuota's usage goes down only when kube-controller-manager
@@ -119,10 +121,10 @@ func (d *drops) pending(ns string) bool {
 // computed from: reported, with every unconfirmed drop replaced by the
 // usage before it. It also returns how long until the first of those drops
 // is believed anyway (0: none pending).
-func (d *drops) counted(reported Usage, now time.Time) (Usage, time.Duration) {
+func (d *drops) counted(reported quotausage.Usage, now time.Time) (quotausage.Usage, time.Duration) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var out Usage
+	var out quotausage.Usage
 	var next time.Duration
 	for ns, used := range reported {
 		e := d.ns[ns]
@@ -138,7 +140,7 @@ func (d *drops) counted(reported Usage, now time.Time) (Usage, time.Duration) {
 			next = left
 		}
 		if out == nil {
-			out = make(Usage, len(reported))
+			out = make(quotausage.Usage, len(reported))
 			for k, v := range reported {
 				out[k] = v
 			}

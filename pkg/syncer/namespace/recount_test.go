@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"tenant.io/tenant-apiserver/pkg/syncer/quotausage"
 )
 
 // rq is a ResourceQuota of namespace "x" whose spec.hard is hard, whose
@@ -24,7 +26,7 @@ func TestDrops(t *testing.T) {
 	four, three := list("pods", "4"), list("pods", "3")
 	countedPods := func(d *drops, reported corev1.ResourceList, now time.Time) int64 {
 		t.Helper()
-		u, _ := d.counted(Usage{"x": reported, "y": list("pods", "1")}, now)
+		u, _ := d.counted(quotausage.Usage{"x": reported, "y": list("pods", "1")}, now)
 		used := u["x"]
 		return used.Pods().Value()
 	}
@@ -68,7 +70,7 @@ func TestDrops(t *testing.T) {
 
 	// No recount at all: believed after DropBelievedAfter.
 	d.observe(rq(four, four, list("pods", "3")), rq(four, four, list("pods", "2")), at(20*time.Second))
-	if _, next := d.counted(Usage{"x": list("pods", "2")}, at(20*time.Second+time.Second)); next != DropBelievedAfter-time.Second {
+	if _, next := d.counted(quotausage.Usage{"x": list("pods", "2")}, at(20*time.Second+time.Second)); next != DropBelievedAfter-time.Second {
 		t.Errorf("the drop is believed in %s, want %s", next, DropBelievedAfter-time.Second)
 	}
 	if got := countedPods(&d, list("pods", "2"), at(20*time.Second+DropBelievedAfter)); got != 2 || d.pending("x") {

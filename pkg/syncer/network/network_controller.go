@@ -7,6 +7,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -16,15 +17,17 @@ const ControllerName = "tenant-networks"
 // Controller reconciles tenant Networks with their host networks.
 type Controller struct {
 	*controller.Worker
-	src  *controller.Sources
-	keys *controller.Keys[*tenant.Network]
+	src   *controller.Sources
+	kinds *hostkinds.Catalogue
+	keys  *controller.Keys[*tenant.Network]
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources) (*Controller, error) {
-	c := &Controller{src: src}
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Network, details]{
-		Kind: "network", Tenants: src.Tenants, Objects: src.Networks, Written: src.WrittenOf(src.Networks), Health: src.Health,
+		Kind: "network", Tenants: src.Tenants, Objects: src.Networks, Status: controller.StatusWriter[*tenant.Network]{Store: src.Storage.Networks.Status, Written: src.WrittenOf(src.Networks)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.Network) []metav1.Condition { return o.Status.Conditions },
 	}).Reconcile)
@@ -33,7 +36,7 @@ func New(src *controller.Sources) (*Controller, error) {
 		Key: func(n *tenant.Network) queue.Key { return queue.Key{Tenant: n.Namespace, Name: n.Name} }}
 	src.Orphans.Register(hostnames.NetworkLabel,
 		controller.Owners{Store: src.Storage.Networks.Store, Informer: src.Networks},
-		src.ClusterUserDefinedNetworks().Objects(), src.EgressIPs().Objects())
+		kinds.ClusterUserDefinedNetworks.Objects(), kinds.EgressIPs.Objects())
 
 	// Networks: a new spec (the NAT gateway turned on or off comes with its
 	// address) or a delete. Their status is mostly the syncer's own output.

@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
@@ -20,6 +19,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -64,7 +64,7 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Netwo
 }
 
 func (c *Controller) syncCUDN(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
-	got, err := c.src.ClusterUserDefinedNetworks().Ensure(ctx, ClusterUserDefinedNetwork(t, n), Marks(t, n))
+	got, err := c.kinds.ClusterUserDefinedNetworks.Ensure(ctx, ClusterUserDefinedNetwork(t, n), Marks(t, n))
 	if err != nil || !got.Synced {
 		return outcome{Reason: got.Reason, Message: got.Message}, err
 	}
@@ -74,7 +74,7 @@ func (c *Controller) syncCUDN(ctx context.Context, t *tenant.Tenant, n *tenant.N
 // syncNATGateway makes the EgressIP of n's NAT gateway exist exactly while
 // the gateway is enabled and has its address.
 func (c *Controller) syncNATGateway(ctx context.Context, t *tenant.Tenant, n *tenant.Network) (outcome, error) {
-	egressIPs := c.src.EgressIPs()
+	egressIPs := c.kinds.EgressIPs
 	name := hostnames.NATGatewayEgressIP(hostnames.ClusterUserDefinedNetwork(t.UID, n.Name))
 	if n.Spec.NATGateway == nil || !n.Spec.NATGateway.Enabled {
 		removed, err := egressIPs.Remove(ctx, "", name, Marks(t, n))
@@ -141,14 +141,14 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, ke
 	}
 	if deleteEgressToo {
 		found, _ := hostnames.MarksOf(egress, hostnames.NetworkLabel)
-		if _, err := c.src.EgressIPs().Remove(ctx, "", egress.Name, found); err != nil {
+		if _, err := c.kinds.EgressIPs.Remove(ctx, "", egress.Name, found); err != nil {
 			return err
 		}
 		klog.FromContext(ctx).Info("Deleted the NAT gateway's EgressIP of a deleted Network", "egressIP", egress.Name)
 	}
 	if deleteCUDNToo {
 		found, _ := hostnames.MarksOf(cudn, hostnames.NetworkLabel)
-		if _, err := c.src.ClusterUserDefinedNetworks().Remove(ctx, "", cudn.Name, found); err != nil {
+		if _, err := c.kinds.ClusterUserDefinedNetworks.Remove(ctx, "", cudn.Name, found); err != nil {
 			return err
 		}
 		klog.FromContext(ctx).Info("Deleted host network of a deleted Network", "clusterUserDefinedNetwork", cudn.Name)
@@ -187,7 +187,7 @@ func (c *Controller) attached(t string, n string) []string {
 // the subnets in effect, the attached Namespaces, HostSynced, the
 // conditions OVN-Kubernetes reports on the host network, and Ready (synced,
 // and the network created).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Key, n *tenant.Network, out outcome) error {
+func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, n *tenant.Network, out outcome) func(*tenant.Network) bool {
 	reason, message := out.Reason, out.Message
 	hostName := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
 	if out.Synced {
@@ -198,11 +198,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 	}
 	namespaces := c.attached(t.Name, n.Name)
 	unnamed := unreportable(t, namespaces)
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.Network)
-		if live.UID != n.UID {
-			return false
-		}
+	return func(live *tenant.Network) bool {
 		s := &live.Status
 		gen := live.Generation
 		changed := s.HostNetwork != hostName || !apiequality.Semantic.DeepEqual(s.Namespaces, namespaces) ||
@@ -221,7 +217,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		egressAssigned, egressMessage := true, ""
 		if live.Spec.NATGateway != nil && live.Spec.NATGateway.Enabled {
 			var egressChanged bool
-			egressAssigned, egressMessage, egressChanged = controller.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
+			egressAssigned, egressMessage, egressChanged = hostkinds.SetEgressCondition(&s.Conditions, gen, out.Details.egress)
 			changed = egressChanged || changed
 		} else {
 			changed = meta.RemoveStatusCondition(&s.Conditions, tenant.ConditionEgressAssigned) || changed
@@ -239,12 +235,6 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, _ queue.Ke
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
-	// Most reconciles find everything as it was: the cached copy tells,
-	// without a read of the storage.
-	if !mutate(n.DeepCopy()) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Networks.Status, c.src.WrittenOf(c.src.Networks), t.Name, "", n.Name, mutate)
 }
 
 // maxMessage bounds a mirrored condition's message (metav1.Condition allows 32768).

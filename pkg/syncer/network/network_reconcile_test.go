@@ -15,6 +15,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -184,7 +185,7 @@ func TestReconcileNATGatewayAssignment(t *testing.T) {
 	if err := c.Reconcile(ctx, key); err != nil {
 		t.Fatalf("reconcile with the network created: %v", err)
 	}
-	if cond := condition(tenant.ConditionEgressAssigned); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != controller.ReasonEgressNotAssigned {
+	if cond := condition(tenant.ConditionEgressAssigned); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != hostkinds.ReasonEgressNotAssigned {
 		t.Errorf("EgressAssigned %+v, want False, NotAssigned", cond)
 	}
 	if cond := condition(tenant.ConditionReady); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonNATGatewayNotAssigned {
@@ -208,7 +209,7 @@ func TestReconcileNATGatewayAssignment(t *testing.T) {
 	if err := c.Reconcile(ctx, key); err != nil {
 		t.Fatalf("reconcile with the address assigned: %v", err)
 	}
-	if cond := condition(tenant.ConditionEgressAssigned); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != controller.ReasonEgressAssigned {
+	if cond := condition(tenant.ConditionEgressAssigned); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != hostkinds.ReasonEgressAssigned {
 		t.Errorf("EgressAssigned %+v, want True, Assigned", cond)
 	}
 	if cond := condition(tenant.ConditionReady); cond == nil || cond.Status != metav1.ConditionTrue {
@@ -226,7 +227,7 @@ func TestReconcileNATGatewayAssignment(t *testing.T) {
 func newReconcileTest(t *testing.T, tn *tenant.Tenant, n *tenant.Network) (*controller.Sources, *controllertest.Fakes, *Controller, queue.Key) {
 	t.Helper()
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
+	c, err := New(src, hostkinds.New(src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 )
 
 // ConnectSpec is the spec of the ClusterNetworkConnect of tenant t with
@@ -51,7 +52,7 @@ func ConnectMarks(t string, uid types.UID, pn, changedBy string) hostnames.Marks
 
 // NewConnect returns the ClusterNetworkConnect object of spec.
 func NewConnect(uid types.UID, pn string, spec cncv1.ClusterNetworkConnectSpec, marks hostnames.Marks) (*unstructured.Unstructured, error) {
-	u, err := controller.NewMetalLBObject(controller.ClusterNetworkConnects, "ClusterNetworkConnect", "", hostnames.ClusterNetworkConnect(uid, pn), spec)
+	u, err := hostkinds.NewMetalLBObject(controller.ClusterNetworkConnects, "ClusterNetworkConnect", "", hostnames.ClusterNetworkConnect(uid, pn), spec)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -37,7 +38,11 @@ var Resync = 5 * time.Minute
 // reconciles found.
 type Controller struct {
 	*controller.Worker
-	src *controller.Sources
+	src       *controller.Sources
+	kinds     *hostkinds.Catalogue
+	reconcile controller.ReconcileFunc
+	// namespaces writes the ProviderServices condition of tenant Namespaces.
+	namespaces controller.StatusWriter[*tenant.Namespace]
 	// ClusterDomain is the cluster's DNS domain, for the alias Services.
 	ClusterDomain string
 
@@ -55,12 +60,19 @@ type Controller struct {
 	resolved sets.Set[string]
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources, clusterDomain string) (*Controller, error) {
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue, clusterDomain string) (*Controller, error) {
 	if clusterDomain == "" {
 		clusterDomain = "cluster.local"
 	}
-	c := &Controller{src: src, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}, resolved: sets.New[string]()}
+	c := &Controller{src: src, kinds: kinds, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}, resolved: sets.New[string]()}
+	c.namespaces = controller.StatusWriter[*tenant.Namespace]{Store: src.Storage.Namespaces.Status, Written: src.WrittenOf(src.Namespaces), Probe: namespaceProbe}
+	c.reconcile = (&controller.Reconciler[*tenant.ProviderService, *offer]{
+		Kind: "providerservice", Tenants: src.Tenants, Objects: src.ProviderServices, Status: controller.StatusWriter[*tenant.ProviderService]{Store: src.Storage.ProviderServices.Status}, Health: src.Health, ProviderObjects: true,
+		SyncTenant: c.syncTenant, Sync: c.syncService, Remove: c.removeService, SetStatus: c.setStatus, AfterStatus: c.releaseNetworksAfter,
+		KeepStatusOnError: true,
+	}).Reconcile
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	c.provider = newProviderObjects(src, func(names ...string) {
 		if len(names) == 0 {

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
@@ -60,41 +59,36 @@ func (o *offer) same(p *offer) bool {
 		o.pn == p.pn && apiequality.Semantic.DeepEqual(o.service.Spec.Ports, p.service.Spec.Ports)
 }
 
-func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
-	if key.Tenant == "" {
-		return c.syncService(ctx, key.Name)
+// outcome is what resolving a ProviderService found; Details are the
+// offer it makes, when resolved.
+type outcome = controller.Outcome[*offer]
+
+// removeService forgets ProviderService key.Name, gone, and queues the
+// tenants it concerned.
+func (c *Controller) removeService(ctx context.Context, _ *tenant.Tenant, key queue.Key) error {
+	name := key.Name
+	c.provider.release(name)
+	c.mu.Lock()
+	old := c.offers[name]
+	delete(c.offers, name)
+	concerned := c.results[name]
+	delete(c.results, name)
+	c.mu.Unlock()
+	for t := range concerned {
+		c.Queue.Add(queue.Key{Tenant: t})
 	}
-	return c.syncTenant(ctx, key.Tenant)
+	c.enqueueOffered(old)
+	return c.releaseNetworks(ctx)
 }
 
-// syncService resolves ProviderService name, queues the tenants a change
-// concerns, and writes its status.
-func (c *Controller) syncService(ctx context.Context, name string) error {
-	obj, exists, err := c.src.ProviderServices.GetStore().GetByKey(name)
-	if err != nil {
-		return err
-	}
-	if !exists {
-		c.provider.release(name)
-		c.mu.Lock()
-		old := c.offers[name]
-		delete(c.offers, name)
-		concerned := c.results[name]
-		delete(c.results, name)
-		c.mu.Unlock()
-		for t := range concerned {
-			c.Queue.Add(queue.Key{Tenant: t})
-		}
-		c.enqueueOffered(old)
-		return c.releaseNetworks(ctx)
-	}
-	ps := obj.(*tenant.ProviderService)
-	if err := c.src.Health.Err(); err != nil {
-		return err
-	}
+// syncService resolves ProviderService ps and queues the tenants a change
+// concerns; the status reports what it found, and ps is resolved again
+// after Resync, following the labels of the provider's namespace.
+func (c *Controller) syncService(ctx context.Context, _ *tenant.Tenant, ps *tenant.ProviderService, _ queue.Key) (outcome, error) {
+	name := ps.Name
 	resolved, reason, message, err := c.resolve(ctx, ps)
 	if err != nil {
-		return err
+		return outcome{}, err
 	}
 	c.mu.Lock()
 	c.resolved.Insert(name)
@@ -115,13 +109,13 @@ func (c *Controller) syncService(ctx context.Context, name string) error {
 			c.Queue.Add(queue.Key{Tenant: t})
 		}
 	}
-	if err := c.setStatus(ctx, ps, resolved, reason, message); err != nil {
-		return err
-	}
-	if err := c.releaseNetworks(ctx); err != nil {
-		return err
-	}
-	return controller.RequeueBackground(Resync, "following the labels of the provider's namespace")
+	return outcome{Synced: resolved != nil, Reason: reason, Message: message, Details: resolved, RequeueAfter: Resync, Background: true}, nil
+}
+
+// releaseNetworksAfter releases the provider networks no offer is on once
+// a ProviderService's status is written.
+func (c *Controller) releaseNetworksAfter(ctx context.Context, _ *tenant.ProviderService, _ outcome) error {
+	return c.releaseNetworks(ctx)
 }
 
 // releaseNetworks removes the connection group label from the provider's
@@ -278,7 +272,8 @@ func OfferedTo(ps *tenant.ProviderService, t string, uid types.UID) bool {
 
 // setStatus writes what ps's tenants' reconciles found, for the tenants it
 // is offered to now.
-func (c *Controller) setStatus(ctx context.Context, ps *tenant.ProviderService, resolved *offer, reason, message string) error {
+func (c *Controller) setStatus(_ *tenant.Tenant, _ queue.Key, ps *tenant.ProviderService, out outcome) func(*tenant.ProviderService) bool {
+	resolved, reason, message := out.Details, out.Reason, out.Message
 	var entries []tenant.ProviderServiceTenant
 	c.mu.Lock()
 	for t, e := range c.results[ps.Name] {
@@ -293,21 +288,13 @@ func (c *Controller) setStatus(ctx context.Context, ps *tenant.ProviderService, 
 	if resolved != nil {
 		pn = resolved.pn
 	}
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.ProviderService)
-		if live.UID != ps.UID {
-			return false
-		}
+	return func(live *tenant.ProviderService) bool {
 		s, gen := &live.Status, live.Generation
 		changed := s.ProviderNetwork != pn || !apiequality.Semantic.DeepEqual(s.Tenants, entries) || s.ObservedGeneration != gen
 		s.ProviderNetwork, s.Tenants, s.ObservedGeneration = pn, entries, gen
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, resolved != nil, reason, message) || changed
 		return controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, resolved != nil, reason, message) || changed
 	}
-	if !mutate(ps.DeepCopy()) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.ProviderServices.Status, c.src.WrittenOf(c.src.ProviderServices), "", "", ps.Name, mutate)
 }
 
 // connection is what became of a tenant's connection with one provider network.
@@ -319,16 +306,8 @@ type connection struct {
 
 // syncTenant makes tenant t's connections and aliases for every service
 // offered to it, removes the rest, and records what it found.
-func (c *Controller) syncTenant(ctx context.Context, t string) error {
-	var tn *tenant.Tenant
-	if obj, exists, err := c.src.Tenants.GetStore().GetByKey(t); err != nil {
-		return err
-	} else if exists && obj.(*tenant.Tenant).DeletionTimestamp == nil {
-		tn = obj.(*tenant.Tenant)
-	}
-	if err := c.src.Health.Err(); err != nil {
-		return err
-	}
+// tn is nil when the Tenant is gone or being deleted.
+func (c *Controller) syncTenant(ctx context.Context, t string, tn *tenant.Tenant) error {
 	var mine []*offer
 	if tn != nil {
 		c.mu.Lock()
@@ -406,7 +385,7 @@ func (c *Controller) connect(ctx context.Context, tn *tenant.Tenant, pn string, 
 	if err != nil {
 		return connection{}, err
 	}
-	ensured, err := c.src.ClusterNetworkConnectKind(&spec).Ensure(ctx, want, marks)
+	ensured, err := c.kinds.ClusterNetworkConnects(&spec).Ensure(ctx, want, marks)
 	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
 		// Trying again changes nothing: say why in the status.
 		return connection{subnet: block.String(), reason: controller.ReasonHostError,
@@ -471,7 +450,7 @@ func (c *Controller) disconnect(ctx context.Context, t string, tn *tenant.Tenant
 		return err
 	}
 	present := map[string]bool{}
-	kind := c.src.ClusterNetworkConnectKind(nil)
+	kind := c.kinds.ClusterNetworkConnects(nil)
 	for _, obj := range objs {
 		u := obj.(*unstructured.Unstructured)
 		found, ours := hostnames.MarksOf(u, hostnames.ConnectLabel)
@@ -530,7 +509,7 @@ func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, m
 		}
 		sort.Slice(namespaces, func(i, j int) bool { return namespaces[i].name < namespaces[j].name })
 	}
-	services := c.src.AliasServices()
+	services := c.kinds.AliasServices
 	wanted := map[string]string{}  // host namespace/alias -> ProviderService
 	made := map[string][]string{}  // virtual namespace -> aliases in place
 	taken := map[string][]string{} // virtual namespace -> why aliases are not
@@ -607,11 +586,7 @@ func (c *Controller) aliases(ctx context.Context, t string, tn *tenant.Tenant, m
 // Namespace ns: the aliases made there, or those that a Service of the
 // tenant's own (or an older offer's alias) keeps out; without offers, none.
 func (c *Controller) namespaceCondition(ctx context.Context, t string, ns *tenant.Namespace, offered bool, made, taken []string) error {
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.Namespace)
-		if live.UID != ns.UID {
-			return false
-		}
+	set := func(live *tenant.Namespace) bool {
 		conds := &live.Status.Conditions
 		switch {
 		case !offered:
@@ -628,14 +603,17 @@ func (c *Controller) namespaceCondition(ctx context.Context, t string, ns *tenan
 				"aliases of provider services: "+strings.Join(made, ", "))
 		}
 	}
-	// The cached copy tells whether anything changes, without a deep copy:
-	// mutate reads the UID and generation and changes the conditions alone.
+	return c.namespaces.Write(ctx, t, "", ns, set)
+}
+
+// namespaceProbe is the copy of a tenant Namespace that its
+// ProviderServices condition is tried on first: no deep copy, since the
+// condition reads the UID and generation, and changes the conditions
+// alone.
+func namespaceProbe(ns *tenant.Namespace) *tenant.Namespace {
 	probe := &tenant.Namespace{ObjectMeta: metav1.ObjectMeta{UID: ns.UID, Generation: ns.Generation}}
 	probe.Status.Conditions = slices.Clone(ns.Status.Conditions)
-	if !mutate(probe) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Namespaces.Status, c.src.WrittenOf(c.src.Namespaces), t, "", ns.Name, mutate)
+	return probe
 }
 
 // record keeps tenant t's entries and queues the ProviderServices whose

@@ -17,6 +17,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -63,7 +64,7 @@ func TestReconcileProviderService(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
 	subnets := &fakeSubnets{held: map[string]map[string]netip.Prefix{}}
 	src.Storage.ConnectSubnets = subnets
-	c, err := New(src, "cluster.local")
+	c, err := New(src, hostkinds.New(src), "cluster.local")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +204,7 @@ func TestReconcileProviderService(t *testing.T) {
 // timer; the timer is a slow backstop for the namespace's labels.
 func TestProviderServiceFollowsItsService(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src, "cluster.local")
+	c, err := New(src, hostkinds.New(src), "cluster.local")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 )
 
 // HostName is the name of the RouteAdvertisements and of the
@@ -122,7 +123,7 @@ func duration(d *metav1.Duration) *metav1.Duration {
 
 // FRRConfiguration is the FRRConfiguration object of p, in namespace.
 func FRRConfiguration(t *tenant.Tenant, p *tenant.VRFPeering, spec *frrv1beta1.FRRConfigurationSpec, namespace string) (*unstructured.Unstructured, error) {
-	u, err := controller.NewMetalLBObject(controller.FRRConfigurations, "FRRConfiguration", namespace, HostName(p.Name), spec)
+	u, err := hostkinds.NewMetalLBObject(controller.FRRConfigurations, "FRRConfiguration", namespace, HostName(p.Name), spec)
 	if err != nil {
 		return nil, err
 	}

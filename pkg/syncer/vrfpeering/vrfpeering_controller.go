@@ -4,12 +4,14 @@ import (
 	"reflect"
 
 	frrv1beta1 "github.com/metallb/frr-k8s/api/v1beta1"
+	rav1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -20,20 +22,28 @@ const ControllerName = "tenant-vrfpeerings"
 // FRRConfigurations. Its queue keys are the peering's tenant and name.
 type Controller struct {
 	*controller.Worker
-	src  *controller.Sources
-	keys *controller.Keys[*tenant.VRFPeering]
+	src       *controller.Sources
+	kinds     *hostkinds.Catalogue
+	keys      *controller.Keys[*tenant.VRFPeering]
+	reconcile controller.ReconcileFunc
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources) (*Controller, error) {
-	c := &Controller{src: src}
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds}
+	c.reconcile = (&controller.Reconciler[*tenant.VRFPeering, *rav1.RouteAdvertisements]{
+		Kind: "vrfpeering", Tenants: src.Tenants, Objects: src.VRFPeerings, Status: controller.StatusWriter[*tenant.VRFPeering]{Store: src.Storage.VRFPeerings.Status}, Health: src.Health, ProviderObjects: true,
+		Bound: c.bound, RemoveOrphan: c.removeOrphan, Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
+		Recheck: recheck,
+	}).Reconcile
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	// VRFPeerings are indexed ByTenant by the tenant they name.
 	c.keys = &controller.Keys[*tenant.VRFPeering]{Worker: c.Worker, Objects: src.VRFPeerings, OwnerLabel: hostnames.VRFPeeringLabel,
 		Key: func(p *tenant.VRFPeering) queue.Key { return queue.Key{Tenant: p.Spec.Tenant, Name: p.Name} }}
 	src.Orphans.Register(hostnames.VRFPeeringLabel,
 		controller.Owners{Store: src.Storage.VRFPeerings.Store, Informer: src.VRFPeerings},
-		src.RouteAdvertisements().Objects(), src.FRRConfigurationKind(&frrv1beta1.FRRConfigurationSpec{}).Objects())
+		kinds.RouteAdvertisements.Objects(), kinds.FRRConfigurations(&frrv1beta1.FRRConfigurationSpec{}).Objects())
 
 	peerings := c.keys.ObjectHandler(func(o, n *tenant.VRFPeering) bool {
 		return o.Generation != n.Generation || o.Status.TenantUID != n.Status.TenantUID || o.Status.NetworkUID != n.Status.NetworkUID

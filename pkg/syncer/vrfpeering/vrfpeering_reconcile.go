@@ -46,72 +46,44 @@ const (
 // seen, when synced.
 type outcome = controller.Outcome[*rav1.RouteAdvertisements]
 
-func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
-	logger := klog.FromContext(ctx).WithValues("tenant", key.Tenant, "vrfpeering", key.Name)
-	ctx = klog.NewContext(ctx, logger)
-	obj, exists, err := c.src.VRFPeerings.GetStore().GetByKey(key.Name)
-	if err != nil {
-		return err
-	}
-	if !exists {
-		return c.removeHostObjects(ctx, key)
-	}
-	p := obj.(*tenant.VRFPeering)
-	t, n, orphaned := c.bound(p)
-	var out outcome
-	switch {
-	case orphaned.Reason != "":
-		// Nothing of it may stay on the host, or be made for the new one.
-		marks := hostnames.Marks{Tenant: p.Spec.Tenant, TenantUID: p.Status.TenantUID, KindLabel: hostnames.VRFPeeringLabel, Name: p.Name, OwnerUID: p.UID, ChangedBy: hostnames.ChangedBy(p)}
-		if err := c.remove(ctx, marks); err != nil {
-			return err
-		}
-		out = orphaned
-	case c.src.Health.Err() != nil:
-		out = outcome{Reason: controller.ReasonHostUnreachable, Message: c.src.Health.Err().Error()}
-	default:
-		if out, err = c.sync(ctx, t, n, p); err != nil {
-			out = outcome{Reason: controller.ReasonHostError, Message: err.Error()}
-			if controller.Unreachable(err) {
-				out.Reason = controller.ReasonHostUnreachable
-			}
-		}
-	}
-	if serr := c.setStatus(ctx, t, n, p, out, orphaned.Reason != ""); serr != nil {
-		return serr
-	}
-	switch {
-	case err != nil:
-		return err
-	case !out.Synced && (out.Reason == controller.ReasonWaiting || out.Reason == controller.ReasonHostNameTaken):
-		return controller.Requeue(controllerRecheck, "%s", out.Message)
-	}
-	return nil
-}
+// recheck is how often a peering waiting for something that raises no
+// event of its own looks again.
+const recheck = 2 * time.Second
 
-// controllerRecheck is how often a peering waiting for something that
-// raises no event of its own looks again.
-const controllerRecheck = 2 * time.Second
-
-// bound returns the live Tenant and Network p was made for, or an
-// outcome saying which is gone.
-func (c *Controller) bound(p *tenant.VRFPeering) (*tenant.Tenant, *tenant.Network, outcome) {
+// bound returns the live Tenant p was made for, or p's Orphaned outcome
+// when that Tenant or its Network is gone.
+func (c *Controller) bound(p *tenant.VRFPeering) (*tenant.Tenant, outcome) {
 	obj, exists, err := c.src.Tenants.GetStore().GetByKey(p.Spec.Tenant)
 	if err != nil || !exists || obj.(*tenant.Tenant).UID != p.Status.TenantUID || obj.(*tenant.Tenant).DeletionTimestamp != nil {
-		return nil, nil, outcome{Reason: ReasonTenantGone, Message: fmt.Sprintf(
+		return nil, outcome{Orphaned: true, Reason: ReasonTenantGone, Message: fmt.Sprintf(
 			"tenant %s the peering was made for (uid %s) no longer exists; a tenant of that name created since is another: the provider must create the peering again for it", p.Spec.Tenant, p.Status.TenantUID)}
 	}
 	t := obj.(*tenant.Tenant)
-	obj, exists, err = c.src.Networks.GetStore().GetByKey(controller.ObjectKey(t.Name, "", p.Spec.Network))
-	if err != nil || !exists || obj.(*tenant.Network).UID != p.Status.NetworkUID {
-		return t, nil, outcome{Reason: ReasonNetworkGone, Message: fmt.Sprintf(
-			"network %s of tenant %s the peering was made for (uid %s) no longer exists; a network of that name created since is another: the provider must create the peering again for it", p.Spec.Network, t.Name, p.Status.NetworkUID)}
+	if _, out := c.network(t, p); out.Orphaned {
+		return t, out
 	}
-	return t, obj.(*tenant.Network), outcome{}
+	return t, outcome{}
 }
 
-// sync makes the RouteAdvertisements and FRRConfiguration of p match.
-func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Network, p *tenant.VRFPeering) (outcome, error) {
+// network returns the live Network of Tenant t that p was made for, or
+// p's Orphaned outcome when it is gone.
+func (c *Controller) network(t *tenant.Tenant, p *tenant.VRFPeering) (*tenant.Network, outcome) {
+	obj, exists, err := c.src.Networks.GetStore().GetByKey(controller.ObjectKey(t.Name, "", p.Spec.Network))
+	if err != nil || !exists || obj.(*tenant.Network).UID != p.Status.NetworkUID {
+		return nil, outcome{Orphaned: true, Reason: ReasonNetworkGone, Message: fmt.Sprintf(
+			"network %s of tenant %s the peering was made for (uid %s) no longer exists; a network of that name created since is another: the provider must create the peering again for it", p.Spec.Network, t.Name, p.Status.NetworkUID)}
+	}
+	return obj.(*tenant.Network), outcome{}
+}
+
+// sync makes the RouteAdvertisements and FRRConfiguration of p, of
+// Tenant t, match.
+func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, p *tenant.VRFPeering, _ queue.Key) (outcome, error) {
+	n, orphaned := c.network(t, p)
+	if orphaned.Orphaned {
+		// Gone since the skeleton looked.
+		return orphaned, c.removeOrphan(ctx, p)
+	}
 	if len(n.Spec.Subnets) == 0 {
 		return outcome{Reason: controller.ReasonWaiting, Message: "network " + n.Name + " has no subnets yet"}, nil
 	}
@@ -142,9 +114,9 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, n *tenant.Netwo
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		got, frrErr = c.src.FRRConfigurationKind(spec).Ensure(ctx, frr, marks)
+		got, frrErr = c.kinds.FRRConfigurations(spec).Ensure(ctx, frr, marks)
 	}()
-	ra, err := c.src.RouteAdvertisements().Ensure(ctx, RouteAdvertisements(t, p, cudn), marks)
+	ra, err := c.kinds.RouteAdvertisements.Ensure(ctx, RouteAdvertisements(t, p, cudn), marks)
 	wg.Wait()
 	switch {
 	case frrErr != nil:
@@ -181,10 +153,16 @@ func (c *Controller) olderConflicting(p *tenant.VRFPeering) (string, string) {
 	return "", ""
 }
 
+// removeOrphan deletes the host objects of p, orphaned.
+func (c *Controller) removeOrphan(ctx context.Context, p *tenant.VRFPeering) error {
+	return c.remove(ctx, hostnames.Marks{Tenant: p.Spec.Tenant, TenantUID: p.Status.TenantUID, KindLabel: hostnames.VRFPeeringLabel,
+		Name: p.Name, OwnerUID: p.UID, ChangedBy: hostnames.ChangedBy(p)})
+}
+
 // removeHostObjects deletes the host objects of VRFPeering key.Name, which
 // is no longer in the informer, unless it is in storage (the informer
 // lags behind a peering just created again).
-func (c *Controller) removeHostObjects(ctx context.Context, key queue.Key) error {
+func (c *Controller) removeHostObjects(ctx context.Context, _ *tenant.Tenant, key queue.Key) error {
 	obj, err := c.src.Storage.VRFPeerings.Store.Get(ctx, key.Name, &metav1.GetOptions{})
 	var live *tenant.VRFPeering
 	switch {
@@ -195,12 +173,12 @@ func (c *Controller) removeHostObjects(ctx context.Context, key queue.Key) error
 	}
 	name := HostName(key.Name)
 	var found []hostnames.Marks
-	if ra, ok := c.src.RouteAdvertisements().Cached("", name); ok {
+	if ra, ok := c.kinds.RouteAdvertisements.Cached("", name); ok {
 		if m, ours := hostnames.MarksOf(ra, hostnames.VRFPeeringLabel); ours && m.Name == key.Name {
 			found = append(found, m)
 		}
 	}
-	if frr, ok := c.src.FRRConfigurationKind(&frrv1beta1.FRRConfigurationSpec{}).Cached(c.src.FRRNamespace, name); ok {
+	if frr, ok := c.kinds.FRRConfigurations(&frrv1beta1.FRRConfigurationSpec{}).Cached(c.src.FRRNamespace, name); ok {
 		if m, ours := hostnames.MarksOf(frr, hostnames.VRFPeeringLabel); ours && m.Name == key.Name {
 			found = append(found, m)
 		}
@@ -219,12 +197,12 @@ func (c *Controller) removeHostObjects(ctx context.Context, key queue.Key) error
 // remove deletes the RouteAdvertisements and FRRConfiguration carrying marks.
 func (c *Controller) remove(ctx context.Context, marks hostnames.Marks) error {
 	name := HostName(marks.Name)
-	if removed, err := c.src.RouteAdvertisements().Remove(ctx, "", name, marks); err != nil {
+	if removed, err := c.kinds.RouteAdvertisements.Remove(ctx, "", name, marks); err != nil {
 		return err
 	} else if removed {
 		klog.FromContext(ctx).Info("Deleted the RouteAdvertisements of a VRF peering", "routeAdvertisements", name)
 	}
-	if removed, err := c.src.FRRConfigurationKind(&frrv1beta1.FRRConfigurationSpec{}).Remove(ctx, c.src.FRRNamespace, name, marks); err != nil {
+	if removed, err := c.kinds.FRRConfigurations(&frrv1beta1.FRRConfigurationSpec{}).Remove(ctx, c.src.FRRNamespace, name, marks); err != nil {
 		return err
 	} else if removed {
 		klog.FromContext(ctx).Info("Deleted the FRRConfiguration of a VRF peering", "frrConfiguration", c.src.FRRNamespace+"/"+name)
@@ -255,10 +233,11 @@ func (c *Controller) sessions(vrf string) []frrv1beta1.BGPSessionState {
 // setStatus records out in p's status: the VRF, each neighbor's sessions,
 // and the conditions HostSynced, Orphaned, Accepted (mirrored from the
 // RouteAdvertisements) and Ready (synced and accepted).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.Network, p *tenant.VRFPeering, out outcome, orphaned bool) error {
+func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, p *tenant.VRFPeering, out outcome) func(*tenant.VRFPeering) bool {
+	orphaned := out.Orphaned
 	vrf := ""
-	if t != nil && n != nil {
-		vrf = hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
+	if !orphaned {
+		vrf = hostnames.ClusterUserDefinedNetwork(t.UID, p.Spec.Network)
 	}
 	var neighbors []tenant.VRFPeeringNeighborStatus
 	if !orphaned {
@@ -272,11 +251,7 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.
 		reason, message = controller.ReasonSynced, fmt.Sprintf("%s and %s match",
 			describe("RouteAdvertisements", "", HostName(p.Name)), describe("FRRConfiguration", c.src.FRRNamespace, HostName(p.Name)))
 	}
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.VRFPeering)
-		if live.UID != p.UID {
-			return false
-		}
+	return func(live *tenant.VRFPeering) bool {
 		s, gen := &live.Status, live.Generation
 		changed := s.VRF != vrf || !apiequality.Semantic.DeepEqual(s.Neighbors, neighbors) || s.ObservedGeneration != gen
 		s.VRF, s.Neighbors, s.ObservedGeneration = vrf, neighbors, gen
@@ -299,10 +274,6 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, n *tenant.
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed
 	}
-	if !mutate(p.DeepCopy()) {
-		return nil
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.VRFPeerings.Status, c.src.WrittenOf(c.src.VRFPeerings), p.Spec.Tenant, "", p.Name, mutate)
 }
 
 // acceptance is the peering's Accepted condition: the RouteAdvertisements'

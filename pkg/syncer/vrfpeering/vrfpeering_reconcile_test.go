@@ -15,6 +15,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -25,7 +26,7 @@ import (
 // peering's host objects go.
 func TestReconcileVRFPeering(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
+	c, err := New(src, hostkinds.New(src))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 	tenantapi "tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
-	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
+	"tenant.io/tenant-apiserver/pkg/syncer/onboarding"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -309,7 +309,7 @@ func BenchmarkHostClassification(b *testing.B) {
 				for j := range namespaces {
 					hostNamespaces = append(hostNamespaces, fmt.Sprintf("%s-abcdef-ns%d", tn, j))
 				}
-				fs := tenantsyncer.FlowSchema(&tenantapi.Tenant{ObjectMeta: metav1.ObjectMeta{Name: tn, UID: "uid"}}, hostNamespaces)
+				fs := onboarding.FlowSchema(&tenantapi.Tenant{ObjectMeta: metav1.ObjectMeta{Name: tn, UID: "uid"}}, hostNamespaces)
 				fs.Labels = map[string]string{label: ""}
 				fs.Annotations = nil
 				_, err := schemas.Create(ctx, fs, metav1.CreateOptions{})

@@ -33,6 +33,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
@@ -101,7 +102,7 @@ func lbSizesFromEnv() (lbSizes, error) {
 func (z lbSizes) publicIPs() int { return max(10, z.perTenant+z.oneByOne) }
 
 // The direct side: a host namespace and a MetalLB pool of its own, of the
-// shape of a tenant's (pkg/syncer/tenant/metallb.go), and its Services.
+// shape of a tenant's (pkg/syncer/onboarding/metallb.go), and its Services.
 const (
 	lbDirectNamespace = "bench-direct"
 	lbDirectPool      = "bench-direct"
@@ -389,7 +390,7 @@ func directLBService(name string) *corev1.Service {
 			Name:        name,
 			Namespace:   lbDirectNamespace,
 			Labels:      map[string]string{"bench.tenant.io/direct": "true"},
-			Annotations: map[string]string{controller.MetalLBAddressPoolAnnotation: lbDirectPool},
+			Annotations: map[string]string{hostkinds.MetalLBAddressPoolAnnotation: lbDirectPool},
 		},
 		Spec: corev1.ServiceSpec{
 			Type:     corev1.ServiceTypeLoadBalancer,
@@ -874,7 +875,7 @@ func watchLBServices(ctx context.Context, host kubernetes.Interface, f *firstSee
 		if !ok {
 			return
 		}
-		assigned := loadbalancer.AssignedAddress(svc) != ""
+		assigned := hostkinds.AssignedAddress(svc) != ""
 		l := svc.Labels
 		switch {
 		case l[hostnames.TenantLabel] != "" && l[hostnames.NamespaceLabel] != "" && l[loadbalancer.LoadBalancerLabel] != "":

@@ -24,7 +24,7 @@ import (
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
-	tenantsyncer "tenant.io/tenant-apiserver/pkg/syncer/tenant"
+	"tenant.io/tenant-apiserver/pkg/syncer/onboarding"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -252,9 +252,9 @@ func TestComputeQuota(t *testing.T) {
 		}
 		internal := &tenant.Tenant{ObjectMeta: live.ObjectMeta}
 		internal.Spec.Quota.Compute = live.Spec.Quota.Compute
-		crq := tenantsyncer.ClusterResourceQuota(internal)
+		crq := onboarding.ClusterResourceQuota(internal)
 		_, dyn := hostClients(t)
-		if _, err := dyn.Resource(tenantsyncer.ClusterResourceQuotas).Create(ctx, crq, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+		if _, err := dyn.Resource(onboarding.ClusterResourceQuotas).Create(ctx, crq, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 			t.Fatalf("the host refuses the rendered ClusterResourceQuota: %v", err)
 		}
 		sel, _, _ := unstructured.NestedStringMap(crq.Object, "spec", "selector", "labels", "matchLabels")

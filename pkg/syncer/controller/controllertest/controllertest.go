@@ -196,8 +196,8 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 	}
 	f.Dynamic = dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), listKinds)
 	f.Kube.PrependReactor("patch", "pods", jsonPatchTestFailures(f.Kube))
-	kind := func(resource string, s *Store) controller.Kind {
-		return controller.Kind{Resource: resource, Store: s, Status: s}
+	kind := func(resource string, s *Store) controller.KindStorage {
+		return controller.KindStorage{Resource: resource, Store: s, Status: s}
 	}
 	storage := controller.Storage{
 		Tenants: kind("tenants", f.Tenants), Namespaces: kind("namespaces", f.Namespaces), Networks: kind("networks", f.Networks),

@@ -1,4 +1,4 @@
-package controller
+package hostkinds
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
 // MetalLB annotations of the Services the syncer makes.
@@ -15,23 +17,23 @@ const (
 	MetalLBIPsAnnotation         = "metallb.io/loadBalancerIPs"
 )
 
-// Services is the host kind of the LoadBalancer Services the syncer makes.
+// newServices is the host kind of the LoadBalancer Services the syncer makes.
 // What it owns of them: the type, selector, ports (nodePorts are the
 // host's), source ranges and MetalLB annotations.
-func (s *Sources) Services() HostKind[*corev1.Service] {
+func newServices(s *controller.Sources) controller.HostKind[*corev1.Service] {
 	client := s.Host.CoreV1()
-	return HostKind[*corev1.Service]{
+	return controller.HostKind[*corev1.Service]{
 		Kind:     "Service",
 		Informer: s.HostServices,
-		Written:  s.written[s.HostServices],
+		Written:  s.WrittenOf(s.HostServices),
 		Create: func(ctx context.Context, obj *corev1.Service) (*corev1.Service, error) {
-			return client.Services(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			return client.Services(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},
 		Get: func(ctx context.Context, ns, name string) (*corev1.Service, error) {
 			return client.Services(ns).Get(ctx, name, metav1.GetOptions{})
 		},
 		Update: func(ctx context.Context, obj *corev1.Service) (*corev1.Service, error) {
-			return client.Services(obj.Namespace).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+			return client.Services(obj.Namespace).Update(ctx, obj, metav1.UpdateOptions{FieldManager: controller.FieldManager})
 		},
 		Delete: func(ctx context.Context, ns, name string, opts metav1.DeleteOptions) error {
 			return client.Services(ns).Delete(ctx, name, opts)
@@ -97,4 +99,15 @@ func annotationsMatch(have, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// AssignedAddress is the address the host's load balancer (MetalLB)
+// assigned to svc, or "".
+func AssignedAddress(svc *corev1.Service) string {
+	for _, in := range svc.Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			return in.IP
+		}
+	}
+	return ""
 }

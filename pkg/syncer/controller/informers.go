@@ -1,13 +1,7 @@
 package controller
 
 import (
-	"slices"
-
 	"context"
-	"fmt"
-	schedulingv1 "k8s.io/api/scheduling/v1"
-	schedulinginformers "k8s.io/client-go/informers/scheduling/v1"
-	"sync"
 	"time"
 
 	egressipclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/egressip/v1/apis/clientset/versioned"
@@ -18,25 +12,22 @@ import (
 	udninformers "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/informers/externalversions"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/informers/internalinterfaces"
 	rbacinformers "k8s.io/client-go/informers/rbac/v1"
+	schedulinginformers "k8s.io/client-go/informers/scheduling/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
-	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	hostapi "tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
@@ -68,47 +59,6 @@ var (
 // servedRecheck is how often the syncer asks the host whether it serves
 // VirtualMachines yet, while it does not (KubeVirt installed later).
 const servedRecheck = 30 * time.Second
-
-// ByTenant is the index of objects by their tenant.io/tenant label, on
-// every informer of Sources.
-const ByTenant = "tenant"
-
-func indexByTenant(obj interface{}) ([]string, error) {
-	m, err := meta.Accessor(obj)
-	if err != nil {
-		return nil, err
-	}
-	if t := m.GetLabels()[hostnames.TenantLabel]; t != "" {
-		return []string{t}, nil
-	}
-	return nil, nil
-}
-
-// ByVRF is the index of VRFPeerings by status.vrf, and of BGPSessionStates
-// by the VRF of their session.
-const ByVRF = "vrf"
-
-func indexByVRF(obj interface{}) ([]string, error) {
-	vrf := ""
-	switch o := obj.(type) {
-	case *tenant.VRFPeering:
-		vrf = o.Status.VRF
-	case *unstructured.Unstructured:
-		vrf, _, _ = unstructured.NestedString(o.Object, "status", "vrf")
-	}
-	if vrf == "" {
-		return nil, nil
-	}
-	return []string{vrf}, nil
-}
-
-// indexBySpecTenant indexes VRFPeerings by the tenant they name.
-func indexBySpecTenant(obj interface{}) ([]string, error) {
-	if p, ok := obj.(*tenant.VRFPeering); ok && p.Spec.Tenant != "" {
-		return []string{p.Spec.Tenant}, nil
-	}
-	return nil, nil
-}
 
 // Sources are the clients and informers the controllers share.
 type Sources struct {
@@ -213,69 +163,6 @@ type HostClients struct {
 	// syncer reads host namespaces from it instead of listing them once
 	// more into an informer of its own. See SharedNamespaces.
 	Namespaces cache.SharedIndexInformer
-}
-
-// SharedNamespaces prepares inf, a process-wide informer of every host
-// namespace that is not started yet, for HostClients.Namespaces.
-func SharedNamespaces(inf cache.SharedIndexInformer) error {
-	return inf.AddIndexers(cache.Indexers{ByTenant: indexByTenant})
-}
-
-// tenantLabelled says whether obj (or the last state of a deleted
-// object, a delete missed while the watch was down) carries the tenant
-// label.
-func tenantLabelled(obj interface{}) bool {
-	return LabelsOf(obj)[hostnames.TenantLabel] != ""
-}
-
-// termInformer is a process-wide informer as one leadership term sees it:
-// like the syncer's own informers, it shows the term's handlers only the
-// objects carrying the tenant label (an object that loses the label is
-// deleted for them, one that gains it added), it never resyncs them, and
-// the handlers go when the term ends. Its store holds every object.
-type termInformer struct {
-	cache.SharedIndexInformer
-
-	mu   sync.Mutex
-	regs []cache.ResourceEventHandlerRegistration
-}
-
-func (t *termInformer) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
-	return t.AddEventHandlerWithResyncPeriod(h, 0)
-}
-
-func (t *termInformer) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, _ time.Duration) (cache.ResourceEventHandlerRegistration, error) {
-	reg, err := t.SharedIndexInformer.AddEventHandlerWithResyncPeriod(cache.FilteringResourceEventHandler{
-		FilterFunc: tenantLabelled,
-		Handler:    h,
-	}, 0)
-	if err != nil {
-		return nil, err
-	}
-	t.mu.Lock()
-	t.regs = append(t.regs, reg)
-	t.mu.Unlock()
-	return reg, nil
-}
-
-func (t *termInformer) AddEventHandlerWithOptions(h cache.ResourceEventHandler, _ cache.HandlerOptions) (cache.ResourceEventHandlerRegistration, error) {
-	return t.AddEventHandlerWithResyncPeriod(h, 0)
-}
-
-// Run, RunWithContext: the process runs the informer.
-func (t *termInformer) Run(<-chan struct{})            {}
-func (t *termInformer) RunWithContext(context.Context) {}
-
-// end removes the term's handlers.
-func (t *termInformer) end() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, reg := range t.regs {
-		if err := t.RemoveEventHandler(reg); err != nil {
-			utilruntime.HandleError(err)
-		}
-	}
-	t.regs = nil
 }
 
 // Namespaces are the host namespaces of the networking stack the syncer
@@ -441,25 +328,6 @@ func (s *Sources) tenantIndexed(obj runtime.Object,
 	})
 }
 
-// PriorityClassesAllowed are the PriorityClasses t's pods and VMs may
-// name, sorted: those its provider granted, and the host's default class
-// (a pod that names none gets that one's name from the host's Priority
-// admission before the guard policies see it).
-func (s *Sources) PriorityClassesAllowed(t *tenant.Tenant) []string {
-	out := slices.Clone(t.Spec.PriorityClasses)
-	for _, obj := range s.HostPriorityClasses.GetStore().List() {
-		if pc, ok := obj.(*schedulingv1.PriorityClass); ok && pc.GlobalDefault && !slices.Contains(out, pc.Name) {
-			out = append(out, pc.Name)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// VirtualMachinesKnown says whether HostVirtualMachines holds the host's
-// VirtualMachines: the host serves them and the informer has synced.
-func (s *Sources) VirtualMachinesKnown() bool { return s.HostVirtualMachines.HasSynced() }
-
 // runWhenServed runs inf, an informer of gvr, once the host serves gvr,
 // asking every servedRecheck until it does or ctx ends.
 func (s *Sources) runWhenServed(ctx context.Context, gvr schema.GroupVersionResource, inf cache.SharedIndexInformer) {
@@ -495,57 +363,6 @@ func podsLabelled(client kubernetes.Interface, key string) cache.SharedIndexInfo
 		panic(err) // only fails once started
 	}
 	return inf
-}
-
-// metadataOnly keeps of an informer's object only its metadata (no
-// managed fields): the informers of workloads need their names.
-func metadataOnly(obj interface{}) (interface{}, error) {
-	switch o := obj.(type) {
-	case *corev1.Pod:
-		return &corev1.Pod{ObjectMeta: trimmed(o.ObjectMeta)}, nil
-	case *unstructured.Unstructured:
-		out := &unstructured.Unstructured{}
-		out.SetAPIVersion(o.GetAPIVersion())
-		out.SetKind(o.GetKind())
-		out.SetNamespace(o.GetNamespace())
-		out.SetName(o.GetName())
-		out.SetUID(o.GetUID())
-		out.SetResourceVersion(o.GetResourceVersion())
-		out.SetLabels(o.GetLabels())
-		out.SetDeletionTimestamp(o.GetDeletionTimestamp())
-		return out, nil
-	}
-	return obj, nil
-}
-
-// nameOnly keeps of an object's metadata only its name, namespace, UID,
-// resource version and deletion time: all the syncer reads of the
-// NetworkAttachmentDefinitions OVN-Kubernetes renders, one per tenant
-// namespace, which it lists as metadata (their CNI configuration stays on
-// the host) and keeps without their labels, owners and managed fields.
-func nameOnly(obj interface{}) (interface{}, error) {
-	if o, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Namespace: o.Namespace, Name: o.Name,
-			UID: o.UID, ResourceVersion: o.ResourceVersion, DeletionTimestamp: o.DeletionTimestamp}}, nil
-	}
-	return obj, nil
-}
-
-// Attached says whether OVN-Kubernetes has rendered the host network
-// named cudn into host namespace ns, and the attachment is not being
-// deleted.
-func (s *Sources) Attached(ns, cudn string) bool {
-	obj, exists, err := s.HostNetworkAttachments.GetStore().GetByKey(ns + "/" + cudn)
-	if err != nil || !exists {
-		return false
-	}
-	m, err := meta.Accessor(obj)
-	return err == nil && m.GetDeletionTimestamp() == nil
-}
-
-func trimmed(m metav1.ObjectMeta) metav1.ObjectMeta {
-	return metav1.ObjectMeta{Namespace: m.Namespace, Name: m.Name, UID: m.UID, ResourceVersion: m.ResourceVersion,
-		Labels: m.Labels, DeletionTimestamp: m.DeletionTimestamp}
 }
 
 // Synced are the sync checkers of every informer: each one's channel
@@ -594,76 +411,4 @@ func (s *Sources) NamedSynced() []NamedSynced {
 		out = append(out, NamedSynced{"host " + gvr.Resource, inf.HasSyncedChecker()})
 	}
 	return out
-}
-
-// HostHealth probes the host API's readiness, so that the syncer reports an
-// unreachable host on every object at once, instead of trusting informer
-// caches that stopped changing.
-type HostHealth struct {
-	client kubernetes.Interface
-
-	mu       sync.Mutex
-	err      error
-	onChange []func(reachable bool)
-}
-
-// Err is nil while the host answers, and the last probe's error otherwise.
-func (h *HostHealth) Err() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.err
-}
-
-// OnChange registers f, called when the host becomes unreachable or reachable again.
-func (h *HostHealth) OnChange(f func(reachable bool)) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.onChange = append(h.onChange, f)
-}
-
-// Run probes every period until ctx ends. Two failed probes in a row make
-// the host unreachable; one success makes it reachable.
-func (h *HostHealth) Run(ctx context.Context, period time.Duration) {
-	failures := 0
-	ticker := time.NewTicker(period)
-	defer ticker.Stop()
-	for {
-		probeCtx, cancel := context.WithTimeout(ctx, period)
-		_, err := h.client.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(probeCtx)
-		cancel()
-		if ctx.Err() != nil {
-			return
-		}
-		if err != nil {
-			failures++
-		} else {
-			failures = 0
-		}
-		if err == nil || failures >= 2 {
-			h.set(ctx, err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ticker.C:
-		}
-	}
-}
-
-func (h *HostHealth) set(ctx context.Context, err error) {
-	h.mu.Lock()
-	changed := (h.err == nil) != (err == nil)
-	if err != nil {
-		err = fmt.Errorf("host API unreachable: %w", err)
-	}
-	h.err = err
-	callbacks := append([]func(bool){}, h.onChange...)
-	h.mu.Unlock()
-	if !changed {
-		return
-	}
-	klog.FromContext(ctx).Info("Host API reachability changed", "reachable", err == nil, "err", err)
-	for _, f := range callbacks {
-		f(err == nil)
-	}
 }

@@ -1,9 +1,9 @@
-// Package tenant onboards Tenants on the host and offboards them: the
+// Package onboarding brings Tenants onto the host and off it again: the
 // tenant Namespace "default", the MetalLB pool of the tenant's public IPs
 // with its advertisement, the tenant's FlowSchema on the host, the
 // Tenant's phase and conditions, and, when a
 // Tenant is deleted, the removal of everything made for it.
-package tenant
+package onboarding
 
 import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -14,6 +14,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -32,24 +33,33 @@ const (
 // Controller reconciles Tenants.
 type Controller struct {
 	*controller.Worker
-	src *controller.Sources
+	src   *controller.Sources
+	kinds *hostkinds.Catalogue
 	// Advertise picks the MetalLB advertisement of the tenants' pools.
 	Advertise Advertisement
 	// FlowSchemas, when set, gives each tenant its FlowSchema on the host;
 	// unset, the ones the syncer made are removed.
 	FlowSchemas bool
+
+	// status writes the Tenants' statuses.
+	status controller.StatusWriter[*tenant.Tenant]
 }
 
-// New returns a Controller reading and writing through src.
-func New(src *controller.Sources, advertise Advertisement) (*Controller, error) {
-	c := &Controller{src: src, Advertise: advertise, FlowSchemas: true}
-	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
+// New returns a Controller reading and writing through src, making the
+// host objects of kinds.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertisement) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds, Advertise: advertise, FlowSchemas: true,
+		status: controller.StatusWriter[*tenant.Tenant]{Store: src.Storage.Tenants.Status, Written: src.WrittenOf(src.Tenants)}}
+	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Tenant, struct{}]{
+		Kind: "tenant", Tenants: src.Tenants, Objects: src.Tenants, Status: c.status, Health: src.Health, TenantObjects: true,
+		Prepare: c.prepare, Sync: c.sync, Remove: c.gone, SetStatus: c.setStatus,
+	}).Reconcile)
 	// The MetalLB objects are the Tenant's own (no kind label).
 	src.Orphans.Register("", controller.Owners{Store: src.Storage.Tenants.Store, Informer: src.Tenants},
-		src.MetalLBKind(controller.IPAddressPools, metalLBKinds[controller.IPAddressPools], nil).Objects(),
-		src.MetalLBKind(controller.L2Advertisements, metalLBKinds[controller.L2Advertisements], nil).Objects(),
-		src.MetalLBKind(controller.BGPAdvertisements, metalLBKinds[controller.BGPAdvertisements], nil).Objects(),
-		src.FlowSchemas().Objects())
+		kinds.MetalLB(controller.IPAddressPools, metalLBKinds[controller.IPAddressPools], nil).Objects(),
+		kinds.MetalLB(controller.L2Advertisements, metalLBKinds[controller.L2Advertisements], nil).Objects(),
+		kinds.MetalLB(controller.BGPAdvertisements, metalLBKinds[controller.BGPAdvertisements], nil).Objects(),
+		kinds.FlowSchemas.Objects())
 	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
 		AddFunc: c.enqueueTenant,
 		UpdateFunc: func(old, obj interface{}) {

@@ -1,4 +1,4 @@
-package tenant
+package onboarding
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 )
 
 func TestOnlyUsageChanged(t *testing.T) {
@@ -50,7 +51,7 @@ func TestOnlyUsageChanged(t *testing.T) {
 // one another Namespace of that name owned, or one terminating.
 func TestPoolNamespaces(t *testing.T) {
 	src, f := controllertest.NewSources(t)
-	c, err := New(src, AdvertiseL2)
+	c, err := New(src, hostkinds.New(src), AdvertiseL2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +117,7 @@ func tenantSummary(c *Controller, t *tenant.Tenant) (pending, pool []string) {
 // four a second, read it.
 func BenchmarkTenantSummary(b *testing.B) {
 	src, _ := controllertest.NewSources(b)
-	c, err := New(src, AdvertiseL2)
+	c, err := New(src, hostkinds.New(src), AdvertiseL2)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func BenchmarkTenantSummary(b *testing.B) {
 // Tenant not Ready yet counts every Namespace.
 func TestNewNamespaceGrace(t *testing.T) {
 	src, _ := controllertest.NewSources(t)
-	c, err := New(src, AdvertiseL2)
+	c, err := New(src, hostkinds.New(src), AdvertiseL2)
 	if err != nil {
 		t.Fatal(err)
 	}

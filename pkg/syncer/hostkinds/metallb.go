@@ -1,4 +1,4 @@
-package controller
+package hostkinds
 
 import (
 	"context"
@@ -11,44 +11,53 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
-// MetalLBKind is the host kind of the MetalLB objects of resource gvr
+// MetalLB is the host kind of the MetalLB objects of resource gvr
 // that the syncer makes in the MetalLB namespace, read through the
 // dynamic client. spec is the typed spec the syncer wants (a pointer):
 // specs compare in that form, so that fields the CRD defaults
 // (avoidBuggyIPs: false) do not count as drift.
-func (s *Sources) MetalLBKind(gvr schema.GroupVersionResource, kind string, spec interface{}) HostKind[*unstructured.Unstructured] {
-	return s.dynamicKind(gvr, kind, s.HostMetalLB[gvr], spec)
+func (c *Catalogue) MetalLB(gvr schema.GroupVersionResource, kind string, spec interface{}) controller.HostKind[*unstructured.Unstructured] {
+	k := withSpec(c.metalLB[gvr], spec)
+	k.Kind = kind
+	return k
 }
 
-// FRRConfigurationKind is the host kind of the FRRConfigurations the
+// FRRConfigurations is the host kind of the FRRConfigurations the
 // syncer makes in the frr-k8s namespace; spec is the typed spec wanted
-// (a *frrk8sv1beta1.FRRConfigurationSpec), compared as MetalLBKind does.
-func (s *Sources) FRRConfigurationKind(spec interface{}) HostKind[*unstructured.Unstructured] {
-	return s.dynamicKind(FRRConfigurations, "FRRConfiguration", s.HostFRRConfigurations, spec)
+// (a *frrk8sv1beta1.FRRConfigurationSpec), compared as MetalLB does.
+func (c *Catalogue) FRRConfigurations(spec interface{}) controller.HostKind[*unstructured.Unstructured] {
+	return withSpec(c.frr, spec)
+}
+
+// withSpec is k, a dynamicKind, comparing specs in the typed form spec.
+func withSpec(k controller.HostKind[*unstructured.Unstructured], spec interface{}) controller.HostKind[*unstructured.Unstructured] {
+	k.Matches = func(have, _ *unstructured.Unstructured) bool { return sameSpec(have, spec) }
+	return k
 }
 
 // dynamicKind is the host kind of resource gvr read through the dynamic
-// client and informer, whose spec compares in its typed form spec.
-func (s *Sources) dynamicKind(gvr schema.GroupVersionResource, kind string, informer cache.SharedIndexInformer, spec interface{}) HostKind[*unstructured.Unstructured] {
+// client and informer; withSpec says how its specs compare.
+func dynamicKind(s *controller.Sources, gvr schema.GroupVersionResource, kind string, informer cache.SharedIndexInformer) controller.HostKind[*unstructured.Unstructured] {
 	client := s.HostDynamic.Resource(gvr)
-	return HostKind[*unstructured.Unstructured]{
+	return controller.HostKind[*unstructured.Unstructured]{
 		Kind:     kind,
 		Informer: informer,
 		Create: func(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			return client.Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			return client.Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},
 		Get: func(ctx context.Context, namespace, name string) (*unstructured.Unstructured, error) {
 			return client.Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
 		Update: func(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-			return client.Namespace(obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+			return client.Namespace(obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{FieldManager: controller.FieldManager})
 		},
 		Delete: func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
 			return client.Namespace(namespace).Delete(ctx, name, opts)
 		},
-		Matches: func(have, _ *unstructured.Unstructured) bool { return sameSpec(have, spec) },
 		Repair: func(have, want *unstructured.Unstructured) *unstructured.Unstructured {
 			out := have.DeepCopy()
 			out.Object["spec"] = want.Object["spec"]

@@ -1,4 +1,4 @@
-package floatingip
+package syncer_test
 
 import (
 	"context"
@@ -21,6 +21,8 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/floatingip"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/network"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
@@ -30,7 +32,7 @@ import (
 // VirtualMachines, and the FloatingIP controller over fakes.
 type egressEnv struct {
 	t      *testing.T
-	c      *Controller
+	c      *floatingip.Controller
 	src    *controller.Sources
 	fakes  *controllertest.Fakes
 	tn     *tenant.Tenant
@@ -49,7 +51,7 @@ var (
 
 func newEgressEnv(t *testing.T) *egressEnv {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src)
+	c, err := floatingip.New(src, hostkinds.New(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +302,9 @@ func (e *egressEnv) binder(ns string, p *corev1.Pod) *tenant.FloatingIP {
 // without the binding label, a FloatingIP's those with its UID), even
 // while the controller runs on stale caches; and once it has caught up,
 // every pod a FloatingIP targets leaves through that FloatingIP's
-// EgressIP and every other pod through the NAT gateway's.
+// EgressIP and every other pod through the NAT gateway's. It holds
+// between two controllers (the NAT gateway's EgressIP is the network
+// controller's), so it is checked here, where the syncer runs both.
 func TestFloatingIPAndNATEgressProperty(t *testing.T) {
 	for seed := uint64(1); seed <= 12; seed++ {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {

@@ -1,4 +1,4 @@
-package tenant
+package onboarding
 
 import (
 	"context"
@@ -42,14 +42,14 @@ func (c *Controller) offboard(ctx context.Context, t *tenant.Tenant) error {
 	}
 	left, err := c.deleteHostObjects(ctx, t)
 	if err != nil {
-		if serr := c.setStatus(ctx, t, false, controller.ReasonOffboarding, "removing host objects: "+err.Error()); serr != nil {
+		if serr := c.writeStatus(ctx, t, false, controller.ReasonOffboarding, "removing host objects: "+err.Error()); serr != nil {
 			return serr
 		}
 		return err
 	}
 	if len(left) > 0 {
 		msg := fmt.Sprintf("waiting for %d host object(s) to go: %s", len(left), summarize(left))
-		if err := c.setStatus(ctx, t, false, controller.ReasonOffboarding, msg); err != nil {
+		if err := c.writeStatus(ctx, t, false, controller.ReasonOffboarding, msg); err != nil {
 			return err
 		}
 		return controller.Requeue(offboardWait, "%s", msg)
@@ -73,7 +73,7 @@ func (c *Controller) deleteTenantObjects(ctx context.Context, t *tenant.Tenant) 
 	scoped := tenancy.WithTenant(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll), t.Name)
 	// Contents first.
 	s := c.src.Storage
-	for _, st := range []controller.Kind{s.FloatingIPs, s.LoadBalancers, s.Networks, s.Namespaces} {
+	for _, st := range []controller.KindStorage{s.FloatingIPs, s.LoadBalancers, s.Networks, s.Namespaces} {
 		resource, store := st.Resource, st.Store
 		list, err := store.List(scoped, &metainternalversion.ListOptions{})
 		if err != nil {
@@ -129,7 +129,7 @@ func (c *Controller) deleteHostObjects(ctx context.Context, t *tenant.Tenant) ([
 		hostKind{"EgressIP", c.src.HostEgressIPs, func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
 			return c.src.HostEgressIP.K8sV1().EgressIPs().Delete(ctx, name, opts)
 		}},
-		hostKind{"FlowSchema", c.src.HostFlowSchemas, c.src.FlowSchemas().Delete},
+		hostKind{"FlowSchema", c.src.HostFlowSchemas, c.kinds.FlowSchemas.Delete},
 	)
 	for _, gvr := range controller.MetalLBResources {
 		client := c.src.HostDynamic.Resource(gvr)

@@ -1,4 +1,4 @@
-package controller
+package hostkinds
 
 import (
 	"context"
@@ -8,25 +8,26 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
-// ClusterUserDefinedNetworks is the host kind of the networks the syncer
+// newClusterUserDefinedNetworks is the host kind of the networks the syncer
 // makes (tenant Networks): the namespace selector is repaired, and a
 // network whose spec changed (immutable) is replaced.
-func (s *Sources) ClusterUserDefinedNetworks() HostKind[*udnv1.ClusterUserDefinedNetwork] {
+func newClusterUserDefinedNetworks(s *controller.Sources) controller.HostKind[*udnv1.ClusterUserDefinedNetwork] {
 	client := s.HostUDN.K8sV1().ClusterUserDefinedNetworks()
-	return HostKind[*udnv1.ClusterUserDefinedNetwork]{
+	return controller.HostKind[*udnv1.ClusterUserDefinedNetwork]{
 		Kind:     "ClusterUserDefinedNetwork",
 		Informer: s.HostCUDNs,
-		Written:  s.written[s.HostCUDNs],
+		Written:  s.WrittenOf(s.HostCUDNs),
 		Create: func(ctx context.Context, obj *udnv1.ClusterUserDefinedNetwork) (*udnv1.ClusterUserDefinedNetwork, error) {
-			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},
 		Get: func(ctx context.Context, _, name string) (*udnv1.ClusterUserDefinedNetwork, error) {
 			return client.Get(ctx, name, metav1.GetOptions{})
 		},
 		Update: func(ctx context.Context, obj *udnv1.ClusterUserDefinedNetwork) (*udnv1.ClusterUserDefinedNetwork, error) {
-			return client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+			return client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: controller.FieldManager})
 		},
 		Delete: func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
 			return client.Delete(ctx, name, opts)

@@ -1,4 +1,4 @@
-package controller
+package hostkinds
 
 import (
 	"context"
@@ -7,33 +7,35 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
 // typedClient is what a typed client-go client of a namespaced kind T
 // offers (ResourceQuotaInterface, LimitRangeInterface, ...).
-type typedClient[T HostObject] interface {
+type typedClient[T controller.HostObject] interface {
 	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
 	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
 }
 
-// namespacedKind is the HostKind of a namespaced kind written through its
+// namespacedKind is the controller.HostKind of a namespaced kind written through its
 // typed client; the object matches when spec(have) is spec(want), and is
 // repaired by copying want's spec.
-func namespacedKind[T HostObject, S any](kind string, inf cache.SharedIndexInformer, client func(ns string) typedClient[T],
-	spec func(T) *S, deepCopy func(T) T) HostKind[T] {
-	return HostKind[T]{
+func namespacedKind[T controller.HostObject, S any](kind string, inf cache.SharedIndexInformer, client func(ns string) typedClient[T],
+	spec func(T) *S, deepCopy func(T) T) controller.HostKind[T] {
+	return controller.HostKind[T]{
 		Kind:     kind,
 		Informer: inf,
 		Create: func(ctx context.Context, obj T) (T, error) {
-			return client(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			return client(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},
 		Get: func(ctx context.Context, namespace, name string) (T, error) {
 			return client(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
 		Update: func(ctx context.Context, obj T) (T, error) {
-			return client(obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+			return client(obj.GetNamespace()).Update(ctx, obj, metav1.UpdateOptions{FieldManager: controller.FieldManager})
 		},
 		Delete: func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
 			return client(namespace).Delete(ctx, name, opts)
@@ -47,18 +49,18 @@ func namespacedKind[T HostObject, S any](kind string, inf cache.SharedIndexInfor
 	}
 }
 
-// ResourceQuotas is the HostKind of the ResourceQuota of each host
+// newResourceQuotas is the host kind of the ResourceQuota of each host
 // namespace: its share of the tenant's compute quota.
-func (s *Sources) ResourceQuotas() HostKind[*corev1.ResourceQuota] {
+func newResourceQuotas(s *controller.Sources) controller.HostKind[*corev1.ResourceQuota] {
 	return namespacedKind("ResourceQuota", s.HostResourceQuotas,
 		func(ns string) typedClient[*corev1.ResourceQuota] { return s.Host.CoreV1().ResourceQuotas(ns) },
 		func(o *corev1.ResourceQuota) *corev1.ResourceQuotaSpec { return &o.Spec },
 		(*corev1.ResourceQuota).DeepCopy)
 }
 
-// LimitRanges is the HostKind of the LimitRange of each host namespace:
+// newLimitRanges is the host kind of the LimitRange of each host namespace:
 // the container defaults that make every pod count against the quota.
-func (s *Sources) LimitRanges() HostKind[*corev1.LimitRange] {
+func newLimitRanges(s *controller.Sources) controller.HostKind[*corev1.LimitRange] {
 	return namespacedKind("LimitRange", s.HostLimitRanges,
 		func(ns string) typedClient[*corev1.LimitRange] { return s.Host.CoreV1().LimitRanges(ns) },
 		func(o *corev1.LimitRange) *corev1.LimitRangeSpec { return &o.Spec },

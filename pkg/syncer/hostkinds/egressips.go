@@ -1,4 +1,4 @@
-package controller
+package hostkinds
 
 import (
 	"context"
@@ -12,24 +12,25 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
-// EgressIPs is the host kind of the EgressIPs the syncer makes (NAT
+// newEgressIPs is the host kind of the EgressIPs the syncer makes (NAT
 // gateways of Networks, FloatingIPs); the spec is all the syncer's.
-func (s *Sources) EgressIPs() HostKind[*egressipv1.EgressIP] {
+func newEgressIPs(s *controller.Sources) controller.HostKind[*egressipv1.EgressIP] {
 	client := s.HostEgressIP.K8sV1().EgressIPs()
-	return HostKind[*egressipv1.EgressIP]{
+	return controller.HostKind[*egressipv1.EgressIP]{
 		Kind:     "EgressIP",
 		Informer: s.HostEgressIPs,
-		Written:  s.written[s.HostEgressIPs],
+		Written:  s.WrittenOf(s.HostEgressIPs),
 		Create: func(ctx context.Context, obj *egressipv1.EgressIP) (*egressipv1.EgressIP, error) {
-			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},
 		Get: func(ctx context.Context, _, name string) (*egressipv1.EgressIP, error) {
 			return client.Get(ctx, name, metav1.GetOptions{})
 		},
 		Update: func(ctx context.Context, obj *egressipv1.EgressIP) (*egressipv1.EgressIP, error) {
-			return client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+			return client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: controller.FieldManager})
 		},
 		Delete: func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
 			return client.Delete(ctx, name, opts)
@@ -98,5 +99,5 @@ func SetEgressCondition(conditions *[]metav1.Condition, gen int64, egress *egres
 	if !assigned {
 		reason = ReasonEgressNotAssigned
 	}
-	return assigned, message, SetCondition(conditions, gen, tenant.ConditionEgressAssigned, assigned, reason, message)
+	return assigned, message, controller.SetCondition(conditions, gen, tenant.ConditionEgressAssigned, assigned, reason, message)
 }

@@ -1,4 +1,4 @@
-package tenant
+package onboarding
 
 import (
 	"context"
@@ -86,11 +86,11 @@ func (c *Controller) hostNamespaces(t *tenant.Tenant) []string {
 func (c *Controller) syncFlowSchema(ctx context.Context, t *tenant.Tenant) (string, error) {
 	marks := hostnames.Marks{Tenant: t.Name, TenantUID: t.UID, OwnerUID: t.UID, ChangedBy: hostnames.ChangedBy(t)}
 	if !c.FlowSchemas {
-		_, err := c.src.FlowSchemas().Remove(ctx, "", FlowSchemaName(t.Name), marks)
+		_, err := c.kinds.FlowSchemas.Remove(ctx, "", FlowSchemaName(t.Name), marks)
 		return "", err
 	}
 	want := FlowSchema(t, c.hostNamespaces(t))
-	got, err := c.src.FlowSchemas().Ensure(ctx, want, marks)
+	got, err := c.kinds.FlowSchemas.Ensure(ctx, want, marks)
 	if err != nil || got.Synced {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package controller
+package hostkinds
 
 import (
 	"context"
@@ -6,25 +6,27 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
-// RoleBindings is the host kind of the RoleBindings the syncer makes in
+// newRoleBindings is the host kind of the RoleBindings the syncer makes in
 // host namespaces (a tenant's members); subjects are repaired, and a
 // binding whose roleRef changed (immutable) is replaced.
-func (s *Sources) RoleBindings() HostKind[*rbacv1.RoleBinding] {
+func newRoleBindings(s *controller.Sources) controller.HostKind[*rbacv1.RoleBinding] {
 	client := s.Host.RbacV1()
-	return HostKind[*rbacv1.RoleBinding]{
+	return controller.HostKind[*rbacv1.RoleBinding]{
 		Kind:     "RoleBinding",
 		Informer: s.HostRoleBindings,
-		Written:  s.written[s.HostRoleBindings],
+		Written:  s.WrittenOf(s.HostRoleBindings),
 		Create: func(ctx context.Context, obj *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
-			return client.RoleBindings(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			return client.RoleBindings(obj.Namespace).Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},
 		Get: func(ctx context.Context, namespace, name string) (*rbacv1.RoleBinding, error) {
 			return client.RoleBindings(namespace).Get(ctx, name, metav1.GetOptions{})
 		},
 		Update: func(ctx context.Context, obj *rbacv1.RoleBinding) (*rbacv1.RoleBinding, error) {
-			return client.RoleBindings(obj.Namespace).Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+			return client.RoleBindings(obj.Namespace).Update(ctx, obj, metav1.UpdateOptions{FieldManager: controller.FieldManager})
 		},
 		Delete: func(ctx context.Context, namespace, name string, opts metav1.DeleteOptions) error {
 			return client.RoleBindings(namespace).Delete(ctx, name, opts)

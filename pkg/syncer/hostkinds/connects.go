@@ -1,4 +1,4 @@
-package controller
+package hostkinds
 
 import (
 	"slices"
@@ -6,14 +6,20 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
-// ClusterNetworkConnectKind is the host kind of the ClusterNetworkConnects
+// ClusterNetworkConnects is the host kind of the ClusterNetworkConnects
 // the syncer makes, whose spec compares in its typed form spec. Their
 // connect subnets cannot change on the host: a connect whose subnets
 // differ is replaced.
-func (s *Sources) ClusterNetworkConnectKind(spec interface{}) HostKind[*unstructured.Unstructured] {
-	k := s.dynamicKind(ClusterNetworkConnects, "ClusterNetworkConnect", s.HostClusterNetworkConnects, spec)
+func (c *Catalogue) ClusterNetworkConnects(spec interface{}) controller.HostKind[*unstructured.Unstructured] {
+	return withSpec(c.connects, spec)
+}
+
+func newClusterNetworkConnects(s *controller.Sources) controller.HostKind[*unstructured.Unstructured] {
+	k := dynamicKind(s, controller.ClusterNetworkConnects, "ClusterNetworkConnect", s.HostClusterNetworkConnects)
 	k.Replace = func(have, want *unstructured.Unstructured) bool {
 		h, _, _ := unstructured.NestedFieldNoCopy(have.Object, "spec", "connectSubnets")
 		w, _, _ := unstructured.NestedFieldNoCopy(want.Object, "spec", "connectSubnets")
@@ -22,11 +28,11 @@ func (s *Sources) ClusterNetworkConnectKind(spec interface{}) HostKind[*unstruct
 	return k
 }
 
-// AliasServices is the host kind of the alias Services of provider
+// newAliasServices is the host kind of the alias Services of provider
 // services in tenants' host namespaces: ExternalName Services. What the
 // syncer owns of them: the type, the external name and the ports.
-func (s *Sources) AliasServices() HostKind[*corev1.Service] {
-	k := s.Services()
+func newAliasServices(s *controller.Sources) controller.HostKind[*corev1.Service] {
+	k := newServices(s)
 	k.Kind = "alias Service"
 	k.Matches = func(have, want *corev1.Service) bool {
 		return have.Spec.Type == want.Spec.Type && have.Spec.ExternalName == want.Spec.ExternalName &&

@@ -1,4 +1,4 @@
-package tenant
+package onboarding
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 )
 
 // metallbObject is one MetalLB object of a tenant: what it should be, or
@@ -68,12 +69,12 @@ func (c *Controller) syncMetalLB(ctx context.Context, t *tenant.Tenant, hostName
 // for (an object of the name being deleted).
 func (c *Controller) ensureMetalLB(ctx context.Context, o metallbObject, name string, marks hostnames.Marks) (string, error) {
 	ns := c.src.MetalLBNamespace
-	kind := c.src.MetalLBKind(o.gvr, o.kind, o.spec)
+	kind := c.kinds.MetalLB(o.gvr, o.kind, o.spec)
 	if o.spec == nil {
 		_, err := kind.Remove(ctx, ns, name, marks)
 		return "", err
 	}
-	want, err := controller.NewMetalLBObject(o.gvr, o.kind, ns, name, o.spec)
+	want, err := hostkinds.NewMetalLBObject(o.gvr, o.kind, ns, name, o.spec)
 	if err != nil {
 		return "", err
 	}

@@ -1,4 +1,4 @@
-package tenant
+package onboarding
 
 import (
 	"context"
@@ -23,8 +23,8 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
-	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
+	"tenant.io/tenant-apiserver/pkg/syncer/quotausage"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -32,65 +32,52 @@ import (
 // process (a tenant's Namespace "default"), for audit and managed fields.
 var SyncerUser = &user.DefaultInfo{Name: "system:tenant-apiserver:syncer"}
 
-func (c *Controller) reconcile(ctx context.Context, key queue.Key) error {
-	obj, exists, err := c.src.Tenants.GetStore().GetByKey(key.Tenant)
-	if err != nil || !exists {
-		return err
-	}
-	// The status this controller last wrote, when the informer is behind it.
-	t := c.src.WrittenOf(c.src.Tenants).Latest(key.Tenant, obj).(*tenant.Tenant)
-	ctx = klog.NewContext(ctx, klog.FromContext(ctx).WithValues("tenant", t.Name))
-	if t.DeletionTimestamp != nil {
-		return c.offboard(ctx, t)
-	}
-	if !hasFinalizer(t) {
-		return c.onboard(ctx, t)
-	}
+// outcome is what a sync of a Tenant found.
+type outcome = controller.Outcome[struct{}]
 
-	var problems []string
-	if err := c.src.Health.Err(); err != nil {
-		return c.setStatus(ctx, t, false, controller.ReasonHostUnreachable, err.Error())
+// prepare onboards a Tenant that is not yet, and offboards one being
+// deleted; either is all its reconcile does.
+func (c *Controller) prepare(ctx context.Context, t *tenant.Tenant) (bool, error) {
+	switch {
+	case t.DeletionTimestamp != nil:
+		return true, c.offboard(ctx, t)
+	case !hasFinalizer(t):
+		return true, c.onboard(ctx, t)
 	}
+	return false, nil
+}
+
+// gone leaves what a Tenant that no longer exists had on the host: its
+// finalizer kept it until offboarding removed it all, and the checker
+// removes what one deleted otherwise left.
+func (c *Controller) gone(context.Context, *tenant.Tenant, queue.Key) error { return nil }
+
+// sync makes the host objects of onboarded Tenant t match, and reports
+// what is missing; a Namespace created moments ago has t looked at again
+// once it should have been synced.
+func (c *Controller) sync(ctx context.Context, _ *tenant.Tenant, t *tenant.Tenant, _ queue.Key) (outcome, error) {
+	var problems []string
 	pending, recheck := c.pendingNamespaces(t, time.Now())
 	problems = append(problems, pending...)
 	problems = append(problems, c.networks(t)...)
 	metallbProblems, err := c.syncMetalLB(ctx, t, c.poolNamespaces(t))
 	if err != nil {
-		return c.failed(ctx, t, err)
+		return outcome{}, err
 	}
 	problems = append(problems, metallbProblems...)
 	flowProblem, err := c.syncFlowSchema(ctx, t)
 	if err != nil {
-		return c.failed(ctx, t, fmt.Errorf("FlowSchema %s: %w", FlowSchemaName(t.Name), err))
+		return outcome{}, fmt.Errorf("FlowSchema %s: %w", FlowSchemaName(t.Name), err)
 	}
 	if flowProblem != "" {
 		problems = append(problems, flowProblem)
 	}
 	if len(problems) > 0 {
-		return c.setStatus(ctx, t, false, controller.ReasonHostObjectsMissing, summarize(problems))
+		return outcome{Reason: controller.ReasonHostObjectsMissing, Message: summarize(problems)}, nil
 	}
 	// No counts in the message: it would change, and be written, with
 	// every Namespace the tenant creates.
-	if err := c.setStatus(ctx, t, true, controller.ReasonSynced, syncedMessage); err != nil {
-		return err
-	}
-	if recheck > 0 {
-		return controller.Requeue(recheck, "new Namespaces wait for their first sync")
-	}
-	return nil
-}
-
-// failed records a host write that failed in the Tenant's conditions
-// (HostUnreachable or HostError) and returns err, for a retry.
-func (c *Controller) failed(ctx context.Context, t *tenant.Tenant, err error) error {
-	reason := controller.ReasonHostError
-	if controller.Unreachable(err) {
-		reason = controller.ReasonHostUnreachable
-	}
-	if serr := c.setStatus(ctx, t, false, reason, err.Error()); serr != nil {
-		return serr
-	}
-	return err
+	return outcome{Synced: true, Reason: controller.ReasonSynced, Message: syncedMessage, RequeueAfter: recheck}, nil
 }
 
 // syncedMessage is the message of a Tenant's HostSynced and Ready
@@ -147,7 +134,7 @@ func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
 		Spec:       tenant.NamespaceSpec{Network: tenant.DefaultNetwork},
 	}
 	for _, d := range []struct {
-		storage controller.Kind
+		storage controller.KindStorage
 		obj     runtime.Object
 	}{{c.src.Storage.Networks, network}, {c.src.Storage.Namespaces, ns}} {
 		_, err := d.storage.Create.Create(asTenant, d.obj, rest.ValidateAllObjectFunc, &metav1.CreateOptions{FieldManager: controller.FieldManager})
@@ -294,16 +281,22 @@ func (c *Controller) networks(t *tenant.Tenant) []string {
 	return pending
 }
 
-// setStatus records the Tenant's phase, HostSynced and Ready conditions,
+// setStatus records out in the Tenant's status (see tenantStatus).
+func (c *Controller) setStatus(_ *tenant.Tenant, _ queue.Key, t *tenant.Tenant, out outcome) func(*tenant.Tenant) bool {
+	return c.tenantStatus(t, out.Synced, out.Reason, out.Message)
+}
+
+// writeStatus writes the Tenant's status outside a sync (offboarding).
+func (c *Controller) writeStatus(ctx context.Context, t *tenant.Tenant, synced bool, reason, message string) error {
+	return c.status.Write(ctx, "", "", t, c.tenantStatus(t, synced, reason, message))
+}
+
+// tenantStatus sets the Tenant's phase, HostSynced and Ready conditions,
 // and the compute its workloads use (status.usage.compute, from the
 // host ResourceQuotas).
-func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced bool, reason, message string) error {
-	usage := namespace.UsageOf(c.src, t)
-	mutate := func(obj runtime.Object) bool {
-		live := obj.(*tenant.Tenant)
-		if live.UID != t.UID {
-			return false
-		}
+func (c *Controller) tenantStatus(t *tenant.Tenant, synced bool, reason, message string) func(*tenant.Tenant) bool {
+	usage := quotausage.Of(c.src, t)
+	return func(live *tenant.Tenant) bool {
 		s := &live.Status
 		changed := controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionHostSynced, synced, reason, message)
 		allocated := meta.IsStatusConditionTrue(s.Conditions, tenant.ConditionAddressesAllocated)
@@ -344,10 +337,6 @@ func (c *Controller) setStatus(ctx context.Context, t *tenant.Tenant, synced boo
 		}
 		return changed
 	}
-	if !mutate(t.DeepCopy()) {
-		return nil // as cached: no read of the storage
-	}
-	return controller.UpdateStatus(ctx, c.src.Storage.Tenants.Status, c.src.WrittenOf(c.src.Tenants), "", "", t.Name, mutate)
 }
 
 // ours are the tenant's host objects in an informer: made for this Tenant

@@ -1,4 +1,4 @@
-package tenant
+package onboarding
 
 import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"

@@ -1,4 +1,4 @@
-package controller
+package hostkinds
 
 import (
 	"context"
@@ -10,33 +10,35 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
 
 // hostNamespaceKind names host namespaces in messages, apart from tenant
 // Namespaces.
 const hostNamespaceKind = "host namespace"
 
-// HostNamespaceKind is the host kind of the host namespaces the syncer makes
+// newHostNamespaces is the host kind of the host namespaces the syncer makes
 // (tenant Namespaces). Only the labels and annotations the syncer wants
 // are its own: they are repaired, and those that others add (OpenShift's,
 // a provider's) are left.
-func (s *Sources) HostNamespaceKind() HostKind[*corev1.Namespace] {
+func newHostNamespaces(s *controller.Sources) controller.HostKind[*corev1.Namespace] {
 	client := s.Host.CoreV1().Namespaces()
-	return HostKind[*corev1.Namespace]{
-		Kind:     hostNamespaceKind,
-		Informer: s.HostNamespaces,
-		Written:  s.written[s.HostNamespaces],
+	return controller.HostKind[*corev1.Namespace]{
+		Kind:       hostNamespaceKind,
+		MetricKind: "Namespace",
+		Informer:   s.HostNamespaces,
+		Written:    s.WrittenOf(s.HostNamespaces),
 		Create: func(ctx context.Context, obj *corev1.Namespace) (*corev1.Namespace, error) {
-			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: FieldManager})
+			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},
 		Get: func(ctx context.Context, _, name string) (*corev1.Namespace, error) {
 			return client.Get(ctx, name, metav1.GetOptions{})
 		},
 		Update: func(ctx context.Context, obj *corev1.Namespace) (*corev1.Namespace, error) {
-			return client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: FieldManager})
+			return client.Update(ctx, obj, metav1.UpdateOptions{FieldManager: controller.FieldManager})
 		},
 		Delete: func(ctx context.Context, _, name string, opts metav1.DeleteOptions) error {
-			return s.deleteHostNamespace(ctx, name, opts)
+			return deleteHostNamespace(ctx, s, name, opts)
 		},
 		Matches: func(have, want *corev1.Namespace) bool {
 			return hasAll(have.Labels, want.Labels) && hasAll(have.Annotations, want.Annotations)
@@ -107,7 +109,7 @@ const (
 // hostnames.DetachedAnnotation) and returns a RequeueError; a call while
 // the attachment is still there, within DetachTimeout, returns one too;
 // any other call deletes the namespace.
-func (s *Sources) deleteHostNamespace(ctx context.Context, name string, opts metav1.DeleteOptions) error {
+func deleteHostNamespace(ctx context.Context, s *controller.Sources, name string, opts metav1.DeleteOptions) error {
 	client := s.Host.CoreV1().Namespaces()
 	obj, exists, err := s.HostNamespaces.GetStore().GetByKey(name)
 	if err != nil {
@@ -118,22 +120,22 @@ func (s *Sources) deleteHostNamespace(ctx context.Context, name string, opts met
 		if opts.Preconditions != nil && opts.Preconditions.UID != nil && *opts.Preconditions.UID != ns.UID {
 			return client.Delete(ctx, name, opts) // not this one: the server answers
 		}
-		if cudn := ns.Labels[hostnames.HostNetworkLabel]; cudn != "" && s.renderedInto(name, cudn) {
+		if cudn := ns.Labels[hostnames.HostNetworkLabel]; cudn != "" && renderedInto(s, name, cudn) {
 			detached := ns.DeepCopy()
 			delete(detached.Labels, hostnames.HostNetworkLabel)
 			if detached.Annotations == nil {
 				detached.Annotations = map[string]string{}
 			}
 			detached.Annotations[hostnames.DetachedAnnotation] = cudn + " " + time.Now().UTC().Format(time.RFC3339)
-			if _, err := client.Update(ctx, detached, metav1.UpdateOptions{FieldManager: FieldManager}); err != nil {
+			if _, err := client.Update(ctx, detached, metav1.UpdateOptions{FieldManager: controller.FieldManager}); err != nil {
 				return err
 			}
 			klog.FromContext(ctx).Info("Detached host namespace from its network before deleting it", "hostNamespace", name, "network", cudn)
-			return Requeue(detachRecheck, "host namespace %s is detached from network %s before it is deleted", name, cudn)
+			return controller.Requeue(detachRecheck, "host namespace %s is detached from network %s before it is deleted", name, cudn)
 		}
-		if cudn, at, ok := detachedFrom(ns); ok && s.renderedInto(name, cudn) {
+		if cudn, at, ok := detachedFrom(ns); ok && renderedInto(s, name, cudn) {
 			if left := DetachTimeout - time.Since(at); left > 0 {
-				return Requeue(min(left, detachRecheck), "host namespace %s waits for OVN-Kubernetes to remove its attachment to network %s", name, cudn)
+				return controller.Requeue(min(left, detachRecheck), "host namespace %s waits for OVN-Kubernetes to remove its attachment to network %s", name, cudn)
 			}
 			klog.FromContext(ctx).Info("Deleting host namespace still attached to its network", "hostNamespace", name, "network", cudn, "detachedFor", DetachTimeout)
 		}
@@ -153,7 +155,7 @@ func detachedFrom(ns *corev1.Namespace) (cudn string, at time.Time, ok bool) {
 
 // renderedInto says whether OVN-Kubernetes' attachment of network cudn is
 // in namespace ns, being deleted or not.
-func (s *Sources) renderedInto(ns, cudn string) bool {
+func renderedInto(s *controller.Sources, ns, cudn string) bool {
 	_, exists, err := s.HostNetworkAttachments.GetStore().GetByKey(ns + "/" + cudn)
 	return err == nil && exists
 }

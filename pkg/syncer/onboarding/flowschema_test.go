@@ -1,4 +1,4 @@
-package tenant
+package onboarding
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 )
 
 // TestSyncFlowSchema: a tenant's FlowSchema names its members, its host
@@ -23,7 +24,7 @@ import (
 // syncer did not make is left alone and reported.
 func TestSyncFlowSchema(t *testing.T) {
 	src, f := controllertest.NewSources(t)
-	c, err := New(src, AdvertiseL2)
+	c, err := New(src, hostkinds.New(src), AdvertiseL2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,57 @@
+package controller
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+)
+
+// ByTenant is the index of objects by their tenant.io/tenant label, on
+// every informer of Sources.
+const ByTenant = "tenant"
+
+func indexByTenant(obj interface{}) ([]string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, err
+	}
+	if t := m.GetLabels()[hostnames.TenantLabel]; t != "" {
+		return []string{t}, nil
+	}
+	return nil, nil
+}
+
+// ByVRF is the index of VRFPeerings by status.vrf, and of BGPSessionStates
+// by the VRF of their session.
+const ByVRF = "vrf"
+
+func indexByVRF(obj interface{}) ([]string, error) {
+	vrf := ""
+	switch o := obj.(type) {
+	case *tenant.VRFPeering:
+		vrf = o.Status.VRF
+	case *unstructured.Unstructured:
+		vrf, _, _ = unstructured.NestedString(o.Object, "status", "vrf")
+	}
+	if vrf == "" {
+		return nil, nil
+	}
+	return []string{vrf}, nil
+}
+
+// indexBySpecTenant indexes VRFPeerings by the tenant they name.
+func indexBySpecTenant(obj interface{}) ([]string, error) {
+	if p, ok := obj.(*tenant.VRFPeering); ok && p.Spec.Tenant != "" {
+		return []string{p.Spec.Tenant}, nil
+	}
+	return nil, nil
+}
+
+// SharedNamespaces prepares inf, a process-wide informer of every host
+// namespace that is not started yet, for HostClients.Namespaces.
+func SharedNamespaces(inf cache.SharedIndexInformer) error {
+	return inf.AddIndexers(cache.Indexers{ByTenant: indexByTenant})
+}
