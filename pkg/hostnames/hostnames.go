@@ -106,7 +106,7 @@ const (
 	// DetachedAnnotation on a host namespace being removed holds the
 	// network it was detached from and when ("<cudn> <RFC 3339 time>"):
 	// the syncer deletes it once OVN-Kubernetes has removed the network's
-	// attachment there (see controller.HostNamespaceKind).
+	// attachment there (see the host namespaces of pkg/syncer/hostkinds).
 	DetachedAnnotation = KindLabelPrefix + "detached"
 
 	// PodLabel is the label the syncer puts on the Pod a FloatingIP
