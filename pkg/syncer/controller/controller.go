@@ -104,6 +104,23 @@ func OnEvery(f func(obj interface{})) cache.ResourceEventHandlerFuncs {
 	return cache.ResourceEventHandlerFuncs{AddFunc: f, UpdateFunc: func(_, obj interface{}) { f(obj) }, DeleteFunc: f}
 }
 
+// OnChange returns the event handlers that call enqueue on every add and
+// delete of an informer's objects, of type T, and on the updates for which
+// changed(old, new) says that something the controller reads changed.
+func OnChange[T any](enqueue func(obj interface{}), changed func(old, obj T) bool) cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: enqueue,
+		UpdateFunc: func(old, obj interface{}) {
+			o, okOld := old.(T)
+			n, okNew := obj.(T)
+			if okOld && okNew && changed(o, n) {
+				enqueue(obj)
+			}
+		},
+		DeleteFunc: enqueue,
+	}
+}
+
 // Idle says whether no key waits (in the queue, or in a pass not queued
 // yet) and none is being reconciled (keys waiting for a retry delay do not
 // count).

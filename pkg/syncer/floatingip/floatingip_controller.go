@@ -128,17 +128,9 @@ func (c *Controller) targetHandler(kind tenant.FloatingIPTargetKind, nameOf func
 			c.keys.Enqueue(f)
 		}
 	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueue,
-		UpdateFunc: func(old, obj interface{}) {
-			o, errOld := meta.Accessor(old)
-			n, errNew := meta.Accessor(obj)
-			if errOld == nil && errNew == nil && (o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil) {
-				enqueue(obj)
-			}
-		},
-		DeleteFunc: enqueue,
-	}
+	return controller.OnChange(enqueue, func(o, n metav1.Object) bool {
+		return (o.GetDeletionTimestamp() == nil) != (n.GetDeletionTimestamp() == nil)
+	})
 }
 
 // EnqueueAll queues every tenant FloatingIP.

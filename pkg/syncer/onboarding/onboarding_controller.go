@@ -60,15 +60,9 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertis
 		kinds.MetalLB(controller.L2Advertisements, metalLBKinds[controller.L2Advertisements], nil).Objects(),
 		kinds.MetalLB(controller.BGPAdvertisements, metalLBKinds[controller.BGPAdvertisements], nil).Objects(),
 		kinds.FlowSchemas.Objects())
-	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueTenant,
-		UpdateFunc: func(old, obj interface{}) {
-			if !onlyUsageChanged(old.(*tenant.Tenant), obj.(*tenant.Tenant)) {
-				c.enqueueTenant(obj)
-			}
-		},
-		DeleteFunc: c.enqueueTenant,
-	}); err != nil {
+	if err := c.Watch(src.Tenants, controller.OnChange(c.enqueueTenant, func(o, n *tenant.Tenant) bool {
+		return !onlyUsageChanged(o, n)
+	})); err != nil {
 		return nil, err
 	}
 	// A tenant's Namespaces make up its pool's namespaces and its
@@ -76,29 +70,16 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertis
 	byLabel := controller.OnEvery(c.enqueueLabelled)
 	// Of a tenant Namespace's updates, only a change of its HostSynced
 	// condition or its deletion matter to the Tenant.
-	if err := c.Watch(src.Namespaces, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueLabelled,
-		UpdateFunc: func(old, obj interface{}) {
-			o, n := old.(*tenant.Namespace), obj.(*tenant.Namespace)
-			if hostSynced(o) != hostSynced(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
-				c.enqueueLabelled(obj)
-			}
-		},
-		DeleteFunc: c.enqueueLabelled,
-	}); err != nil {
+	if err := c.Watch(src.Namespaces, controller.OnChange(c.enqueueLabelled, func(o, n *tenant.Namespace) bool {
+		return hostSynced(o) != hostSynced(n) || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+	})); err != nil {
 		return nil, err
 	}
 	// Of a Network's updates, only a change of its HostSynced condition
 	// (or of the generation it describes) matters to the Tenant.
-	if err := c.Watch(src.Networks, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueLabelled,
-		UpdateFunc: func(old, obj interface{}) {
-			if networkSynced(old.(*tenant.Network)) != networkSynced(obj.(*tenant.Network)) {
-				c.enqueueLabelled(obj)
-			}
-		},
-		DeleteFunc: c.enqueueLabelled,
-	}); err != nil {
+	if err := c.Watch(src.Networks, controller.OnChange(c.enqueueLabelled, func(o, n *tenant.Network) bool {
+		return networkSynced(o) != networkSynced(n)
+	})); err != nil {
 		return nil, err
 	}
 	// The namespaces that hold LoadBalancers and FloatingIPs are the ones

@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -86,52 +85,25 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, clusterDomain stri
 		}
 	})
 
-	if err := c.Watch(src.ProviderServices, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueService,
-		UpdateFunc: func(old, obj interface{}) {
-			o, n := old.(*tenant.ProviderService), obj.(*tenant.ProviderService)
-			if o.Generation != n.Generation || !reflect.DeepEqual(o.Status.Offers, n.Status.Offers) {
-				c.enqueueService(obj)
-			}
-		},
-		DeleteFunc: c.enqueueService,
-	}); err != nil {
+	if err := c.Watch(src.ProviderServices, controller.OnChange(c.enqueueService, func(o, n *tenant.ProviderService) bool {
+		return o.Generation != n.Generation || !reflect.DeepEqual(o.Status.Offers, n.Status.Offers)
+	})); err != nil {
 		return nil, err
 	}
-	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueTenantObject,
-		UpdateFunc: func(old, obj interface{}) {
-			o, n := old.(*tenant.Tenant), obj.(*tenant.Tenant)
-			if o.UID != n.UID || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil) {
-				c.enqueueTenantObject(obj)
-			}
-		},
-		DeleteFunc: c.enqueueTenantObject,
-	}); err != nil {
+	if err := c.Watch(src.Tenants, controller.OnChange(c.enqueueTenantObject, func(o, n *tenant.Tenant) bool {
+		return o.UID != n.UID || (o.DeletionTimestamp == nil) != (n.DeletionTimestamp == nil)
+	})); err != nil {
 		return nil, err
 	}
 	// A tenant's host namespaces hold the aliases, its networks are connected.
-	if err := c.Watch(src.Namespaces, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueNamespace,
-		UpdateFunc: func(old, obj interface{}) {
-			o, n := old.(*tenant.Namespace), obj.(*tenant.Namespace)
-			if o.Status.HostNamespace != n.Status.HostNamespace || o.Status.Phase != n.Status.Phase {
-				c.enqueueNamespace(obj)
-			}
-		},
-		DeleteFunc: c.enqueueNamespace,
-	}); err != nil {
+	if err := c.Watch(src.Namespaces, controller.OnChange(c.enqueueNamespace, func(o, n *tenant.Namespace) bool {
+		return o.Status.HostNamespace != n.Status.HostNamespace || o.Status.Phase != n.Status.Phase
+	})); err != nil {
 		return nil, err
 	}
-	if err := c.Watch(src.Networks, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueOwner,
-		UpdateFunc: func(old, obj interface{}) {
-			if old.(*tenant.Network).Status.HostNetwork != obj.(*tenant.Network).Status.HostNetwork {
-				c.enqueueOwner(obj)
-			}
-		},
-		DeleteFunc: c.enqueueOwner,
-	}); err != nil {
+	if err := c.Watch(src.Networks, controller.OnChange(c.enqueueOwner, func(o, n *tenant.Network) bool {
+		return o.Status.HostNetwork != n.Status.HostNetwork
+	})); err != nil {
 		return nil, err
 	}
 	// Drift or deletion of a connection or an alias, a host namespace

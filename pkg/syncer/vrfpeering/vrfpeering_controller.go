@@ -6,7 +6,6 @@ import (
 	frrv1beta1 "github.com/metallb/frr-k8s/api/v1beta1"
 	rav1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/routeadvertisements/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -60,27 +59,14 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, erro
 	}
 	// The peered Network: its subnets (the default advertisement), its
 	// departure or a new one of the same name.
-	if err := c.Watch(src.Networks, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueueNetwork,
-		UpdateFunc: func(old, obj interface{}) {
-			o, n := old.(*tenant.Network), obj.(*tenant.Network)
-			if o.UID != n.UID || !reflect.DeepEqual(o.Spec.Subnets, n.Spec.Subnets) {
-				c.enqueueNetwork(obj)
-			}
-		},
-		DeleteFunc: c.enqueueNetwork,
-	}); err != nil {
+	if err := c.Watch(src.Networks, controller.OnChange(c.enqueueNetwork, func(o, n *tenant.Network) bool {
+		return o.UID != n.UID || !reflect.DeepEqual(o.Spec.Subnets, n.Spec.Subnets)
+	})); err != nil {
 		return nil, err
 	}
-	if err := c.Watch(src.Tenants, cache.ResourceEventHandlerFuncs{
-		AddFunc: c.keys.EnqueueTenantOf,
-		UpdateFunc: func(old, obj interface{}) {
-			if old.(*tenant.Tenant).UID != obj.(*tenant.Tenant).UID {
-				c.keys.EnqueueTenantOf(obj)
-			}
-		},
-		DeleteFunc: c.keys.EnqueueTenantOf,
-	}); err != nil {
+	if err := c.Watch(src.Tenants, controller.OnChange(c.keys.EnqueueTenantOf, func(o, n *tenant.Tenant) bool {
+		return o.UID != n.UID
+	})); err != nil {
 		return nil, err
 	}
 	// Drift or deletion of a host object, OVN-Kubernetes' verdict on the
