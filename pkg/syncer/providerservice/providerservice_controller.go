@@ -68,7 +68,7 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, clusterDomain stri
 	c := &Controller{src: src, kinds: kinds, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}, resolved: sets.New[string]()}
 	c.namespaces = controller.StatusWriter[*tenant.Namespace]{Store: src.Storage.Namespaces.Status, Written: src.WrittenOf(src.Namespaces), Probe: namespaceProbe}
 	c.reconcile = (&controller.Reconciler[*tenant.ProviderService, *offer]{
-		Kind: "providerservice", Tenants: src.Tenants, Objects: src.ProviderServices, Status: controller.StatusWriter[*tenant.ProviderService]{Store: src.Storage.ProviderServices.Status}, Health: src.Health, ProviderObjects: true,
+		Kind: "providerservice", Tenants: src.Tenants, Objects: src.ProviderServices, Status: controller.StatusWriter[*tenant.ProviderService]{Store: src.Storage.ProviderServices.Status, Written: src.WrittenOf(src.ProviderServices)}, Health: src.Health, ProviderObjects: true,
 		SyncTenant: c.syncTenant, Sync: c.syncService, Remove: c.removeService, SetStatus: c.setStatus, AfterStatus: c.releaseNetworksAfter,
 		KeepStatusOnError: true,
 	}).Reconcile

@@ -32,7 +32,7 @@ type Controller struct {
 func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
 	c := &Controller{src: src, kinds: kinds}
 	c.reconcile = (&controller.Reconciler[*tenant.VRFPeering, *rav1.RouteAdvertisements]{
-		Kind: "vrfpeering", Tenants: src.Tenants, Objects: src.VRFPeerings, Status: controller.StatusWriter[*tenant.VRFPeering]{Store: src.Storage.VRFPeerings.Status}, Health: src.Health, ProviderObjects: true,
+		Kind: "vrfpeering", Tenants: src.Tenants, Objects: src.VRFPeerings, Status: controller.StatusWriter[*tenant.VRFPeering]{Store: src.Storage.VRFPeerings.Status, Written: src.WrittenOf(src.VRFPeerings)}, Health: src.Health, ProviderObjects: true,
 		Bound: c.bound, RemoveOrphan: c.removeOrphan, Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
 		Recheck: recheck,
 	}).Reconcile
