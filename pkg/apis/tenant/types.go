@@ -97,7 +97,20 @@ type TenantSpec struct {
 	// priorityClasses are the host PriorityClasses the tenant's pods and VMs
 	// may name, besides the cluster's default class.
 	PriorityClasses []string
+	// isolation is Hard or Soft: with Hard, the tenant's pods resolve
+	// names through the provider's tenant DNS, which answers the tenant's
+	// own names only.
+	Isolation TenantIsolation
 }
+
+// TenantIsolation is how far a tenant is isolated from the others.
+type TenantIsolation string
+
+// The isolation levels of a tenant.
+const (
+	TenantIsolationSoft TenantIsolation = "Soft"
+	TenantIsolationHard TenantIsolation = "Hard"
+)
 
 // TenantPodSecurity is the Pod Security Standard of a tenant's host namespaces.
 type TenantPodSecurity struct {

@@ -25,6 +25,12 @@ func Funcs(codecs runtimeserializer.CodecFactory) []interface{} {
 			defaultInt32(&q.FloatingIPs, v1alpha1.DefaultQuotaFloatingIPs)
 			defaultInt32(&q.LoadBalancers, v1alpha1.DefaultQuotaLoadBalancers)
 		},
+		func(s *tenant.TenantSpec, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.Isolation == "" {
+				s.Isolation = tenant.TenantIsolationSoft
+			}
+		},
 		func(p *tenant.TenantPodSecurity, c randfill.Continue) {
 			c.FillNoCustom(p)
 			if p.Level == "" {

@@ -46,6 +46,13 @@ func SetDefaults_TenantPodSecurity(obj *TenantPodSecurity) {
 	}
 }
 
+// SetDefaults_TenantSpec makes Soft the isolation of a tenant that names none.
+func SetDefaults_TenantSpec(obj *TenantSpec) {
+	if obj.Isolation == "" {
+		obj.Isolation = TenantIsolationSoft
+	}
+}
+
 // SetDefaults_NamespaceSpec attaches a Namespace to the tenant's default Network.
 func SetDefaults_NamespaceSpec(obj *NamespaceSpec) {
 	if obj.Network == "" {

@@ -90,7 +90,37 @@ type TenantSpec struct {
 	// +optional
 	// +listType=set
 	PriorityClasses []string `json:"priorityClasses,omitempty"`
+	// isolation is how far the tenant is isolated from the others. Its
+	// networks are isolated either way. "Hard" also isolates its name
+	// lookups: every pod of the tenant resolves names through the
+	// provider's tenant DNS server, which answers the tenant's own
+	// Services by the namespace names the tenant sees, the provider
+	// services offered to it, and names outside the cluster, and answers
+	// anything of another tenant as a name that does not exist. "Soft"
+	// (the default) keeps the cluster's DNS: the tenant's pods resolve
+	// host names (<service>.<host namespace>.svc), and other tenants'
+	// Services can be looked up by name. Soft is the default because Hard
+	// changes how every pod of the tenant resolves names, and needs the
+	// provider to run the tenant DNS server (a Hard tenant is refused
+	// when this server was not told its address). A change applies to
+	// pods created afterwards.
+	// +optional
+	Isolation TenantIsolation `json:"isolation,omitempty"`
 }
+
+// TenantIsolation is how far a tenant is isolated from the others.
+// +enum
+type TenantIsolation string
+
+// The isolation levels of a tenant.
+const (
+	// TenantIsolationSoft isolates the tenant's networks; its pods use the
+	// cluster's DNS.
+	TenantIsolationSoft TenantIsolation = "Soft"
+	// TenantIsolationHard isolates the tenant's networks and its name
+	// lookups (the tenant DNS server).
+	TenantIsolationHard TenantIsolation = "Hard"
+)
 
 // TenantPodSecurity is the Pod Security Standard of a tenant's host namespaces.
 type TenantPodSecurity struct {

@@ -1654,6 +1654,7 @@ func autoConvert_v1alpha1_TenantSpec_To_tenant_TenantSpec(in *TenantSpec, out *t
 		return err
 	}
 	out.PriorityClasses = *(*[]string)(unsafe.Pointer(&in.PriorityClasses))
+	out.Isolation = tenant.TenantIsolation(in.Isolation)
 	return nil
 }
 
@@ -1680,6 +1681,7 @@ func autoConvert_tenant_TenantSpec_To_v1alpha1_TenantSpec(in *tenant.TenantSpec,
 		return err
 	}
 	out.PriorityClasses = *(*[]string)(unsafe.Pointer(&in.PriorityClasses))
+	out.Isolation = TenantIsolation(in.Isolation)
 	return nil
 }
 

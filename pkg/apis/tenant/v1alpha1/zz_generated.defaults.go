@@ -95,6 +95,7 @@ func SetObjectDefaults_NetworkList(in *NetworkList) {
 }
 
 func SetObjectDefaults_Tenant(in *Tenant) {
+	SetDefaults_TenantSpec(&in.Spec)
 	SetDefaults_TenantQuota(&in.Spec.Quota)
 	SetDefaults_TenantPodSecurity(&in.Spec.PodSecurity)
 }

@@ -108,8 +108,11 @@ func validateTenantSpec(spec *tenant.TenantSpec, fldPath *field.Path) field.Erro
 	allErrs = append(allErrs, validateTenantQuota(&spec.Quota, fldPath.Child("quota"))...)
 	allErrs = append(allErrs, validatePodSecurityLevel(spec.PodSecurity.Level, fldPath.Child("podSecurity", "level"))...)
 	allErrs = append(allErrs, validatePriorityClasses(spec.PriorityClasses, fldPath.Child("priorityClasses"))...)
+	allErrs = append(allErrs, validateEnum(spec.Isolation, supportedIsolations, true, fldPath.Child("isolation"))...)
 	return allErrs
 }
+
+var supportedIsolations = []tenant.TenantIsolation{tenant.TenantIsolationSoft, tenant.TenantIsolationHard}
 
 // MaxPriorityClasses is how many PriorityClasses a tenant may be granted.
 const MaxPriorityClasses = 16

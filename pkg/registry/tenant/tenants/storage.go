@@ -59,6 +59,7 @@ var columns = []kindstore.Column[*tenant.Tenant]{
 	}},
 	{Name: "Public IPs", Type: "integer", Description: "Number of public IPv4 addresses asked for.", Cell: func(o *tenant.Tenant) interface{} { return int64(o.Spec.PublicIPs.Count) }},
 	{Name: "Pod Security", Type: "string", Priority: 1, Description: "Pod Security Standard enforced in the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return kindstore.OrNone(string(o.Spec.PodSecurity.Level)) }},
+	{Name: "Isolation", Type: "string", Priority: 1, Description: "Hard: the tenant's name lookups are isolated too (tenant DNS); Soft: its networks only.", Cell: func(o *tenant.Tenant) interface{} { return kindstore.OrNone(string(o.Spec.Isolation)) }},
 	{Name: "Namespace Prefix", Type: "string", Priority: 1, Description: "Prefix of the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return kindstore.OrNone(o.Status.NamespacePrefix) }},
 	{Name: "CPU", Type: "string", Description: "CPU requests used of the compute quota.", Cell: computeCell(corev1.ResourceRequestsCPU)},
 	{Name: "Memory", Type: "string", Description: "Memory requests used of the compute quota.", Cell: computeCell(corev1.ResourceRequestsMemory)},

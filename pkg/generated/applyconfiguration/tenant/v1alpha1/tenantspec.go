@@ -18,6 +18,10 @@ limitations under the License.
 
 package v1alpha1
 
+import (
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+)
+
 // TenantSpecApplyConfiguration represents a declarative configuration of the TenantSpec type for use
 // with apply.
 //
@@ -44,6 +48,21 @@ type TenantSpecApplyConfiguration struct {
 	// other. Empty: only the cluster's default. Classes named system-*
 	// belong to the cluster's own components and cannot be granted.
 	PriorityClasses []string `json:"priorityClasses,omitempty"`
+	// isolation is how far the tenant is isolated from the others. Its
+	// networks are isolated either way. "Hard" also isolates its name
+	// lookups: every pod of the tenant resolves names through the
+	// provider's tenant DNS server, which answers the tenant's own
+	// Services by the namespace names the tenant sees, the provider
+	// services offered to it, and names outside the cluster, and answers
+	// anything of another tenant as a name that does not exist. "Soft"
+	// (the default) keeps the cluster's DNS: the tenant's pods resolve
+	// host names (<service>.<host namespace>.svc), and other tenants'
+	// Services can be looked up by name. Soft is the default because Hard
+	// changes how every pod of the tenant resolves names, and needs the
+	// provider to run the tenant DNS server (a Hard tenant is refused
+	// when this server was not told its address). A change applies to
+	// pods created afterwards.
+	Isolation *tenantv1alpha1.TenantIsolation `json:"isolation,omitempty"`
 }
 
 // TenantSpecApplyConfiguration constructs a declarative configuration of the TenantSpec type for use with
@@ -107,5 +126,13 @@ func (b *TenantSpecApplyConfiguration) WithPriorityClasses(values ...string) *Te
 	for i := range values {
 		b.PriorityClasses = append(b.PriorityClasses, values[i])
 	}
+	return b
+}
+
+// WithIsolation sets the Isolation field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the Isolation field is set to the value of the last call.
+func (b *TenantSpecApplyConfiguration) WithIsolation(value tenantv1alpha1.TenantIsolation) *TenantSpecApplyConfiguration {
+	b.Isolation = &value
 	return b
 }
