@@ -86,6 +86,12 @@ const (
 	// OVN-Kubernetes renders from a user-defined network.
 	UDNRenderedLabel = "k8s.ovn.org/user-defined-network"
 
+	// IsolationLabel carries, on every host namespace of a tenant, the
+	// tenant's spec.isolation (Hard or Soft): tenant-dns answers a Hard
+	// tenant's pods from its own view and hides its names from everyone
+	// else's.
+	IsolationLabel = KindLabelPrefix + "isolation"
+
 	// PodSecurityEnforceLabel, PodSecurityAuditLabel and
 	// PodSecurityWarnLabel set the Pod Security Standard level that the
 	// host's Pod Security admission enforces, audits and warns about in a

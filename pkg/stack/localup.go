@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -21,6 +22,8 @@ func LocalOptions(repoRoot string) Options {
 		KubeconfigDir: filepath.Join(repoRoot, "_output", "kubeconfigs"),
 		Log:           os.Stderr,
 		Console:       true,
+		TenantDNS:     true,
+		PublicDNSZone: DemoPublicDNSZone,
 	}
 }
 
@@ -58,6 +61,10 @@ func RunLocal(ctx context.Context, out io.Writer, opts Options, hook func(contex
 	fmt.Fprintf(out, "  tenant users:    --kubeconfig %s (acme), %s (globex), %s (no tenant)\n",
 		relToCwd(s.KubeconfigPath("alice")), relToCwd(s.KubeconfigPath("bob")), relToCwd(s.KubeconfigPath("carol")))
 	fmt.Fprintf(out, "  or:              export KUBECONFIG=%s; kubectl get apiservice %s\n", s.KubeconfigPath(AdminUser), TenantAPIServiceName)
+	if addr := s.TenantDNSAddr(); addr != "" {
+		host, port, _ := net.SplitHostPort(addr)
+		fmt.Fprintf(out, "  tenant DNS:      dig @%s -p %s resolver.dev.svc.%s (from a Hard tenant's pod address; docs/dns.md)\n", host, port, ClusterDomain)
+	}
 	if url := s.ConsoleURL(); url != "" {
 		fmt.Fprintf(out, "  web console:     %s (certificate signed by %s)\n", url, relToCwd(s.ConsoleCAFile()))
 		fmt.Fprintf(out, "    sign in with the token of alice, bob or admin, e.g.: %s --kubeconfig %s config view --raw -o jsonpath='{.users[0].user.token}'\n",

@@ -68,6 +68,14 @@ type Options struct {
 	// Console runs the web console (cmd/tenant-console) too, over HTTPS
 	// on a loopback port, in front of the host kube-apiserver.
 	Console bool
+	// TenantDNS runs tenant-dns (cmd/tenant-dns) too, on a loopback port,
+	// once the tenant-apiserver is registered.
+	TenantDNS bool
+	// DNSUpstream is where tenant-dns forwards the names that are not the
+	// cluster's ("127.0.0.1:<port>"); empty: it forwards nothing.
+	DNSUpstream string
+	// PublicDNSZone is the provider's public DNS zone; empty: none.
+	PublicDNSZone string
 	// TenantEtcd gives the tenant-apiserver an etcd of its own, as
 	// installations do (docs/deploy.md), instead of the host's: then an
 	// outage of the one leaves the other up.
@@ -121,7 +129,9 @@ type Stack struct {
 
 	consolePort int
 
-	etcd, tenantEtcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console *process
+	dnsPort, dnsMetricsPort int
+
+	etcd, tenantEtcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console, tenantDNS *process
 	// The logical data path (ovn.go).
 	ovnNB, ovnSB, ovnNorthd, ovnkubeController *process
 	packets                                    *Packets
@@ -289,11 +299,14 @@ func (s *Stack) buildAsync(ctx context.Context, name string) chan buildResult {
 func (s *Stack) start(ctx context.Context) error {
 	// The tenant-apiserver's (and console's) build overlaps with the
 	// host's start.
-	var build, consoleBuild chan buildResult
+	var build, consoleBuild, dnsBuild chan buildResult
 	if !s.opts.SkipTenantAPIServer {
 		build = s.buildAsync(ctx, "tenant-apiserver")
 		if s.opts.Console {
 			consoleBuild = s.buildAsync(ctx, "tenant-console")
+		}
+		if s.opts.TenantDNS {
+			dnsBuild = s.buildAsync(ctx, "tenant-dns")
 		}
 	}
 
@@ -378,6 +391,20 @@ func (s *Stack) start(ctx context.Context) error {
 	if err := s.registerTenantAPIServer(ctx); err != nil {
 		return err
 	}
+	if s.opts.TenantDNS {
+		select {
+		case res = <-dnsBuild:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if res.err != nil {
+			return res.err
+		}
+		s.tenantDNS = &process{name: "tenant-dns", path: res.path, logPath: s.path("logs", "tenant-dns.log")}
+		if err := s.retryOnPortClash(ctx, s.startTenantDNS); err != nil {
+			return err
+		}
+	}
 	if !s.opts.Console {
 		return nil
 	}
@@ -426,7 +453,7 @@ func (s *Stack) Stop() error {
 	for _, r := range s.replicas {
 		procs = append(procs, r.proc)
 	}
-	for _, p := range append(procs, s.console, s.tenantAPIServer, s.ovnkubeController, s.ovnNorthd, s.ovnSB, s.ovnNB, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.tenantEtcd, s.etcd) {
+	for _, p := range append(procs, s.tenantDNS, s.console, s.tenantAPIServer, s.ovnkubeController, s.ovnNorthd, s.ovnSB, s.ovnNB, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.tenantEtcd, s.etcd) {
 		if p == nil {
 			continue
 		}

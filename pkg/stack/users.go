@@ -34,7 +34,8 @@ type User struct {
 
 // DefaultUsers returns the users of every stack: the provider admin, alice
 // (tenant acme), bob (tenant globex), carol (a tenant user of no tenant), the
-// tenant-apiserver's own service account and kube-controller-manager.
+// tenant-apiserver's own service account, kube-controller-manager and
+// tenant-dns's service account.
 func DefaultUsers() []User {
 	return []User{
 		{Name: AdminUser, Groups: []string{"system:masters"}},
@@ -43,6 +44,7 @@ func DefaultUsers() []User {
 		{Name: "carol"},
 		{Name: TenantAPIServerUser, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + TenantAPIServerNamespace, "system:authenticated"}},
 		{Name: KubeControllerManagerUser},
+		{Name: TenantDNSUser, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + TenantAPIServerNamespace, "system:authenticated"}},
 	}
 }
 

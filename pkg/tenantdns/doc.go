@@ -3,11 +3,14 @@
 // may know.
 //
 // The server tells who asks by the address a query comes from, as the
-// pod sent it: an address of a tenant's private block (IPAM never lets two
-// tenants' blocks overlap, and OVN-Kubernetes' port security drops a
-// pod's packet whose source is not the pod's own address), or the address
-// kubelet reports for a pod of a tenant's host namespace. A query from
-// anywhere else is the host's.
+// pod sent it: an address of one of a tenant's networks (the subnets of
+// its ClusterUserDefinedNetworks, carved from the tenant's block: IPAM
+// never lets two tenants' blocks overlap, and OVN-Kubernetes' port
+// security drops a pod's packet whose source is not the pod's own
+// address), or an address of a pod of a tenant's host namespace, as
+// kubelet reports it or OVN-Kubernetes annotates it. A query from anywhere
+// else is the host's. A tenant is Hard when the syncer says so on its host
+// namespaces (label tenant.io/isolation).
 //
 // A Hard tenant's query sees the tenant view: the tenant's Services by the
 // namespace names the tenant sees (web.dev.svc.<domain>) and by their host

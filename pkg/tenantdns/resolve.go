@@ -10,7 +10,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
@@ -64,66 +63,48 @@ func (r *Resolver) ViewOf(src netip.Addr) string {
 
 func (r *Resolver) viewOf(src netip.Addr) view {
 	src = src.Unmap()
-	if t := r.tenantOfBlock(src); t != nil {
-		return viewFor(t)
+	if t := r.tenantOfBlock(src); t != "" {
+		return r.viewFor(t)
 	}
 	if objs, _ := r.Store.Pods.ByIndex(byIP, src.String()); len(objs) > 0 {
 		pod := objs[0].(*corev1.Pod)
-		if t := r.tenantOfNamespace(pod.Namespace); t != nil {
-			return viewFor(t)
+		if obj, ok, _ := r.Store.Namespaces.GetByKey(pod.Namespace); ok {
+			if t := obj.(*corev1.Namespace).Labels[hostnames.TenantLabel]; t != "" {
+				return r.viewFor(t)
+			}
 		}
 	}
 	return view{}
 }
 
-func viewFor(t *v1alpha1.Tenant) view {
-	if t.Spec.Isolation == v1alpha1.TenantIsolationHard {
-		return view{tenant: t.Name}
+// viewFor is tenant t's view when it is Hard (its host namespaces say so),
+// else the host's.
+func (r *Resolver) viewFor(t string) view {
+	if objs, _ := r.Store.Namespaces.ByIndex(byHard, t); len(objs) > 0 {
+		return view{tenant: t}
 	}
 	return view{}
 }
 
-// tenantOfBlock is the tenant whose private block holds a, trying every
-// prefix length (blocks never overlap, so at most one matches).
-func (r *Resolver) tenantOfBlock(a netip.Addr) *v1alpha1.Tenant {
+// tenantOfBlock is the tenant one of whose networks' subnets holds a,
+// trying every prefix length (IPAM never lets two tenants' blocks overlap,
+// so at most one tenant matches).
+func (r *Resolver) tenantOfBlock(a netip.Addr) string {
 	if !a.Is4() {
-		return nil
+		return ""
 	}
 	for bits := 32; bits >= 8; bits-- {
 		p, _ := a.Prefix(bits)
-		if objs, _ := r.Store.Tenants.ByIndex(byBlock, p.String()); len(objs) > 0 {
-			return objs[0].(*v1alpha1.Tenant)
+		if objs, _ := r.Store.Networks.ByIndex(byBlock, p.String()); len(objs) > 0 {
+			return objs[0].(*unstructured.Unstructured).GetLabels()[hostnames.TenantLabel]
 		}
 	}
-	return nil
-}
-
-func (r *Resolver) tenantOfNamespace(hostNS string) *v1alpha1.Tenant {
-	obj, ok, _ := r.Store.Namespaces.GetByKey(hostNS)
-	if !ok {
-		return nil
-	}
-	t := obj.(*corev1.Namespace).Labels[hostnames.TenantLabel]
-	if t == "" {
-		return nil
-	}
-	tobj, ok, _ := r.Store.Tenants.GetByKey(t)
-	if !ok {
-		return nil
-	}
-	return tobj.(*v1alpha1.Tenant)
+	return ""
 }
 
 // hidden says whether host namespace ns is out of the host view: it is a
 // Hard tenant's.
-func (r *Resolver) hidden(ns *corev1.Namespace) bool {
-	t := ns.Labels[hostnames.TenantLabel]
-	if t == "" {
-		return false
-	}
-	obj, ok, _ := r.Store.Tenants.GetByKey(t)
-	return ok && obj.(*v1alpha1.Tenant).Spec.Isolation == v1alpha1.TenantIsolationHard
-}
+func (r *Resolver) hidden(ns *corev1.Namespace) bool { return isHard(ns) }
 
 // namespace resolves label x of a name (<svc>.<x>.svc.<domain>) in v to a
 // host namespace, and the name the view gives that namespace.
@@ -391,13 +372,23 @@ func (r *Resolver) reverse(v view, req *dns.Msg, q dns.Question, name string) (*
 		return nil, Next
 	}
 	if q.Qtype != dns.TypePTR {
-		return r.noData(req, ""), Answered
+		return r.noData(req, r.reverseZone(name)), Answered
 	}
 	answer := make([]dns.RR, 0, len(targets))
 	for _, t := range targets {
 		answer = append(answer, &dns.PTR{Hdr: r.hdr(q.Name, dns.TypePTR), Ptr: t})
 	}
 	return r.reply(req, answer), Answered
+}
+
+// reverseZone is the reverse zone served that holds name.
+func (r *Resolver) reverseZone(name string) string {
+	for _, z := range r.Reverse {
+		if dns.IsSubDomain(z, name) {
+			return z
+		}
+	}
+	return ""
 }
 
 // shownNamespace is the name v gives host namespace hostNS, when v holds

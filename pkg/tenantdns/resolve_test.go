@@ -24,7 +24,7 @@ func add(t testing.TB, s *Store, k Kind, obj interface{}) {
 		t.Fatal(err)
 	}
 	idx := map[Kind]func() error{
-		KindTenants:    func() error { return s.Tenants.Add(out) },
+		KindNetworks:   func() error { return s.Networks.Add(out) },
 		KindNamespaces: func() error { return s.Namespaces.Add(out) },
 		KindServices:   func() error { return s.Services.Add(out) },
 		KindPods:       func() error { return s.Pods.Add(out) },
@@ -36,17 +36,23 @@ func add(t testing.TB, s *Store, k Kind, obj interface{}) {
 	}
 }
 
-func tenantObj(name string, iso v1alpha1.TenantIsolation, cidr string) *v1alpha1.Tenant {
-	t := &v1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	t.Spec.Isolation = iso
-	t.Status.Network = &v1alpha1.TenantNetworkStatus{CIDR: cidr}
-	return t
+// network is a tenant's ClusterUserDefinedNetwork as the syncer writes it.
+func network(name, tenant, topology string, subnets ...interface{}) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "k8s.ovn.org/v1", "kind": "ClusterUserDefinedNetwork",
+		"spec": map[string]interface{}{"network": map[string]interface{}{topology: map[string]interface{}{"subnets": subnets}}},
+	}}
+	u.SetName(name)
+	u.SetLabels(map[string]string{hostnames.TenantLabel: tenant})
+	return u
 }
+
+var isolation = map[string]v1alpha1.TenantIsolation{"acme": v1alpha1.TenantIsolationHard, "globex": v1alpha1.TenantIsolationHard, "initech": v1alpha1.TenantIsolationSoft}
 
 func hostNamespace(name, tenant, tenantNS string) *corev1.Namespace {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	if tenant != "" {
-		ns.Labels = map[string]string{hostnames.TenantLabel: tenant, hostnames.NamespaceLabel: tenantNS, "other": "dropped"}
+		ns.Labels = map[string]string{hostnames.TenantLabel: tenant, hostnames.NamespaceLabel: tenantNS, hostnames.IsolationLabel: string(isolation[tenant]), "other": "dropped"}
 	}
 	return ns
 }
@@ -71,9 +77,10 @@ func pod(ns, name string, ips ...string) *corev1.Pod {
 // Service dns in prov is offered to acme.
 func fixture(t testing.TB) *Resolver {
 	s := NewStore()
-	add(t, s, KindTenants, tenantObj("acme", v1alpha1.TenantIsolationHard, "10.10.0.0/16"))
-	add(t, s, KindTenants, tenantObj("globex", v1alpha1.TenantIsolationHard, "10.20.0.0/16"))
-	add(t, s, KindTenants, tenantObj("initech", v1alpha1.TenantIsolationSoft, "10.30.0.0/16"))
+	add(t, s, KindNetworks, network("tn-acme-1", "acme", "layer2", "10.10.3.0/24"))
+	add(t, s, KindNetworks, network("tn-acme-2", "acme", "layer3", map[string]interface{}{"cidr": "10.10.4.0/23", "hostSubnet": int64(24)}))
+	add(t, s, KindNetworks, network("tn-globex-1", "globex", "layer2", "10.20.3.0/24"))
+	add(t, s, KindNetworks, network("tn-initech-1", "initech", "layer2", "10.30.3.0/24"))
 	for _, ns := range []*corev1.Namespace{
 		hostNamespace("acme-1-dev", "acme", "dev"), hostNamespace("globex-2-dev", "globex", "dev"),
 		hostNamespace("initech-3-web", "initech", "web"), hostNamespace("default", "", ""), hostNamespace("prov", "", ""),

@@ -32,8 +32,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"tenant.io/tenant-apiserver/pkg/apis/admin"
-	"tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
-	"tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
 // PluginName is the plugin's directive in a Corefile.
@@ -210,7 +209,7 @@ func setup(c *caddy.Controller) error {
 		for _, inf := range informers {
 			go inf.Run(ctx.Done())
 		}
-		log.Infof("watching tenants, namespaces, services, pods, endpoint slices, floating IPs and load balancers")
+		log.Infof("watching tenant networks, namespaces, services, pods, endpoint slices, floating IPs and load balancers")
 		return nil
 	})
 	c.OnShutdown(func() error {
@@ -232,17 +231,16 @@ func restConfig(kubeconfig string) (*rest.Config, error) {
 }
 
 // Informers makes the Store's informers: the host's Namespaces, Services,
-// Pods and EndpointSlices, tenant.io's Tenants, and the provider's views
-// of FloatingIPs and LoadBalancers (admin.tenant.io), each with its
-// transform and indexes. The Store reads their caches; nothing is copied.
+// Pods and EndpointSlices, the tenants' ClusterUserDefinedNetworks, and
+// the provider's views of FloatingIPs and LoadBalancers (admin.tenant.io),
+// each with its transform and indexes. The Store reads their caches;
+// nothing is copied. Everything but the public names is the host's: the
+// syncer writes each tenant's isolation on its host namespaces, and its
+// networks' subnets are the ClusterUserDefinedNetworks'.
 func Informers(rc *rest.Config) (*Store, []cache.SharedIndexInformer, error) {
 	rc = rest.CopyConfig(rc)
 	rc.UserAgent = "tenant-dns"
 	kube, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		return nil, nil, err
-	}
-	tenants, err := versioned.NewForConfig(rc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -256,29 +254,43 @@ func Informers(rc *rest.Config) (*Store, []cache.SharedIndexInformer, error) {
 		_ = inf.SetTransform(Transform(k))
 		return inf
 	}
-	tenantsInf := mk(KindTenants, cache.NewListWatchFromClient(tenants.TenantV1alpha1().RESTClient(), "tenants", metav1.NamespaceAll, fields.Everything()), &v1alpha1.Tenant{})
+	cudn := schema.GroupVersionResource{Group: "k8s.ovn.org", Version: "v1", Resource: "clusteruserdefinednetworks"}
+	netInf := mk(KindNetworks, dynamicListWatch(dyn, cudn, hostnames.TenantLabel), &unstructured.Unstructured{})
 	nsInf := mk(KindNamespaces, cache.NewListWatchFromClient(core, "namespaces", metav1.NamespaceAll, fields.Everything()), &corev1.Namespace{})
 	svcInf := mk(KindServices, cache.NewListWatchFromClient(core, "services", metav1.NamespaceAll, fields.Everything()), &corev1.Service{})
 	podInf := mk(KindPods, cache.NewListWatchFromClient(core, "pods", metav1.NamespaceAll, fields.Everything()), &corev1.Pod{})
 	sliceInf := mk(KindSlices, cache.NewListWatchFromClient(kube.DiscoveryV1().RESTClient(), "endpointslices", metav1.NamespaceAll, fields.Everything()), &discoveryv1.EndpointSlice{})
 	store := &Store{
-		Tenants: tenantsInf.GetIndexer(), Namespaces: nsInf.GetIndexer(), Services: svcInf.GetIndexer(),
+		Networks: netInf.GetIndexer(), Namespaces: nsInf.GetIndexer(), Services: svcInf.GetIndexer(),
 		Pods: podInf.GetIndexer(), Slices: sliceInf.GetIndexer(),
 	}
-	infs := []cache.SharedIndexInformer{tenantsInf, nsInf, svcInf, podInf, sliceInf}
+	infs := []cache.SharedIndexInformer{netInf, nsInf, svcInf, podInf, sliceInf}
 	for _, res := range []string{"floatingips", "loadbalancers"} {
 		gvr := schema.GroupVersionResource{Group: admin.GroupName, Version: "v1alpha1", Resource: res}
-		lw := &cache.ListWatch{
-			ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
-				return dyn.Resource(gvr).List(ctx, o)
-			},
-			WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
-				return dyn.Resource(gvr).Watch(ctx, o)
-			},
-		}
+		lw := dynamicListWatch(dyn, gvr, "")
 		inf := mk(KindPublic, lw, &unstructured.Unstructured{})
 		store.Public = append(store.Public, inf.GetIndexer())
 		infs = append(infs, inf)
 	}
 	return store, infs, nil
+}
+
+// dynamicListWatch lists and watches resource gvr, the objects with label
+// key when it is set.
+func dynamicListWatch(dyn dynamic.Interface, gvr schema.GroupVersionResource, key string) cache.ListerWatcher {
+	narrow := func(o *metav1.ListOptions) {
+		if key != "" {
+			o.LabelSelector = key
+		}
+	}
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			narrow(&o)
+			return dyn.Resource(gvr).List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			narrow(&o)
+			return dyn.Resource(gvr).Watch(ctx, o)
+		},
+	}
 }

@@ -17,13 +17,13 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
-// Store holds what the plugin answers from: the objects of six informers,
+// Store holds what the plugin answers from: the objects of seven informers,
 // each cut down by its transform to the fields a lookup reads, and
 // indexed by what queries ask for. A Store is filled by informers
-// (Informers) or, in tests and benchmarks, by Add.
+// (Informers) or, in tests and benchmarks, directly.
 type Store struct {
-	Tenants    cache.Indexer   // *v1alpha1.Tenant: isolation and block
-	Namespaces cache.Indexer   // *corev1.Namespace: tenant labels
+	Networks   cache.Indexer   // *unstructured.Unstructured: tenants' ClusterUserDefinedNetworks, their subnets
+	Namespaces cache.Indexer   // *corev1.Namespace: tenant, namespace and isolation labels
 	Services   cache.Indexer   // *corev1.Service: addresses, ports, aliases
 	Pods       cache.Indexer   // *corev1.Pod: addresses
 	Slices     cache.Indexer   // *discoveryv1.EndpointSlice: headless Services' endpoints
@@ -32,8 +32,9 @@ type Store struct {
 
 // Index names.
 const (
-	byBlock      = "block"       // Tenants: status.network.cidr
+	byBlock      = "block"       // Networks: each subnet
 	byTenantName = "tenant-name" // Namespaces: "<tenant>/<tenant namespace name>"
+	byHard       = "hard"        // Namespaces: the tenant, when Hard
 	byIP         = "ip"          // Services (cluster IPs), Pods
 	byAlias      = "alias"       // Services: "<tenant>|<service>.<namespace>" of provider service aliases
 	byService    = "service"     // EndpointSlices: "<namespace>/<service>"
@@ -44,7 +45,7 @@ const (
 func NewStore() *Store {
 	key := cache.DeletionHandlingMetaNamespaceKeyFunc
 	return &Store{
-		Tenants:    cache.NewIndexer(key, Indexers(KindTenants)),
+		Networks:   cache.NewIndexer(key, Indexers(KindNetworks)),
 		Namespaces: cache.NewIndexer(key, Indexers(KindNamespaces)),
 		Services:   cache.NewIndexer(key, Indexers(KindServices)),
 		Pods:       cache.NewIndexer(key, Indexers(KindPods)),
@@ -58,7 +59,7 @@ type Kind int
 
 // The Store's kinds.
 const (
-	KindTenants Kind = iota
+	KindNetworks Kind = iota
 	KindNamespaces
 	KindServices
 	KindPods
@@ -69,27 +70,36 @@ const (
 // Indexers are the indexes of kind k's store.
 func Indexers(k Kind) cache.Indexers {
 	switch k {
-	case KindTenants:
+	case KindNetworks:
 		return cache.Indexers{byBlock: func(obj interface{}) ([]string, error) {
-			t := obj.(*v1alpha1.Tenant)
-			if t.Status.Network == nil {
-				return nil, nil
+			u := obj.(*unstructured.Unstructured)
+			subnets, _, _ := unstructured.NestedStringSlice(u.Object, "subnets")
+			var out []string
+			for _, s := range subnets {
+				if p, err := netip.ParsePrefix(s); err == nil {
+					out = append(out, p.Masked().String())
+				}
 			}
-			p, err := netip.ParsePrefix(t.Status.Network.CIDR)
-			if err != nil {
-				return nil, nil
-			}
-			return []string{p.Masked().String()}, nil
+			return out, nil
 		}}
 	case KindNamespaces:
-		return cache.Indexers{byTenantName: func(obj interface{}) ([]string, error) {
-			ns := obj.(*corev1.Namespace)
-			t, n := ns.Labels[hostnames.TenantLabel], ns.Labels[hostnames.NamespaceLabel]
-			if t == "" || n == "" {
+		return cache.Indexers{
+			byTenantName: func(obj interface{}) ([]string, error) {
+				ns := obj.(*corev1.Namespace)
+				t, n := ns.Labels[hostnames.TenantLabel], ns.Labels[hostnames.NamespaceLabel]
+				if t == "" || n == "" {
+					return nil, nil
+				}
+				return []string{t + "/" + n}, nil
+			},
+			byHard: func(obj interface{}) ([]string, error) {
+				ns := obj.(*corev1.Namespace)
+				if t := ns.Labels[hostnames.TenantLabel]; t != "" && isHard(ns) {
+					return []string{t}, nil
+				}
 				return nil, nil
-			}
-			return []string{t + "/" + n}, nil
-		}}
+			},
+		}
 	case KindServices:
 		return cache.Indexers{
 			byIP: func(obj interface{}) ([]string, error) {
@@ -166,24 +176,39 @@ func Transform(k Kind) cache.TransformFunc {
 			return d, nil
 		}
 		switch k {
-		case KindTenants:
-			t, ok := obj.(*v1alpha1.Tenant)
+		case KindNetworks:
+			u, ok := obj.(*unstructured.Unstructured)
 			if !ok {
 				return obj, nil
 			}
-			out := &v1alpha1.Tenant{ObjectMeta: slim(t.ObjectMeta, nil)}
-			out.UID = t.UID
-			out.Spec.Isolation = t.Spec.Isolation
-			if t.Status.Network != nil {
-				out.Status.Network = &v1alpha1.TenantNetworkStatus{CIDR: t.Status.Network.CIDR}
+			// A tenant's ClusterUserDefinedNetwork: its tenant and its
+			// subnets (Layer2: strings; Layer3: objects with a cidr).
+			out := &unstructured.Unstructured{Object: map[string]interface{}{}}
+			out.SetName(u.GetName())
+			out.SetResourceVersion(u.GetResourceVersion())
+			out.SetLabels(map[string]string{hostnames.TenantLabel: u.GetLabels()[hostnames.TenantLabel]})
+			var subnets []interface{}
+			for _, topo := range []string{"layer2", "layer3"} {
+				list, _, _ := unstructured.NestedSlice(u.Object, "spec", "network", topo, "subnets")
+				for _, s := range list {
+					switch v := s.(type) {
+					case string:
+						subnets = append(subnets, v)
+					case map[string]interface{}:
+						if c, ok := v["cidr"].(string); ok {
+							subnets = append(subnets, c)
+						}
+					}
+				}
 			}
+			out.Object["subnets"] = subnets
 			return out, nil
 		case KindNamespaces:
 			ns, ok := obj.(*corev1.Namespace)
 			if !ok {
 				return obj, nil
 			}
-			return &corev1.Namespace{ObjectMeta: slim(ns.ObjectMeta, ns.Labels, hostnames.TenantLabel, hostnames.NamespaceLabel)}, nil
+			return &corev1.Namespace{ObjectMeta: slim(ns.ObjectMeta, ns.Labels, hostnames.TenantLabel, hostnames.NamespaceLabel, hostnames.IsolationLabel)}, nil
 		case KindServices:
 			svc, ok := obj.(*corev1.Service)
 			if !ok {
@@ -295,6 +320,11 @@ func hasIP(ips []corev1.PodIP, ip string) bool {
 		}
 	}
 	return false
+}
+
+// isHard says whether host namespace ns is a Hard tenant's.
+func isHard(ns *corev1.Namespace) bool {
+	return ns.Labels[hostnames.IsolationLabel] == string(v1alpha1.TenantIsolationHard)
 }
 
 // canonical is a DNS name in lower case with its trailing dot.

@@ -43,8 +43,9 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, ns *tenant.Name
 // tenant t: the marks, the primary network by tenant name and by host name
 // (which the network's ClusterUserDefinedNetwork and EgressIP select by),
 // the label that makes OVN-Kubernetes give the namespace a primary
-// user-defined network, and the tenant's Pod Security level; all are set
-// when the namespace is created, and the level follows the Tenant.
+// user-defined network, the tenant's Pod Security level and isolation
+// (which tenant-dns reads); all are set when the namespace is created, and
+// the level and isolation follow the Tenant.
 func wantNamespaceLabels(marks hostnames.Marks, t *tenant.Tenant, ns *tenant.Namespace) map[string]string {
 	l := marks.Labels()
 	l[hostnames.NetworkLabel] = ns.Spec.Network
@@ -55,6 +56,10 @@ func wantNamespaceLabels(marks hostnames.Marks, t *tenant.Tenant, ns *tenant.Nam
 	l[hostnames.PodSecurityAuditLabel] = level
 	l[hostnames.PodSecurityWarnLabel] = level
 	l[hostnames.OpenShiftPodSecurityLabelSync] = "false"
+	l[hostnames.IsolationLabel] = string(tenant.TenantIsolationSoft)
+	if t.Spec.Isolation == tenant.TenantIsolationHard {
+		l[hostnames.IsolationLabel] = string(tenant.TenantIsolationHard)
+	}
 	return l
 }
 
