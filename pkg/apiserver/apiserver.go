@@ -66,6 +66,9 @@ type ExtraConfig struct {
 	// DefaultObjectQuota are the object counts a Tenant created without
 	// them gets (kindstore.Deps.DefaultObjectQuota).
 	DefaultObjectQuota corev1.ResourceList
+	// TenantDNSAddress is the provider's tenant DNS server
+	// (kindstore.Deps.TenantDNSAddress); empty: none.
+	TenantDNSAddress string
 }
 
 // Config is the configuration of a tenant.io API server.
@@ -129,6 +132,7 @@ func (c completedConfig) New() (*Server, error) {
 		HostWorkloads:      c.ExtraConfig.HostWorkloads,
 		IPAM:               c.ExtraConfig.IPAM,
 		DefaultObjectQuota: c.ExtraConfig.DefaultObjectQuota,
+		TenantDNSAddress:   c.ExtraConfig.TenantDNSAddress,
 	}
 	s.Storage, err = NewStorage(c.GenericConfig.RESTOptionsGetter, deps)
 	if err != nil {

@@ -109,6 +109,16 @@ const (
 	// the provider granted (Tenant.spec.priorityClasses) and the host's
 	// default class. The scheduling guard policy reads it.
 	PriorityClassesAnnotation = KindLabelPrefix + "priority-classes"
+	// DNSNameserverAnnotation on a host namespace of a tenant of Hard
+	// isolation holds the address of the provider's tenant DNS server
+	// (tenant-apiserver's --tenant-dns-address); DNSSearchesAnnotation the
+	// space-separated search path of its pods (DNSSearches). The tenant DNS
+	// policies (artifacts/deploy/base/81-tenant-dns-policies.yaml) set
+	// every pod created there to resolve through that server alone, and
+	// refuse a pod that does not. The syncer removes both when the tenant
+	// is Soft.
+	DNSNameserverAnnotation = KindLabelPrefix + "dns-nameserver"
+	DNSSearchesAnnotation   = KindLabelPrefix + "dns-searches"
 	// DetachedAnnotation on a host namespace being removed holds the
 	// network it was detached from and when ("<cudn> <RFC 3339 time>"):
 	// the syncer deletes it once OVN-Kubernetes has removed the network's
@@ -225,4 +235,13 @@ func VRFPeering(name string) string { return prefixed("vrfp-", name) }
 // a re-created tenant of the same name does not share.
 func MetalLBPool(tenant string, uid types.UID) string {
 	return NamespacePrefix(tenant, uid)
+}
+
+// DNSSearches is the DNS search path of the pods of a tenant Namespace
+// named ns (its name as the tenant sees it) in a cluster of DNS domain
+// domain, space-separated as in resolv.conf: the tenant DNS server answers
+// <service>.<ns>.svc.<domain> for the tenant's own Services, so a pod
+// finds them by "<service>" and "<service>.<ns>", as in any cluster.
+func DNSSearches(ns, domain string) string {
+	return ns + ".svc." + domain + " svc." + domain + " " + domain
 }

@@ -84,3 +84,9 @@ func FuzzNamespace(f *testing.F) {
 		}
 	})
 }
+
+func TestDNSSearches(t *testing.T) {
+	if got, want := DNSSearches("dev", "cluster.local"), "dev.svc.cluster.local svc.cluster.local cluster.local"; got != want {
+		t.Errorf("DNSSearches = %q, want %q", got, want)
+	}
+}

@@ -310,6 +310,8 @@ func (s *Stack) tenantAPIServerArgs(port int, extra ...string) []string {
 		// The audit policy the deployment ships; each process its own log.
 		"--audit-policy-file=" + filepath.Join(s.opts.DeployDir, "audit", "policy.yaml"),
 		"--audit-log-path=" + s.AuditLogPath(port),
+		// Tenants of Hard isolation name it in their host namespaces.
+		"--tenant-dns-address=" + TenantDNSAddress,
 	}
 	args = append(args, s.opts.TenantAPIServerArgs...)
 	return append(args, extra...)

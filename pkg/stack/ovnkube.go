@@ -28,6 +28,12 @@ const (
 	// ServiceNetworkCIDR is kube-apiserver's --service-cluster-ip-range and
 	// OVN-Kubernetes' --k8s-service-cidrs.
 	ServiceNetworkCIDR = "172.30.0.0/16"
+	// TenantDNSAddress is the cluster IP of the Service of the provider's
+	// tenant DNS server, out of ServiceNetworkCIDR (OpenShift's cluster DNS
+	// is 172.30.0.10): the stack's tenant-apiserver runs with
+	// --tenant-dns-address set to it, so that tenants of Hard isolation
+	// can be made, and a tenant DNS Service the stack runs takes it.
+	TenantDNSAddress = "172.30.0.53"
 )
 
 // OVNKubernetesNamespace holds cluster-manager's leader-election Lease.

@@ -60,6 +60,12 @@ type Config struct {
 	// ClusterDomain is the cluster's DNS domain, which the alias Services
 	// of provider services name; default cluster.local.
 	ClusterDomain string
+	// TenantDNSAddress is the IPv4 address of the provider's tenant DNS
+	// server as tenants' pods reach it: the nameserver of every host
+	// namespace of a tenant of Hard isolation. Empty: there is none, and
+	// the host namespaces of a Hard tenant (stored before the server was
+	// started without it) are reported not synced.
+	TenantDNSAddress string
 	// Advertise is how MetalLB announces tenants' public IPs.
 	Advertise onboarding.Advertisement
 	// NoFlowSchemas stops the syncer giving each tenant a FlowSchema on the
@@ -168,7 +174,7 @@ func (s *Syncer) Run(ctx context.Context) {
 func (s *Syncer) lead(ctx context.Context) {
 	src := controller.NewSources(s.storage, s.host, controller.Namespaces{MetalLB: s.config.MetalLBNamespace, FRR: s.config.FRRNamespace})
 	kinds := hostkinds.New(src)
-	namespaces, err := namespace.New(src, kinds)
+	namespaces, err := namespace.New(src, kinds, namespace.TenantDNS{Address: s.config.TenantDNSAddress, ClusterDomain: s.config.ClusterDomain})
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the namespace controller")
 		return

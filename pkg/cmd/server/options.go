@@ -296,6 +296,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		GenericConfig: serverConfig,
 		ExtraConfig: apiserver.ExtraConfig{
 			DefaultObjectQuota: objectQuota,
+			TenantDNSAddress:   o.Syncer.Config.TenantDNSAddress,
 			QuotaRecountPeriod: o.QuotaRecountPeriod,
 			IPAM:               kindstore.IPAM{Allocator: allocator, PoolSpace: poolSpace, TenantSpace: tenantSpace},
 			IPAMPeriod:         o.IPAMPeriod,

@@ -66,3 +66,36 @@ func TestDefaultObjectQuotaFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantDNSAddressFlag: --tenant-dns-address is one IPv4 address a pod
+// can query, or nothing; it reaches the registry whether the syncer runs
+// or not.
+func TestTenantDNSAddressFlag(t *testing.T) {
+	for _, c := range []struct {
+		args    []string
+		refused bool
+	}{
+		{args: nil},
+		{args: []string{"--tenant-dns-address=172.30.0.53"}},
+		{args: []string{"--tenant-dns-address=172.30.0.53", "--syncer=false"}},
+		{args: []string{"--tenant-dns-address=169.254.20.10"}},
+		{args: []string{"--tenant-dns-address=fd00::53"}, refused: true},
+		{args: []string{"--tenant-dns-address=::ffff:172.30.0.53"}, refused: true},
+		{args: []string{"--tenant-dns-address=dns.example.org"}, refused: true},
+		{args: []string{"--tenant-dns-address=172.30.0.0/16"}, refused: true},
+		{args: []string{"--tenant-dns-address=0.0.0.0"}, refused: true},
+		{args: []string{"--tenant-dns-address=127.0.0.53", "--syncer=false"}, refused: true},
+	} {
+		o := NewOptions(io.Discard, io.Discard)
+		o.RecommendedOptions.Etcd.StorageConfig.Transport.ServerList = []string{"http://127.0.0.1:2379"}
+		fss := o.Flags()
+		if err := fss.FlagSet("syncer").Parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		err := o.Validate(nil)
+		refused := err != nil && strings.Contains(err.Error(), "--tenant-dns-address")
+		if refused != c.refused {
+			t.Errorf("%v: refused %v, want %v (%v)", c.args, refused, c.refused, err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net/netip"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -61,6 +62,9 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.MetalLBNamespace, "metallb-namespace", c.MetalLBNamespace, "Namespace of MetalLB's pools and advertisements.")
 	fs.StringVar(&c.FRRNamespace, "frr-k8s-namespace", c.FRRNamespace, "Namespace of frr-k8s: the VRF peerings' FRRConfigurations and BGP password Secrets (openshift-frr-k8s on OpenShift).")
 	fs.StringVar(&c.ClusterDomain, "cluster-domain", c.ClusterDomain, "The cluster's DNS domain, which the alias Services of provider services name.")
+	fs.StringVar(&c.TenantDNSAddress, "tenant-dns-address", c.TenantDNSAddress, "The IPv4 address of the provider's tenant DNS server (its Service) as tenants' pods reach it. "+
+		"Every pod of a Tenant of spec.isolation Hard resolves names through it alone (docs/deploy.md). Empty: there is none, and Tenants of Hard isolation are refused. "+
+		"Read by every replica, syncer or not: give all replicas the same.")
 	fs.StringVar(&o.advertise, "metallb-advertisement", o.advertise, "How MetalLB announces tenants' public IPs: L2 or BGP.")
 	fs.BoolVar(&o.flowSchemas, "tenant-flow-schemas", o.flowSchemas, "Give each tenant a FlowSchema on the host (tenant.io-<tenant>), so that all its requests there are one flow of the tenant-workloads priority level. "+
 		"Every host request that matches none of them is tried against all of them first; see docs/deploy.md for the cost per tenant. Off, the syncer deletes the ones it made.")
@@ -70,6 +74,11 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 
 // Validate checks the options.
 func (o *SyncerOptions) Validate() []error {
+	// The registry reads the tenant DNS address whether this replica
+	// syncs or not.
+	if err := validateTenantDNSAddress(o.Config.TenantDNSAddress); err != nil {
+		return []error{err}
+	}
 	if !o.Enabled {
 		return nil
 	}
@@ -96,4 +105,20 @@ func (o *SyncerOptions) ApplyTo(host *rest.Config) (*syncer.Config, error) {
 	c.Host.QPS, c.Host.Burst = o.HostQPS, o.HostBurst
 	c.Host.UserAgent = "tenant-apiserver/syncer"
 	return &c, nil
+}
+
+// validateTenantDNSAddress checks --tenant-dns-address: empty, or one IPv4
+// address a pod can send queries to.
+func validateTenantDNSAddress(address string) error {
+	if address == "" {
+		return nil
+	}
+	ip, err := netip.ParseAddr(address)
+	switch {
+	case err != nil || !ip.Is4() || ip.Zone() != "":
+		return fmt.Errorf("--tenant-dns-address %q: want an IPv4 address", address)
+	case ip.IsUnspecified() || ip.IsLoopback() || ip.IsMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return fmt.Errorf("--tenant-dns-address %s: want an address a pod can send queries to (the tenant DNS Service's)", address)
+	}
+	return nil
 }

@@ -20,7 +20,9 @@ const hostNamespaceKind = "host namespace"
 // newHostNamespaces is the host kind of the host namespaces the syncer makes
 // (tenant Namespaces). Only the labels and annotations the syncer wants
 // are its own: they are repaired, and those that others add (OpenShift's,
-// a provider's) are left.
+// a provider's) are left; of the annotations it sets on some tenants' host
+// namespaces only (withdrawnAnnotations), those it does not want are
+// removed.
 func newHostNamespaces(s *controller.Sources) controller.HostKind[*corev1.Namespace] {
 	client := s.Host.CoreV1().Namespaces()
 	return controller.HostKind[*corev1.Namespace]{
@@ -41,6 +43,11 @@ func newHostNamespaces(s *controller.Sources) controller.HostKind[*corev1.Namesp
 			return deleteHostNamespace(ctx, s, name, opts)
 		},
 		Matches: func(have, want *corev1.Namespace) bool {
+			for _, k := range withdrawnAnnotations {
+				if unwanted(k, have, want) {
+					return false
+				}
+			}
 			return hasAll(have.Labels, want.Labels) && hasAll(have.Annotations, want.Annotations)
 		},
 		Repair: func(have, want *corev1.Namespace) *corev1.Namespace {
@@ -57,9 +64,26 @@ func newHostNamespaces(s *controller.Sources) controller.HostKind[*corev1.Namesp
 			for k, v := range want.Annotations {
 				out.Annotations[k] = v
 			}
+			for _, k := range withdrawnAnnotations {
+				if unwanted(k, have, want) {
+					delete(out.Annotations, k)
+				}
+			}
 			return out
 		},
 	}
+}
+
+// withdrawnAnnotations are the syncer's annotations of host namespaces
+// that it removes when it does not want them: the tenant DNS server and
+// search path of a tenant of Hard isolation, gone when it is Soft.
+var withdrawnAnnotations = [...]string{hostnames.DNSNameserverAnnotation, hostnames.DNSSearchesAnnotation}
+
+// unwanted says whether annotation k is on have and not wanted.
+func unwanted(k string, have, want *corev1.Namespace) bool {
+	_, on := have.Annotations[k]
+	_, wanted := want.Annotations[k]
+	return on && !wanted
 }
 
 // hasAll says whether have holds every key of want with its value.

@@ -3,7 +3,9 @@
 // label, a RoleBinding that gives the tenant's members the admin role in
 // it and, for a tenant with compute quota, a ResourceQuota (the
 // namespace's share of the tenant's total) and a LimitRange of container
-// defaults. It reports the result in the Namespace's status, with whether
+// defaults; for a tenant of Hard isolation, the annotations that have every
+// pod there resolve names through the provider's tenant DNS server. It
+// reports the result in the Namespace's status, with whether
 // OVN-Kubernetes has attached the host namespace to its network yet.
 package namespace
 
@@ -38,12 +40,14 @@ type Controller struct {
 	keys   *controller.Keys[*tenant.Namespace]
 	shares settle
 	drops  drops
+	dns    TenantDNS
 }
 
 // New returns a Controller reading and writing through src, making the
-// host objects of kinds.
-func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
-	c := &Controller{src: src, kinds: kinds}
+// host objects of kinds, and naming dns in the host namespaces of tenants
+// of Hard isolation.
+func New(src *controller.Sources, kinds *hostkinds.Catalogue, dns TenantDNS) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds, dns: dns}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Namespace, details]{
 		Kind: "namespace", Tenants: src.Tenants, Objects: src.Namespaces, Status: controller.StatusWriter[*tenant.Namespace]{Store: src.Storage.Namespaces.Status, Written: src.WrittenOf(src.Namespaces), Probe: statusProbe}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostNamespace, SetStatus: c.setStatus,
@@ -62,7 +66,8 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, erro
 		return nil, err
 	}
 	// A Tenant's members are the subjects of its RoleBindings, its Pod
-	// Security level is on every host namespace; a Tenant being deleted
+	// Security level and its isolation (the tenant DNS annotations) are
+	// on every host namespace; a Tenant being deleted
 	// hands its namespaces over to offboarding. Nothing else
 	// of a Tenant matters here: most of its updates (quota usage on every
 	// create, its conditions) would otherwise re-queue every Namespace of
@@ -70,6 +75,7 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, erro
 	if err := c.keys.WatchTenants(src.Tenants, func(o, n *tenant.Tenant) bool {
 		return controller.TenantReplacedOrLeaving(o, n) ||
 			!reflect.DeepEqual(o.Spec.Members, n.Spec.Members) || o.Spec.PodSecurity != n.Spec.PodSecurity ||
+			o.Spec.Isolation != n.Spec.Isolation ||
 			!apiequality.Semantic.DeepEqual(o.Spec.Quota.Compute, n.Spec.Quota.Compute) ||
 			!apiequality.Semantic.DeepEqual(o.Spec.Quota.Objects, n.Spec.Quota.Objects) ||
 			!slices.Equal(o.Spec.PriorityClasses, n.Spec.PriorityClasses)

@@ -36,7 +36,17 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, ns *tenant.Name
 	if out, err = c.syncRoleBinding(ctx, marks, t, hostName); err != nil || !out.Synced {
 		return out, err
 	}
-	return c.syncComputeQuota(ctx, marks, t, hostName)
+	if out, err = c.syncComputeQuota(ctx, marks, t, hostName); err != nil || !out.Synced {
+		return out, err
+	}
+	if hard(t) && c.dns.Address == "" {
+		// Everything else is in place; the isolation the Tenant asks for
+		// is not, and the status says so rather than claim it.
+		out.Synced, out.Reason = false, ReasonNoTenantDNS
+		out.Message = "the Tenant's isolation is Hard, and tenant-apiserver was started without --tenant-dns-address: " +
+			"host namespace " + hostName + " keeps the nameserver it had, if any"
+	}
+	return out, nil
 }
 
 // wantNamespaceLabels are the labels of the host namespace of ns in
@@ -77,6 +87,13 @@ func PodSecurityLevel(t *tenant.Tenant) tenant.PodSecurityLevel {
 func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, t *tenant.Tenant, ns *tenant.Namespace, hostName string) (outcome, error) {
 	annotations := marks.Annotations()
 	annotations[hostnames.PriorityClassesAnnotation] = strings.Join(c.src.PriorityClassesAllowed(t), ",")
+	var have *corev1.Namespace
+	if obj, exists, err := c.src.HostNamespaces.GetStore().GetByKey(hostName); err == nil && exists {
+		have = obj.(*corev1.Namespace)
+	}
+	for k, v := range c.dns.annotations(t, ns, have) {
+		annotations[k] = v
+	}
 	want := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: hostName, Labels: wantNamespaceLabels(marks, t, ns), Annotations: annotations}}
 	got, err := c.kinds.HostNamespaces.Ensure(ctx, want, marks)
 	if err != nil {

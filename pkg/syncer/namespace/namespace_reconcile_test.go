@@ -305,8 +305,14 @@ func TestReconcileReadsItsOwnStatusWrite(t *testing.T) {
 // (member alice) and its Namespace dev (stored and cached at
 // resourceVersion rv), and a func that reconciles dev, requeues allowed.
 func namespaceFixture(t *testing.T, rv string) (*controller.Sources, *controllertest.Fakes, *tenant.Tenant, *tenant.Namespace, func(what string)) {
+	return namespaceFixtureWith(t, rv, TenantDNS{})
+}
+
+// namespaceFixtureWith is namespaceFixture with a controller that knows
+// the tenant DNS server dns.
+func namespaceFixtureWith(t *testing.T, rv string, dns TenantDNS) (*controller.Sources, *controllertest.Fakes, *tenant.Tenant, *tenant.Namespace, func(what string)) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src, hostkinds.New(src))
+	c, err := New(src, hostkinds.New(src), dns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +356,7 @@ func conditionTrue(conditions []metav1.Condition, typ string) bool {
 // namespace's quota reports; without compute quota both go.
 func TestReconcileComputeQuota(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src, hostkinds.New(src))
+	c, err := New(src, hostkinds.New(src), TenantDNS{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -228,6 +228,8 @@ type tenantSpec struct {
 	cidr string
 	// loadBalancers and floatingIPs are quotas; 0 keeps the default.
 	loadBalancers, floatingIPs int32
+	// isolation is spec.isolation; empty keeps the default (Soft).
+	isolation tenantv1alpha1.TenantIsolation
 }
 
 // tenantObject is the Tenant of spec: a /24 block (or of
@@ -246,6 +248,7 @@ func tenantObject(spec tenantSpec) *tenantv1alpha1.Tenant {
 			Members:     tenantv1alpha1.TenantMembers{Users: spec.users, Groups: spec.groups},
 			Network:     tenantv1alpha1.TenantNetwork{PrefixLength: &prefix},
 			PublicIPs:   tenantv1alpha1.TenantPublicIPs{Count: spec.publicIPs},
+			Isolation:   spec.isolation,
 		},
 	}
 	if spec.cidr != "" {

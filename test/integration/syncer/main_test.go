@@ -52,6 +52,9 @@ const (
 	operateUser        = "mia"  // TestMetricsAndAudit
 	attachUser         = "ada"  // TestNamespaceNetworkAttached
 	deleteUser         = "dina" // TestNamespaceDeleteLeavesNetworkReady
+	dnsUser            = "dana" // TestTenantDNS: the member of the Hard tenant
+	dnsOverGrantedUser = "dex"  // TestTenantDNS: a member of it with namespace writes on the host
+	softDNSUser        = "sol"  // TestTenantDNS: the member of the Soft tenant
 )
 
 func TestMain(m *testing.M) {
@@ -63,6 +66,7 @@ func TestMain(m *testing.M) {
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser}, {Name: egressUser},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser}, {Name: attachUser}, {Name: deleteUser}, {Name: deleteUser},
+			{Name: dnsUser}, {Name: dnsOverGrantedUser}, {Name: softDNSUser},
 		},
 		Setup: stack.DemoPools,
 	}))

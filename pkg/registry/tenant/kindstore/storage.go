@@ -76,6 +76,10 @@ type Deps struct {
 	// DefaultObjectQuota are the object counts (Tenant.spec.quota.objects)
 	// a Tenant gets when it is created without them; Tenants only.
 	DefaultObjectQuota corev1.ResourceList
+	// TenantDNSAddress is the address of the provider's tenant DNS server
+	// (--tenant-dns-address), which Tenants of Hard isolation need; empty:
+	// there is none, and such Tenants are refused. Tenants only.
+	TenantDNSAddress string
 	// Storages is the set the new storage joins, as far as it is built:
 	// the hooks of a kind read the storage of another kind from it when
 	// they run, by which time every storage is built. Namespaced kinds

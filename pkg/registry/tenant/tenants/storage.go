@@ -33,14 +33,16 @@ var Resource = kindstore.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.Tena
 
 // NewStorage returns the storage of tenants, tenants/status and
 // tenants/offboarding. A Tenant is created and updated with its addresses
-// when deps have an IPAM allocator, and deleted only when nothing is
-// attached to it (Offboarding).
+// when deps have an IPAM allocator, made Hard only when deps name a tenant
+// DNS server, and deleted only when nothing is attached to it (Offboarding).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kindstore.Storage, error) {
 	st, err := kindstore.NewStorage(scheme, optsGetter, Resource, deps)
 	if err != nil {
 		return nil, err
 	}
 	st.Install(kindstore.OnWrite(defaultObjectQuota(deps.DefaultObjectQuota), nil))
+	// Before any address is claimed: a refused Tenant claims nothing.
+	st.Install(kindstore.OnWrite(hardIsolation(deps.TenantDNSAddress), hardIsolation(deps.TenantDNSAddress)))
 	installAddresses(st, deps)
 	offboarding := &Offboarding{Storages: deps.Storages, HostWorkloads: deps.HostWorkloads}
 	st.Install(kindstore.Hooks{BeforeDelete: offboarding.BeforeDelete})
