@@ -74,6 +74,11 @@ type Options struct {
 	// DNSUpstream is where tenant-dns forwards the names that are not the
 	// cluster's ("127.0.0.1:<port>"); empty: it forwards nothing.
 	DNSUpstream string
+	// DNSHostZone, when set, has tenant-dns also serve the host's names
+	// with CoreDNS's own kubernetes plugin, in that zone of their own
+	// (<service>.<namespace>.svc.<zone>): the baseline the benchmarks
+	// compare the tenants' views with, in the same server.
+	DNSHostZone string
 	// PublicDNSZone is the provider's public DNS zone; empty: none.
 	PublicDNSZone string
 	// TenantEtcd gives the tenant-apiserver an etcd of its own, as

@@ -45,6 +45,9 @@ func (s *Stack) startTenantDNS(ctx context.Context) (*process, error) {
 		fmt.Fprintf(&b, "        public %s\n", zone)
 	}
 	b.WriteString("    }\n")
+	if z := s.opts.DNSHostZone; z != "" {
+		fmt.Fprintf(&b, "    kubernetes %s {\n        kubeconfig %s\n    }\n", z, s.KubeconfigPath(TenantDNSUser))
+	}
 	if s.opts.DNSUpstream != "" {
 		fmt.Fprintf(&b, "    cache 30\n    forward . %s\n", s.opts.DNSUpstream)
 	}

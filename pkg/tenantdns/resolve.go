@@ -87,13 +87,17 @@ func (r *Resolver) viewFor(t string) view {
 }
 
 // tenantOfBlock is the tenant one of whose networks' subnets holds a,
-// trying every prefix length (IPAM never lets two tenants' blocks overlap,
-// so at most one tenant matches).
+// trying each prefix length a subnet has (IPAM never lets two tenants'
+// blocks overlap, so at most one tenant matches).
 func (r *Resolver) tenantOfBlock(a netip.Addr) string {
 	if !a.Is4() {
 		return ""
 	}
-	for bits := 32; bits >= 8; bits-- {
+	lengths := r.Store.lengths.Load()
+	for bits := 32; bits >= 0; bits-- {
+		if lengths&(1<<bits) == 0 {
+			continue
+		}
 		p, _ := a.Prefix(bits)
 		if objs, _ := r.Store.Networks.ByIndex(byBlock, p.String()); len(objs) > 0 {
 			return objs[0].(*unstructured.Unstructured).GetLabels()[hostnames.TenantLabel]

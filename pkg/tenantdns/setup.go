@@ -249,8 +249,9 @@ func Informers(rc *rest.Config) (*Store, []cache.SharedIndexInformer, error) {
 		return nil, nil, err
 	}
 	core := kube.CoreV1().RESTClient()
+	store := &Store{}
 	mk := func(k Kind, lw cache.ListerWatcher, obj runtime.Object) cache.SharedIndexInformer {
-		inf := cache.NewSharedIndexInformer(lw, obj, 0, Indexers(k))
+		inf := cache.NewSharedIndexInformer(lw, obj, 0, store.Indexers(k))
 		_ = inf.SetTransform(Transform(k))
 		return inf
 	}
@@ -260,10 +261,8 @@ func Informers(rc *rest.Config) (*Store, []cache.SharedIndexInformer, error) {
 	svcInf := mk(KindServices, cache.NewListWatchFromClient(core, "services", metav1.NamespaceAll, fields.Everything()), &corev1.Service{})
 	podInf := mk(KindPods, cache.NewListWatchFromClient(core, "pods", metav1.NamespaceAll, fields.Everything()), &corev1.Pod{})
 	sliceInf := mk(KindSlices, cache.NewListWatchFromClient(kube.DiscoveryV1().RESTClient(), "endpointslices", metav1.NamespaceAll, fields.Everything()), &discoveryv1.EndpointSlice{})
-	store := &Store{
-		Networks: netInf.GetIndexer(), Namespaces: nsInf.GetIndexer(), Services: svcInf.GetIndexer(),
-		Pods: podInf.GetIndexer(), Slices: sliceInf.GetIndexer(),
-	}
+	store.Networks, store.Namespaces, store.Services = netInf.GetIndexer(), nsInf.GetIndexer(), svcInf.GetIndexer()
+	store.Pods, store.Slices = podInf.GetIndexer(), sliceInf.GetIndexer()
 	infs := []cache.SharedIndexInformer{netInf, nsInf, svcInf, podInf, sliceInf}
 	for _, res := range []string{"floatingips", "loadbalancers"} {
 		gvr := schema.GroupVersionResource{Group: admin.GroupName, Version: "v1alpha1", Resource: res}

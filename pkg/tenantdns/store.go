@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 
 	"github.com/miekg/dns"
 	corev1 "k8s.io/api/core/v1"
@@ -28,6 +29,10 @@ type Store struct {
 	Pods       cache.Indexer   // *corev1.Pod: addresses
 	Slices     cache.Indexer   // *discoveryv1.EndpointSlice: headless Services' endpoints
 	Public     []cache.Indexer // *unstructured.Unstructured: FloatingIPs, LoadBalancers of admin.tenant.io
+
+	// lengths has bit n set once a network subnet of prefix length n was
+	// indexed: a source's tenant is looked up at those lengths only.
+	lengths atomic.Uint64
 }
 
 // Index names.
@@ -44,14 +49,14 @@ const (
 // NewStore returns an empty Store with its indexes.
 func NewStore() *Store {
 	key := cache.DeletionHandlingMetaNamespaceKeyFunc
-	return &Store{
-		Networks:   cache.NewIndexer(key, Indexers(KindNetworks)),
-		Namespaces: cache.NewIndexer(key, Indexers(KindNamespaces)),
-		Services:   cache.NewIndexer(key, Indexers(KindServices)),
-		Pods:       cache.NewIndexer(key, Indexers(KindPods)),
-		Slices:     cache.NewIndexer(key, Indexers(KindSlices)),
-		Public:     []cache.Indexer{cache.NewIndexer(key, Indexers(KindPublic))},
-	}
+	s := &Store{}
+	s.Networks = cache.NewIndexer(key, s.Indexers(KindNetworks))
+	s.Namespaces = cache.NewIndexer(key, s.Indexers(KindNamespaces))
+	s.Services = cache.NewIndexer(key, s.Indexers(KindServices))
+	s.Pods = cache.NewIndexer(key, s.Indexers(KindPods))
+	s.Slices = cache.NewIndexer(key, s.Indexers(KindSlices))
+	s.Public = []cache.Indexer{cache.NewIndexer(key, s.Indexers(KindPublic))}
+	return s
 }
 
 // Kind names one of the Store's informers.
@@ -67,8 +72,8 @@ const (
 	KindPublic
 )
 
-// Indexers are the indexes of kind k's store.
-func Indexers(k Kind) cache.Indexers {
+// Indexers are the indexes of kind k's store in s.
+func (st *Store) Indexers(k Kind) cache.Indexers {
 	switch k {
 	case KindNetworks:
 		return cache.Indexers{byBlock: func(obj interface{}) ([]string, error) {
@@ -76,8 +81,9 @@ func Indexers(k Kind) cache.Indexers {
 			subnets, _, _ := unstructured.NestedStringSlice(u.Object, "subnets")
 			var out []string
 			for _, s := range subnets {
-				if p, err := netip.ParsePrefix(s); err == nil {
+				if p, err := netip.ParsePrefix(s); err == nil && p.Addr().Is4() {
 					out = append(out, p.Masked().String())
+					st.lengths.Or(1 << p.Bits())
 				}
 			}
 			return out, nil
