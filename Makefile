@@ -76,7 +76,7 @@ test-deps:
 # scale stacks (10,000 tenants with the syncer; BENCH_TENANTS=500 for a quick run).
 bench: tools
 	$(GO) test -run '^$$' -bench . -benchtime 2000x -count 1 ./pkg/ipam/
-	$(GO) test -run '^$$' -bench . -count 1 ./pkg/apiserver/ ./pkg/syncer/onboarding/ ./pkg/host/ ./pkg/ipam/upkeep/ ./pkg/registry/tenant/network/
+	$(GO) test -run '^$$' -bench . -count 1 ./pkg/apiserver/ ./pkg/syncer/onboarding/ ./pkg/host/ ./pkg/ipam/upkeep/ ./pkg/registry/tenant/network/ ./pkg/tenantdns/
 	$(GO) test $(BENCH_FLAGS) -bench . -skip '^Benchmark((Network|LoadBalancer|VRFPeering)?Sync|ProviderServiceOffer|SyncBusyHost|HostFairness|HostClassification|NamespaceDelete|StackStart)$$' ./test/integration/bench/...
 	$(GO) test $(BENCH_FLAGS) -bench '^BenchmarkSync$$' ./test/integration/bench/...
 	$(GO) test $(BENCH_FLAGS) -bench '^BenchmarkNetworkSync$$' ./test/integration/bench/...
@@ -89,6 +89,7 @@ bench: tools
 	$(GO) test $(BENCH_FLAGS) -bench '^BenchmarkNamespaceDelete$$' ./test/integration/bench/...
 	$(GO) test $(BENCH_FLAGS) -benchtime 3x -bench '^BenchmarkStackStart$$' ./test/integration/bench/...
 	$(GO) test $(BENCH_FLAGS) -benchtime 5x -bench '^BenchmarkConsoleFirstRender$$' ./test/integration/console/
+	$(GO) test $(BENCH_FLAGS) -bench '^BenchmarkQueries$$' ./test/integration/dns/
 
 codegen:
 	bash hack/update-codegen.sh

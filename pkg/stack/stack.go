@@ -74,11 +74,11 @@ type Options struct {
 	// DNSUpstream is where tenant-dns forwards the names that are not the
 	// cluster's ("127.0.0.1:<port>"); empty: it forwards nothing.
 	DNSUpstream string
-	// DNSHostZone, when set, has tenant-dns also serve the host's names
-	// with CoreDNS's own kubernetes plugin, in that zone of their own
-	// (<service>.<namespace>.svc.<zone>): the baseline the benchmarks
-	// compare the tenants' views with, in the same server.
-	DNSHostZone string
+	// DNSBaseline has the tenant-dns process serve, on a second port, the
+	// cluster's names with CoreDNS's own kubernetes plugin, as a cluster
+	// DNS does: the baseline the benchmarks compare the tenants' views with,
+	// in the same process. Tenants' pods are never pointed at it.
+	DNSBaseline bool
 	// PublicDNSZone is the provider's public DNS zone; empty: none.
 	PublicDNSZone string
 	// TenantEtcd gives the tenant-apiserver an etcd of its own, as
@@ -134,7 +134,7 @@ type Stack struct {
 
 	consolePort int
 
-	dnsPort, dnsMetricsPort int
+	dnsPort, dnsMetricsPort, dnsBaselinePort int
 
 	etcd, tenantEtcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console, tenantDNS *process
 	// The logical data path (ovn.go).

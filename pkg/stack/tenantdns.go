@@ -45,13 +45,18 @@ func (s *Stack) startTenantDNS(ctx context.Context) (*process, error) {
 		fmt.Fprintf(&b, "        public %s\n", zone)
 	}
 	b.WriteString("    }\n")
-	if z := s.opts.DNSHostZone; z != "" {
-		fmt.Fprintf(&b, "    kubernetes %s {\n        kubeconfig %s\n    }\n", z, s.KubeconfigPath(TenantDNSUser))
-	}
 	if s.opts.DNSUpstream != "" {
 		fmt.Fprintf(&b, "    cache 30\n    forward . %s\n", s.opts.DNSUpstream)
 	}
 	b.WriteString("}\n")
+	if s.opts.DNSBaseline {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s.dnsBaselinePort = p
+		fmt.Fprintf(&b, ".:%d {\n    bind 127.0.0.1\n    errors\n    kubernetes %s in-addr.arpa ip6.arpa {\n        kubeconfig %s\n    }\n}\n", p, ClusterDomain, s.KubeconfigPath(TenantDNSUser))
+	}
 	corefile := s.path("tenant-dns.Corefile")
 	if err := os.WriteFile(corefile, []byte(b.String()), 0o644); err != nil {
 		return nil, err
@@ -90,6 +95,16 @@ func (s *Stack) TenantDNSAddr() string {
 		return ""
 	}
 	return "127.0.0.1:" + strconv.Itoa(s.dnsPort)
+}
+
+// TenantDNSBaselineAddr is the address of the same tenant-dns process's
+// second server, CoreDNS's kubernetes plugin answering the cluster's names
+// as a cluster DNS does (Options.DNSBaseline); empty without it.
+func (s *Stack) TenantDNSBaselineAddr() string {
+	if s.tenantDNS == nil || s.dnsBaselinePort == 0 {
+		return ""
+	}
+	return "127.0.0.1:" + strconv.Itoa(s.dnsBaselinePort)
 }
 
 // TenantDNSMetricsURL is tenant-dns's Prometheus endpoint.

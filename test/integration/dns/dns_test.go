@@ -64,7 +64,7 @@ func TestMain(m *testing.M) {
 	}
 	code := framework.RunMain(m, stack.Options{
 		Setup: setup, TenantDNS: true, DNSUpstream: upstreamAddr,
-		PublicDNSZone: publicZone, SkipDataPath: true,
+		PublicDNSZone: publicZone, SkipDataPath: true, DNSBaseline: true,
 	})
 	stop()
 	os.Exit(code)
@@ -170,7 +170,7 @@ func hostNamespace(ctx context.Context, kube kubernetes.Interface, tenant, name 
 
 // makeWorld creates, as the provider, the Services and the pods the
 // queries come from, and reports the pods' addresses as kubelet would.
-func makeWorld(t *testing.T) world {
+func makeWorld(t testing.TB) world {
 	once.Do(func() { shared, errW = buildWorld(context.Background()) })
 	if errW != nil {
 		t.Fatal(errW)
