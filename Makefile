@@ -29,13 +29,16 @@ build:
 plugin:
 	bash hack/build-plugin.sh
 
-IMAGE ?= tenant-apiserver:dev
-## image: the container image of the Containerfile, as $(IMAGE); with neither podman
-## nor docker, hack/image writes the same image to _output/image/tenant-apiserver.tar.
+CMD ?= tenant-apiserver
+IMAGE ?= $(CMD):dev
+## image: the container image of $(CMD) (tenant-apiserver, or tenant-dns) as $(IMAGE),
+## from its Containerfile; with neither podman nor docker, hack/image writes the same
+## image to _output/image/$(CMD).tar.
+CONTAINERFILE = $(if $(filter tenant-dns,$(CMD)),Containerfile.tenant-dns,Containerfile)
 image:
-	@if command -v podman >/dev/null; then podman build -f Containerfile -t $(IMAGE) .; \
-	elif command -v docker >/dev/null; then docker build -f Containerfile -t $(IMAGE) .; \
-	else $(GO) run ./hack/image -tag $(IMAGE); fi
+	@if command -v podman >/dev/null; then podman build -f $(CONTAINERFILE) -t $(IMAGE) .; \
+	elif command -v docker >/dev/null; then docker build -f $(CONTAINERFILE) -t $(IMAGE) .; \
+	else $(GO) run ./hack/image -cmd $(CMD) -tag $(IMAGE); fi
 
 verify: verify-gofmt verify-codegen verify-host-crds
 

@@ -17,10 +17,15 @@ import (
 	"time"
 )
 
+// command is the command of cmd/ the image runs (-cmd): tenant-apiserver,
+// or tenant-dns. binaryPath is where its binary is, the entrypoint.
+var (
+	command    = "tenant-apiserver"
+	binaryPath = "/" + command
+)
+
 // The image's layout, the same as the Containerfile's.
 const (
-	// binaryPath is where the binary is, the entrypoint.
-	binaryPath = "/tenant-apiserver"
 	// nonroot is the user and group the image runs as, distroless's nonroot.
 	nonroot = 65532
 	// caFile is where Go's crypto/x509 looks first on Linux, and where
@@ -50,15 +55,15 @@ const (
 // image digest.
 var epoch = time.Unix(0, 0).UTC()
 
-// buildBinary builds cmd/tenant-apiserver of the module at dir, statically
+// buildBinary builds cmd/<command> of the module at dir, statically
 // linked, for linux/arch, into out.
 func buildBinary(ctx context.Context, dir, arch, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, "./cmd/tenant-apiserver")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, "./cmd/"+command)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("building tenant-apiserver: %w", err)
+		return fmt.Errorf("building %s: %w", command, err)
 	}
 	return nil
 }
@@ -133,13 +138,13 @@ func newImage(binaryFile, arch, tag string) (*image, error) {
 	cfg.Config.Entrypoint = []string{binaryPath}
 	cfg.Config.Env = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SSL_CERT_FILE=" + caFile}
 	cfg.Config.WorkingDir = workDir
-	cfg.Config.Labels = map[string]string{"org.opencontainers.image.title": "tenant-apiserver"}
+	cfg.Config.Labels = map[string]string{"org.opencontainers.image.title": command}
 	cfg.RootFS.Type = "layers"
 	cfg.RootFS.DiffIDs = []string{digest(layerTar)}
 	cfg.History = append(cfg.History, struct {
 		Created   time.Time `json:"created"`
 		CreatedBy string    `json:"created_by"`
-	}{epoch, "hack/image: tenant-apiserver, users, CA certificates, /tmp"})
+	}{epoch, "hack/image: " + command + ", users, CA certificates, /tmp"})
 	config, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
@@ -183,7 +188,7 @@ func layer(binaryFile string) ([]byte, error) {
 		func() error {
 			ca, err := os.ReadFile(caFile)
 			if errors.Is(err, fs.ErrNotExist) {
-				return nil // the image then trusts no public CA; tenant-apiserver needs none
+				return nil // the image then trusts no public CA; neither command needs one
 			}
 			if err != nil {
 				return err

@@ -1,5 +1,6 @@
-// Command image builds the tenant-apiserver container image without a
-// container runtime: a static (CGO_ENABLED=0) build of cmd/tenant-apiserver
+// Command image builds the tenant-apiserver (or, with -cmd tenant-dns, the
+// tenant-dns) container image without a container runtime: a static
+// (CGO_ENABLED=0) build of cmd/<cmd>
 // in one layer made from scratch, with what the Containerfile's
 // distroless/static:nonroot base gives it (users root, nobody and nonroot
 // 65532 in /etc/passwd and /etc/group, the build machine's CA
@@ -8,7 +9,7 @@
 // OCI image layout (podman load, skopeo copy oci-archive:...) and a
 // `docker load` archive.
 //
-//	go run ./hack/image [-o _output/image] [-tag tenant-apiserver:dev] [-arch amd64]
+//	go run ./hack/image [-o _output/image] [-tag tenant-apiserver:dev] [-arch amd64] [-cmd tenant-apiserver]
 //
 // make image runs it when neither podman nor docker is installed.
 package main
@@ -27,8 +28,14 @@ import (
 func main() {
 	out := flag.String("o", "_output/image", "output directory")
 	tag := flag.String("tag", "tenant-apiserver:dev", "repository:tag the archive names the image by")
+	flag.StringVar(&command, "cmd", command, "the command of cmd/ to build: tenant-apiserver or tenant-dns")
 	arch := flag.String("arch", runtime.GOARCH, "GOARCH of the binary and the image")
 	flag.Parse()
+	if command != "tenant-apiserver" && command != "tenant-dns" {
+		fmt.Fprintf(os.Stderr, "image: -cmd must be tenant-apiserver or tenant-dns, not %q\n", command)
+		os.Exit(2)
+	}
+	binaryPath = "/" + command
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -44,7 +51,7 @@ func run(ctx context.Context, root, out, tag, arch string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	binary := filepath.Join(out, "tenant-apiserver")
+	binary := filepath.Join(out, command)
 	if err := buildBinary(ctx, root, arch, binary); err != nil {
 		return err
 	}
@@ -52,7 +59,7 @@ func run(ctx context.Context, root, out, tag, arch string) error {
 	if err != nil {
 		return err
 	}
-	archive := filepath.Join(out, "tenant-apiserver.tar")
+	archive := filepath.Join(out, command+".tar")
 	if err := img.writeArchive(archive); err != nil {
 		return err
 	}
