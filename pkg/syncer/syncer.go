@@ -60,6 +60,10 @@ type Config struct {
 	// ClusterDomain is the cluster's DNS domain, which the alias Services
 	// of provider services name; default cluster.local.
 	ClusterDomain string
+	// PublicDNSZone is the provider's public DNS zone, in which the public
+	// addresses of FloatingIPs and LoadBalancers are named
+	// (hostnames.PublicDNSName); empty: none are.
+	PublicDNSZone string
 	// Advertise is how MetalLB announces tenants' public IPs.
 	Advertise onboarding.Advertisement
 	// NoFlowSchemas stops the syncer giving each tenant a FlowSchema on the
@@ -182,12 +186,12 @@ func (s *Syncer) lead(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Starting the network controller")
 		return
 	}
-	loadBalancers, err := loadbalancer.New(src, kinds)
+	loadBalancers, err := loadbalancer.New(src, kinds, s.config.PublicDNSZone)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the load balancer controller")
 		return
 	}
-	floatingIPs, err := floatingip.New(src, kinds)
+	floatingIPs, err := floatingip.New(src, kinds, s.config.PublicDNSZone)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the floating IP controller")
 		return
