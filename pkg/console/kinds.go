@@ -146,7 +146,7 @@ var namespaces = &kind{
 
 var floatingIPs = &kind{
 	Resource: "floatingips", Title: "Floating IPs", Singular: "FloatingIP", Namespaced: true, NameColumn: 1,
-	Headers: []string{"Namespace", "Name", "Address", "Target", "Ports", "Phase", "Ready", "Age"},
+	Headers: []string{"Namespace", "Name", "Address", "DNS name", "Target", "Ports", "Phase", "Ready", "Age"},
 	Empty:   "No floating IPs.",
 	fields:  map[string]string{"metadata.name": "name", "metadata.namespace": "namespace", "spec.address": "address", "spec.target": "target", "spec.ports": "ports"},
 	create: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, f url.Values) (string, error) {
@@ -191,7 +191,7 @@ func targetFromForm(f url.Values) (*tenantv1alpha1.FloatingIPTarget, []tenantv1a
 
 var loadBalancers = &kind{
 	Resource: "loadbalancers", Title: "Load balancers", Singular: "LoadBalancer", Namespaced: true, NameColumn: 1,
-	Headers: []string{"Namespace", "Name", "Address", "Ports", "Selector", "Ready", "Age"},
+	Headers: []string{"Namespace", "Name", "Address", "DNS name", "Ports", "Selector", "Ready", "Age"},
 	Empty:   "No load balancers.",
 	fields:  map[string]string{"metadata.name": "name", "metadata.namespace": "namespace", "spec.address": "address", "spec.selector": "selector", "spec.ports": "ports", "spec.sourceRanges": "sourceRanges"},
 	create: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, f url.Values) (string, error) {
@@ -293,11 +293,11 @@ func init() {
 	}
 	floatingIPs.rows = func(obj runtime.Object) []row {
 		f := obj.(*tenantv1alpha1.FloatingIP)
-		return []row{floatingIPs.baseRow(f, f.Namespace, f.Name, f.Status.Address, tenantview.Target(f.Spec.Target), tenantview.FIPPorts(f.Spec.Ports), string(f.Status.Phase), tenantview.Ready(f.Status.Conditions), age(f))}
+		return []row{floatingIPs.baseRow(f, f.Namespace, f.Name, f.Status.Address, orDash(f.Status.DNSName), tenantview.Target(f.Spec.Target), tenantview.FIPPorts(f.Spec.Ports), string(f.Status.Phase), tenantview.Ready(f.Status.Conditions), age(f))}
 	}
 	loadBalancers.rows = func(obj runtime.Object) []row {
 		lb := obj.(*tenantv1alpha1.LoadBalancer)
-		return []row{loadBalancers.baseRow(lb, lb.Namespace, lb.Name, lb.Status.Address, tenantview.LBPorts(lb.Spec.Ports), tenantview.Selector(lb.Spec.Selector), tenantview.Ready(lb.Status.Conditions), age(lb))}
+		return []row{loadBalancers.baseRow(lb, lb.Namespace, lb.Name, lb.Status.Address, orDash(lb.Status.DNSName), tenantview.LBPorts(lb.Spec.Ports), tenantview.Selector(lb.Spec.Selector), tenantview.Ready(lb.Status.Conditions), age(lb))}
 	}
 }
 

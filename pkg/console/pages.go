@@ -246,6 +246,15 @@ type detailData struct {
 	Conditions []metav1.Condition
 	YAML       string
 	FloatingIP *tenantv1alpha1.FloatingIP
+	// Public is the public address of a FloatingIP or LoadBalancer and its
+	// name in the provider's public DNS zone; nil for other kinds.
+	Public *publicAddress
+}
+
+// publicAddress is an address as a FloatingIP's or LoadBalancer's status
+// holds it.
+type publicAddress struct {
+	Address, DNSName string
 }
 
 func (s *Server) detailPage(k *kind) http.HandlerFunc {
@@ -286,8 +295,12 @@ func (s *Server) renderDetail(w http.ResponseWriter, r *http.Request, k *kind, s
 		return
 	}
 	d.YAML = string(y)
-	if f, ok := obj.(*tenantv1alpha1.FloatingIP); ok {
-		d.FloatingIP = f
+	switch o := obj.(type) {
+	case *tenantv1alpha1.FloatingIP:
+		d.FloatingIP = o
+		d.Public = &publicAddress{Address: o.Status.Address, DNSName: o.Status.DNSName}
+	case *tenantv1alpha1.LoadBalancer:
+		d.Public = &publicAddress{Address: o.Status.Address, DNSName: o.Status.DNSName}
 	}
 	title := k.Singular + " " + name
 	if ns != "" {

@@ -1,7 +1,9 @@
 // Package hostnames is the one place that decides how tenant objects are
-// named and marked on the host. Every function is deterministic: the same
-// tenant, UID and name always give the same host name, so the syncer can
-// find its objects again after a restart without any state of its own.
+// named and marked on the host, and how the public addresses they hold are
+// named in the provider's public DNS zone (PublicDNSName). Every function
+// is deterministic: the same tenant, UID and name always give the same
+// host name, so the syncer can find its objects again after a restart
+// without any state of its own.
 //
 // Host namespace of tenant Namespace <ns> of tenant <t>:
 //

@@ -57,11 +57,11 @@ func newFloatingIPListCommand(o *Options) *cobra.Command {
 			return nil, err
 		}
 		l := &listing{kind: "FloatingIP", resource: floatingIPResource, all: all,
-			headers: []string{"NAME", "ADDRESS", "TARGET", "PORTS", "PHASE", "AGE"}, wide: []string{"READY"}}
+			headers: []string{"NAME", "ADDRESS", "TARGET", "PORTS", "PHASE", "AGE"}, wide: []string{"READY", "DNS NAME"}}
 		for i := range list.Items {
 			f := &list.Items[i]
 			l.add(f, f.Name, []string{f.Name, f.Status.Address, tenantview.Target(f.Spec.Target), tenantview.FIPPorts(f.Spec.Ports), string(f.Status.Phase), age(o.Now(), f.CreationTimestamp)},
-				tenantview.Ready(f.Status.Conditions))
+				tenantview.Ready(f.Status.Conditions), f.Status.DNSName)
 		}
 		return l, nil
 	})

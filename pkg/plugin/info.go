@@ -3,6 +3,7 @@ package plugin
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 
 	"tenant.io/tenant-apiserver/pkg/tenantview"
@@ -78,6 +79,9 @@ func writeInfo(w io.Writer, info *tenantview.Info) error {
 	if err := t.flush(); err != nil {
 		return err
 	}
+	if err := writeDNSNames(w, info.PublicIPs); err != nil {
+		return err
+	}
 
 	fmt.Fprintf(w, "\nQuota:\n")
 	t = newTable(w, "  RESOURCE", "USED", "LIMIT")
@@ -143,6 +147,27 @@ func writeInfo(w io.Writer, info *tenantview.Info) error {
 		}
 	}
 	return nil
+}
+
+// writeDNSNames lists the public IPs that have a name in the provider's
+// public DNS zone, by name; nothing when none has.
+func writeDNSNames(w io.Writer, ips []tenantview.PublicIP) error {
+	var named []tenantview.PublicIP
+	for _, p := range ips {
+		if p.DNSName != "" {
+			named = append(named, p)
+		}
+	}
+	if len(named) == 0 {
+		return nil
+	}
+	sort.Slice(named, func(i, j int) bool { return named[i].DNSName < named[j].DNSName })
+	fmt.Fprintf(w, "\nPublic DNS names:\n")
+	t := newTable(w)
+	for _, p := range named {
+		t.row("  "+p.DNSName, p.Address, p.UsedBy)
+	}
+	return t.flush()
 }
 
 func orNone(s string) string {

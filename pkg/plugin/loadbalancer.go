@@ -36,11 +36,11 @@ func newLoadBalancerListCommand(o *Options) *cobra.Command {
 			return nil, err
 		}
 		l := &listing{kind: "LoadBalancer", resource: loadBalancerResource, all: all,
-			headers: []string{"NAME", "ADDRESS", "PORTS", "SELECTOR", "READY", "AGE"}, wide: []string{"SOURCE RANGES"}}
+			headers: []string{"NAME", "ADDRESS", "PORTS", "SELECTOR", "READY", "AGE"}, wide: []string{"SOURCE RANGES", "DNS NAME"}}
 		for i := range list.Items {
 			lb := &list.Items[i]
 			l.add(lb, lb.Name, []string{lb.Name, lb.Status.Address, tenantview.LBPorts(lb.Spec.Ports), tenantview.Selector(lb.Spec.Selector), tenantview.Ready(lb.Status.Conditions), age(o.Now(), lb.CreationTimestamp)},
-				strings.Join(lb.Spec.SourceRanges, ","))
+				strings.Join(lb.Spec.SourceRanges, ","), lb.Status.DNSName)
 		}
 		return l, nil
 	})

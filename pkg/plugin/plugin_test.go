@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -98,3 +99,33 @@ func TestPrintError(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// TestInfoDNSNames: info lists the public DNS names of the addresses that
+// have one, by name, and has no such section when none has.
+func TestInfoDNSNames(t *testing.T) {
+	info := &tenantview.Info{Tenant: "acme", PublicIPs: []tenantview.PublicIP{
+		{Address: "203.0.113.9", UsedBy: "FloatingIP", Namespace: "dev", Name: "ssh", DNSName: "ssh.dev.acme.tenants.example.net"},
+		{Address: "203.0.113.7", UsedBy: "LoadBalancer", Namespace: "dev", Name: "web", DNSName: "web.dev.acme.tenants.example.net"},
+		{Address: "203.0.113.8", UsedBy: "NATGateway", Name: "default"},
+		{Address: "203.0.113.10"},
+	}}
+	var b strings.Builder
+	if err := writeInfo(&b, info); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	want := "\nPublic DNS names:\n" +
+		"  ssh.dev.acme.tenants.example.net   203.0.113.9   FloatingIP\n" +
+		"  web.dev.acme.tenants.example.net   203.0.113.7   LoadBalancer\n"
+	if !strings.Contains(out, want) {
+		t.Errorf("info:\n%s\nwant the section\n%s", out, want)
+	}
+	info.PublicIPs[0].DNSName, info.PublicIPs[1].DNSName = "", ""
+	b.Reset()
+	if err := writeInfo(&b, info); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "DNS") {
+		t.Errorf("info without DNS names:\n%s", b.String())
+	}
+}

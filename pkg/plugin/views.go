@@ -127,12 +127,12 @@ func newViewsCommands(o *Options) []*cobra.Command {
 				return nil, err
 			}
 			l := &listing{kind: "FloatingIP", resource: "floatingip." + admin.GroupName, all: true,
-				headers: []string{"NAME", "TENANT", "ADDRESS", "TARGET", "PHASE", "READY", "AGE"}, wide: []string{"PORTS", "REASON"}}
+				headers: []string{"NAME", "TENANT", "ADDRESS", "TARGET", "PHASE", "READY", "AGE"}, wide: []string{"PORTS", "REASON", "DNS NAME"}}
 			for i := range list.Items {
 				fip := &list.Items[i]
 				if f.keep(fip.Status.Conditions) {
 					l.add(fip, fip.Name, []string{fip.Name, tenantOf(fip), orNone(fip.Status.Address), tenantview.Target(fip.Spec.Target), string(fip.Status.Phase),
-						tenantview.Ready(fip.Status.Conditions), age(o.Now(), fip.CreationTimestamp)}, tenantview.FIPPorts(fip.Spec.Ports), notReadyReason(fip.Status.Conditions))
+						tenantview.Ready(fip.Status.Conditions), age(o.Now(), fip.CreationTimestamp)}, tenantview.FIPPorts(fip.Spec.Ports), notReadyReason(fip.Status.Conditions), fip.Status.DNSName)
 				}
 			}
 			return l, nil
@@ -143,12 +143,12 @@ func newViewsCommands(o *Options) []*cobra.Command {
 				return nil, err
 			}
 			l := &listing{kind: "LoadBalancer", resource: "loadbalancer." + admin.GroupName, all: true,
-				headers: []string{"NAME", "TENANT", "ADDRESS", "PORTS", "READY", "AGE"}, wide: []string{"SELECTOR", "REASON"}}
+				headers: []string{"NAME", "TENANT", "ADDRESS", "PORTS", "READY", "AGE"}, wide: []string{"SELECTOR", "REASON", "DNS NAME"}}
 			for i := range list.Items {
 				lb := &list.Items[i]
 				if f.keep(lb.Status.Conditions) {
 					l.add(lb, lb.Name, []string{lb.Name, tenantOf(lb), orNone(lb.Status.Address), tenantview.LBPorts(lb.Spec.Ports),
-						tenantview.Ready(lb.Status.Conditions), age(o.Now(), lb.CreationTimestamp)}, tenantview.Selector(lb.Spec.Selector), notReadyReason(lb.Status.Conditions))
+						tenantview.Ready(lb.Status.Conditions), age(o.Now(), lb.CreationTimestamp)}, tenantview.Selector(lb.Spec.Selector), notReadyReason(lb.Status.Conditions), lb.Status.DNSName)
 				}
 			}
 			return l, nil

@@ -291,10 +291,17 @@ func (s *Stack) startTenantAPIServer(ctx context.Context) (*process, error) {
 	return s.tenantAPIServer, nil
 }
 
+// PublicDNSZone is the public DNS zone of the stack's tenant-apiserver
+// (--public-dns-zone): the public addresses of FloatingIPs and
+// LoadBalancers are named in it. example.net is reserved for examples
+// (RFC 2606), so no real zone is ever named.
+const PublicDNSZone = "tenants.example.net"
+
 // tenantAPIServerArgs are the flags of a tenant-apiserver process of the
 // stack listening on port: every replica serves the same certificate, acts
-// on the host as TenantAPIServerUser and stores into the same etcd prefix.
-// Options.TenantAPIServerArgs, then extra, follow (a later flag wins).
+// on the host as TenantAPIServerUser, stores into the same etcd prefix and
+// names public addresses in PublicDNSZone. Options.TenantAPIServerArgs,
+// then extra, follow (a later flag wins).
 func (s *Stack) tenantAPIServerArgs(port int, extra ...string) []string {
 	kubeconfig := s.KubeconfigPath(TenantAPIServerUser)
 	args := []string{
@@ -307,6 +314,7 @@ func (s *Stack) tenantAPIServerArgs(port int, extra ...string) []string {
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--etcd-servers=" + s.TenantEtcdURL(),
 		"--etcd-prefix=/tenant.io",
+		"--public-dns-zone=" + PublicDNSZone,
 		// The audit policy the deployment ships; each process its own log.
 		"--audit-policy-file=" + filepath.Join(s.opts.DeployDir, "audit", "policy.yaml"),
 		"--audit-log-path=" + s.AuditLogPath(port),

@@ -23,7 +23,6 @@ func LocalOptions(repoRoot string) Options {
 		Log:           os.Stderr,
 		Console:       true,
 		TenantDNS:     true,
-		PublicDNSZone: DemoPublicDNSZone,
 	}
 }
 

@@ -79,8 +79,6 @@ type Options struct {
 	// DNS does: the baseline the benchmarks compare the tenants' views with,
 	// in the same process. Tenants' pods are never pointed at it.
 	DNSBaseline bool
-	// PublicDNSZone is the provider's public DNS zone; empty: none.
-	PublicDNSZone string
 	// TenantEtcd gives the tenant-apiserver an etcd of its own, as
 	// installations do (docs/deploy.md), instead of the host's: then an
 	// outage of the one leaves the other up.

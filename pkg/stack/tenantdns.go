@@ -15,15 +15,13 @@ import (
 // ClusterRole there.
 const TenantDNSUser = "system:serviceaccount:" + TenantAPIServerNamespace + ":tenant-dns"
 
-// DemoPublicDNSZone is the public zone of make run's stack.
-const DemoPublicDNSZone = "tenants.example.net"
-
 // ClusterDomain is the cluster DNS domain of the stack.
 const ClusterDomain = "cluster.local"
 
 // startTenantDNS runs tenant-dns (CoreDNS with the tenantdns plugin) on a
 // loopback port, as TenantDNSUser, with a Corefile like the deployed one:
-// tenantdns for the cluster domain, the reverse zones and the public zone,
+// tenantdns for the cluster domain, the reverse zones and the public zone
+// (PublicDNSZone, tenant-apiserver's),
 // then cache and forward to the stack's upstream when one is given
 // (Options.DNSUpstream; nothing is ever sent off the machine).
 func (s *Stack) startTenantDNS(ctx context.Context) (*process, error) {
@@ -41,9 +39,7 @@ func (s *Stack) startTenantDNS(ctx context.Context) (*process, error) {
 	fmt.Fprintf(&b, ".:%d {\n    bind 127.0.0.1\n    errors\n", s.dnsPort)
 	fmt.Fprintf(&b, "    health 127.0.0.1:%d\n    ready 127.0.0.1:%d\n    prometheus 127.0.0.1:%d\n", healthPort, readyPort, s.dnsMetricsPort)
 	fmt.Fprintf(&b, "    tenantdns %s in-addr.arpa ip6.arpa {\n        kubeconfig %s\n", ClusterDomain, s.KubeconfigPath(TenantDNSUser))
-	if zone := s.PublicDNSZone(); zone != "" {
-		fmt.Fprintf(&b, "        public %s\n", zone)
-	}
+	fmt.Fprintf(&b, "        public %s\n", PublicDNSZone)
 	b.WriteString("    }\n")
 	if s.opts.DNSUpstream != "" {
 		fmt.Fprintf(&b, "    cache 30\n    forward . %s\n", s.opts.DNSUpstream)
@@ -111,7 +107,3 @@ func (s *Stack) TenantDNSBaselineAddr() string {
 func (s *Stack) TenantDNSMetricsURL() string {
 	return "http://127.0.0.1:" + strconv.Itoa(s.dnsMetricsPort) + "/metrics"
 }
-
-// PublicDNSZone is the provider's public zone of the stack, in which
-// FloatingIP and LoadBalancer addresses get names.
-func (s *Stack) PublicDNSZone() string { return s.opts.PublicDNSZone }

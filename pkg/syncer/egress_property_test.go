@@ -51,7 +51,7 @@ var (
 
 func newEgressEnv(t *testing.T) *egressEnv {
 	src, fakes := controllertest.NewSources(t)
-	c, err := floatingip.New(src, hostkinds.New(src))
+	c, err := floatingip.New(src, hostkinds.New(src), "")
 	if err != nil {
 		t.Fatal(err)
 	}

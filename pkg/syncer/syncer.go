@@ -66,6 +66,10 @@ type Config struct {
 	// the host namespaces of a Hard tenant (stored before the server was
 	// started without it) are reported not synced.
 	TenantDNSAddress string
+	// PublicDNSZone is the provider's public DNS zone, in which the public
+	// addresses of FloatingIPs and LoadBalancers are named
+	// (hostnames.PublicDNSName); empty: none are.
+	PublicDNSZone string
 	// Advertise is how MetalLB announces tenants' public IPs.
 	Advertise onboarding.Advertisement
 	// NoFlowSchemas stops the syncer giving each tenant a FlowSchema on the
@@ -188,12 +192,12 @@ func (s *Syncer) lead(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Starting the network controller")
 		return
 	}
-	loadBalancers, err := loadbalancer.New(src, kinds)
+	loadBalancers, err := loadbalancer.New(src, kinds, s.config.PublicDNSZone)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the load balancer controller")
 		return
 	}
-	floatingIPs, err := floatingip.New(src, kinds)
+	floatingIPs, err := floatingip.New(src, kinds, s.config.PublicDNSZone)
 	if err != nil {
 		klog.FromContext(ctx).Error(err, "Starting the floating IP controller")
 		return

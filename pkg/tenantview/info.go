@@ -53,6 +53,9 @@ type PublicIP struct {
 	UsedBy    string `json:"usedBy,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
+	// DNSName is the address's name in the provider's public DNS zone,
+	// the status.dnsName of the FloatingIP or LoadBalancer using it.
+	DNSName string `json:"dnsName,omitempty"`
 }
 
 // QuotaLine is one quota: its use against its limit ("" limit: none).
@@ -266,17 +269,18 @@ func ListAddressHolders(ctx context.Context, api tenantclient.TenantV1alpha1Inte
 	return &AddressHolders{FloatingIPs: fips.Items, LoadBalancers: lbs.Items, Networks: nets.Items}, nil
 }
 
-// Users maps each public IP in use to what uses it (Address unset).
+// Users maps each public IP in use to what uses it and the name it has
+// in the public DNS zone (Address unset).
 func (h *AddressHolders) Users() map[string]PublicIP {
 	users := map[string]PublicIP{}
 	for _, f := range h.FloatingIPs {
 		if f.Status.Address != "" {
-			users[f.Status.Address] = PublicIP{UsedBy: "FloatingIP", Namespace: f.Namespace, Name: f.Name}
+			users[f.Status.Address] = PublicIP{UsedBy: "FloatingIP", Namespace: f.Namespace, Name: f.Name, DNSName: f.Status.DNSName}
 		}
 	}
 	for _, lb := range h.LoadBalancers {
 		if lb.Status.Address != "" {
-			users[lb.Status.Address] = PublicIP{UsedBy: "LoadBalancer", Namespace: lb.Namespace, Name: lb.Name}
+			users[lb.Status.Address] = PublicIP{UsedBy: "LoadBalancer", Namespace: lb.Namespace, Name: lb.Name, DNSName: lb.Status.DNSName}
 		}
 	}
 	for _, n := range h.Networks {

@@ -50,6 +50,13 @@ const (
 	// and on a FloatingIP with a target, True when OVN-Kubernetes has
 	// assigned the object's EgressIP to an egress node.
 	ConditionEgressAssigned = "EgressAssigned"
+	// ConditionDNSNamed is, on a FloatingIP or LoadBalancer that holds
+	// its address while the provider has a public DNS zone, True when
+	// status.dnsName names the address, and False when it cannot: the
+	// name would not be a DNS name (NameTooLong), or an older
+	// LoadBalancer or FloatingIP of the same name in the Namespace has it
+	// (NameTaken).
+	ConditionDNSNamed = "DNSNamed"
 	// ConditionAccepted is OVN-Kubernetes' verdict on a VRFPeering's RouteAdvertisements.
 	ConditionAccepted = "Accepted"
 	// ConditionOrphaned is True when the Tenant or Network a VRFPeering was
@@ -714,9 +721,12 @@ type FloatingIPStatus struct {
 	ObservedGeneration int64
 	// address is the public IP in use.
 	Address string
+	// dnsName is the address's name in the provider's public DNS zone,
+	// set while the address is held and the zone is configured.
+	DNSName string
 	// phase is Pending, Allocated, Associated or Failed.
 	Phase FloatingIPPhase
-	// conditions are Ready and HostSynced.
+	// conditions are Ready, HostSynced, EgressAssigned and DNSNamed.
 	Conditions []metav1.Condition
 }
 
@@ -775,7 +785,10 @@ type LoadBalancerStatus struct {
 	ObservedGeneration int64
 	// address is the public IP assigned on the host.
 	Address string
-	// conditions are Ready and HostSynced.
+	// dnsName is the address's name in the provider's public DNS zone,
+	// set while the address is assigned and the zone is configured.
+	DNSName string
+	// conditions are Ready, HostSynced and DNSNamed.
 	Conditions []metav1.Condition
 }
 

@@ -2,8 +2,11 @@ package server
 
 import (
 	"io"
+	"strconv"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/rest"
 )
 
 // TestStorageMediaType: tenant.io objects are stored as JSON, and a flag
@@ -97,5 +100,58 @@ func TestTenantDNSAddressFlag(t *testing.T) {
 		if refused != c.refused {
 			t.Errorf("%v: refused %v, want %v (%v)", c.args, refused, c.refused, err)
 		}
+	}
+}
+
+// TestPublicDNSZoneFlag: --public-dns-zone takes a DNS name (any case,
+// with or without its trailing dot) and refuses anything else at start-up,
+// with the syncer on or off.
+func TestPublicDNSZoneFlag(t *testing.T) {
+	for _, c := range []struct {
+		value string
+		error string // part of the refusal; "" when accepted
+	}{
+		{value: ""},
+		{value: "tenants.example.net"},
+		{value: "Tenants.Example.NET."},
+		{value: "example"},
+		{value: ".", error: "must not be empty"},
+		{value: "tenants..example.net", error: `label ""`},
+		{value: "tenants_example.net", error: `label "tenants_example"`},
+		{value: "-tenants.example.net", error: `label "-tenants"`},
+		{value: strings.Repeat("a", 64) + ".net", error: "more than the 63 a DNS label may have"},
+		{value: strings.Repeat("a.", 126) + "net", error: "more than the 253 a DNS name may have"},
+		{value: "https://tenants.example.net", error: "is not a DNS name"},
+	} {
+		for _, syncer := range []bool{true, false} {
+			o := NewOptions(io.Discard, io.Discard)
+			fss := o.Flags()
+			fs := fss.FlagSet("syncer")
+			if err := fs.Parse([]string{"--public-dns-zone=" + c.value, "--syncer=" + strconv.FormatBool(syncer)}); err != nil {
+				t.Fatal(err)
+			}
+			var refusal error
+			for _, err := range o.Syncer.Validate() {
+				if strings.Contains(err.Error(), "--public-dns-zone") {
+					refusal = err
+				}
+			}
+			switch {
+			case c.error == "" && refusal != nil:
+				t.Errorf("%q (syncer %v): refused: %v", c.value, syncer, refusal)
+			case c.error != "" && (refusal == nil || !strings.Contains(refusal.Error(), c.error)):
+				t.Errorf("%q (syncer %v): refusal %v, want one saying %q", c.value, syncer, refusal, c.error)
+			}
+		}
+	}
+	// It reaches the syncer's configuration.
+	o := NewOptions(io.Discard, io.Discard)
+	fss := o.Flags()
+	if err := fss.FlagSet("syncer").Parse([]string{"--public-dns-zone=tenants.example.net"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := o.Syncer.ApplyTo(&rest.Config{Host: "https://host.example"})
+	if err != nil || c.PublicDNSZone != "tenants.example.net" {
+		t.Errorf("syncer configuration %+v, %v; want zone tenants.example.net", c, err)
 	}
 }

@@ -3,11 +3,13 @@ package server
 import (
 	"fmt"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer"
 	"tenant.io/tenant-apiserver/pkg/syncer/onboarding"
 )
@@ -65,6 +67,8 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.TenantDNSAddress, "tenant-dns-address", c.TenantDNSAddress, "The IPv4 address of the provider's tenant DNS server (its Service) as tenants' pods reach it. "+
 		"Every pod of a Tenant of spec.isolation Hard resolves names through it alone (docs/deploy.md). Empty: there is none, and Tenants of Hard isolation are refused. "+
 		"Read by every replica, syncer or not: give all replicas the same.")
+	fs.StringVar(&c.PublicDNSZone, "public-dns-zone", c.PublicDNSZone, "The provider's public DNS zone (e.g. tenants.example.net): the public address of every FloatingIP and LoadBalancer "+
+		"is named <name>.<namespace>.<tenant>.<zone> in it, in their status.dnsName, which the tenant DNS server answers. Empty: no names.")
 	fs.StringVar(&o.advertise, "metallb-advertisement", o.advertise, "How MetalLB announces tenants' public IPs: L2 or BGP.")
 	fs.BoolVar(&o.flowSchemas, "tenant-flow-schemas", o.flowSchemas, "Give each tenant a FlowSchema on the host (tenant.io-<tenant>), so that all its requests there are one flow of the tenant-workloads priority level. "+
 		"Every host request that matches none of them is tried against all of them first; see docs/deploy.md for the cost per tenant. Off, the syncer deletes the ones it made.")
@@ -72,22 +76,30 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.HostBurst, "syncer-host-burst", o.HostBurst, "Burst of requests the syncer, and the registry's reads of host pods on deletes, may send to the host.")
 }
 
-// Validate checks the options.
+// Validate checks the options. The public DNS zone is checked even when
+// the syncer is off: a zone that is not a DNS name is a mistake whatever
+// runs.
 func (o *SyncerOptions) Validate() []error {
+	var errs []error
 	// The registry reads the tenant DNS address whether this replica
 	// syncs or not.
 	if err := validateTenantDNSAddress(o.Config.TenantDNSAddress); err != nil {
-		return []error{err}
+		errs = append(errs, err)
+	}
+	if zone := o.Config.PublicDNSZone; zone != "" {
+		if msgs := hostnames.ValidateDNSName(hostnames.CanonicalDNSName(zone)); len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--public-dns-zone %q is not a DNS name: %s", zone, strings.Join(msgs, "; ")))
+		}
 	}
 	if !o.Enabled {
-		return nil
+		return errs
 	}
 	o.Config.Advertise = onboarding.Advertisement(o.advertise)
 	o.Config.NoFlowSchemas = !o.flowSchemas
 	if err := o.Config.Validate(); err != nil {
-		return []error{err}
+		errs = append(errs, err)
 	}
-	return nil
+	return errs
 }
 
 // ApplyTo returns the syncer configuration for the host reached through

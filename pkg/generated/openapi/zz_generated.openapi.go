@@ -3387,6 +3387,13 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIPStatus(ref common.ReferenceCallba
 							Format:      "",
 						},
 					},
+					"dnsName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "dnsName is the name of the address in the provider's public DNS zone: <name>.<namespace>.<tenant>.<zone>, lower case, without the trailing dot. Set while the FloatingIP holds its address and the provider has a public zone (tenant-apiserver --public-dns-zone), unless the DNSNamed condition says why not; empty otherwise.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"phase": {
 						SchemaProps: spec.SchemaProps{
 							Description: "phase is Pending (no address yet, or the target does not exist or is another FloatingIP's: see the Ready condition's reason), Allocated (the address is held, not bound), Associated or Failed.",
@@ -3406,7 +3413,7 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIPStatus(ref common.ReferenceCallba
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "conditions are Ready and HostSynced.",
+							Description: "conditions are Ready, HostSynced, EgressAssigned (with a target) and DNSNamed (with a public DNS zone).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{
@@ -3702,6 +3709,13 @@ func schema_pkg_apis_tenant_v1alpha1_LoadBalancerStatus(ref common.ReferenceCall
 							Format:      "",
 						},
 					},
+					"dnsName": {
+						SchemaProps: spec.SchemaProps{
+							Description: "dnsName is the name of the address in the provider's public DNS zone: <name>.<namespace>.<tenant>.<zone>, lower case, without the trailing dot. Set while the address is assigned on the host and the provider has a public zone (tenant-apiserver --public-dns-zone), unless the DNSNamed condition says why not; empty otherwise.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"conditions": {
 						VendorExtensible: spec.VendorExtensible{
 							Extensions: spec.Extensions{
@@ -3714,7 +3728,7 @@ func schema_pkg_apis_tenant_v1alpha1_LoadBalancerStatus(ref common.ReferenceCall
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "conditions are Ready and HostSynced.",
+							Description: "conditions are Ready, HostSynced and DNSNamed (with a public DNS zone, once the address is assigned).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -11,6 +11,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
+	"tenant.io/tenant-apiserver/pkg/syncer/publicdns"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -25,12 +26,15 @@ type Controller struct {
 	keys      *controller.Keys[*tenant.FloatingIP]
 	services  controller.HostKind[*corev1.Service]
 	egressIPs controller.HostKind[*egressipv1.EgressIP]
+	// names names the held addresses in the public DNS zone.
+	names *publicdns.Names
 }
 
 // New returns a Controller reading and writing through src, making the
-// host objects of kinds.
-func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
-	c := &Controller{src: src, kinds: kinds, services: kinds.Services, egressIPs: kinds.EgressIPs}
+// host objects of kinds, and naming the held addresses in publicDNSZone
+// ("": none).
+func New(src *controller.Sources, kinds *hostkinds.Catalogue, publicDNSZone string) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds, services: kinds.Services, egressIPs: kinds.EgressIPs, names: publicdns.New(src, publicDNSZone)}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.FloatingIP, details]{
 		Kind: "floatingIP", Tenants: src.Tenants, Objects: src.FloatingIPs, Status: controller.StatusWriter[*tenant.FloatingIP]{Store: src.Storage.FloatingIPs.Status, Written: src.WrittenOf(src.FloatingIPs)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeGone, SetStatus: c.setStatus,
@@ -89,6 +93,10 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, erro
 		return nil, err
 	}
 	if err := c.Watch(src.HostTargetPods, c.targetHandler(tenant.FloatingIPTargetPod, byName)); err != nil {
+		return nil, err
+	}
+	// A LoadBalancer of the same name may hold the name, or give it up.
+	if err := c.names.Watch(c.Worker, publicdns.FloatingIP); err != nil {
 		return nil, err
 	}
 	c.keys.EnqueueAllOnHealthChange(src.Health)

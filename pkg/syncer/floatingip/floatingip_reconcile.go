@@ -17,6 +17,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
+	"tenant.io/tenant-apiserver/pkg/syncer/publicdns"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -235,8 +236,9 @@ func (c *Controller) removeHostObjects(ctx context.Context, t *tenant.Tenant, ke
 
 // setStatus records out in the FloatingIP's status: phase Pending (its
 // target is missing or another's), Allocated (it holds its address) or
-// Associated (bound to its target both ways), HostSynced, and Ready
-// (synced, and associated when it has a target).
+// Associated (bound to its target both ways), HostSynced, Ready (synced,
+// and associated when it has a target), and the public DNS name of the
+// address it holds with DNSNamed.
 func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, fip *tenant.FloatingIP, out outcome) func(*tenant.FloatingIP) bool {
 	reason, message := out.Reason, out.Message
 	if out.Synced && reason == "" {
@@ -276,6 +278,8 @@ func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, fip *tenant.Floa
 		}
 		changed := s.ObservedGeneration != gen || s.Phase != p
 		s.ObservedGeneration, s.Phase = gen, p
+		// The address is the registry's, as stored: named while held.
+		changed = publicdns.Set(&s.DNSName, &s.Conditions, gen, c.names.Of(publicdns.FloatingIP, key, live, s.Address)) || changed
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.Synced, syncedReason, syncedMessage) || changed
 		if live.Spec.Target != nil {
 			_, _, egressChanged := hostkinds.SetEgressCondition(&s.Conditions, gen, out.Details.egress)

@@ -25,10 +25,11 @@ import (
 // once it exists it is labelled, the EgressIP and the Service are made,
 // and the FloatingIP is Associated when MetalLB (here, the test) assigns
 // its address; without its target the host objects go, and so they do when
-// the FloatingIP is gone.
+// the FloatingIP is gone. The address it holds is named in the public DNS
+// zone throughout, and no longer once the zone is gone.
 func TestReconcileFloatingIP(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src, hostkinds.New(src))
+	c, err := New(src, hostkinds.New(src), "tenants.example.net")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,6 +71,13 @@ func TestReconcileFloatingIP(t *testing.T) {
 	}
 	if cond := ready(); cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != ReasonTargetNotFound {
 		t.Errorf("Ready %+v, want False, TargetNotFound", cond)
+	}
+	// The address is held whatever the target does: named.
+	if got := stored().Status.DNSName; got != "ssh.dev.acme.tenants.example.net" {
+		t.Errorf("dnsName %q, want ssh.dev.acme.tenants.example.net", got)
+	}
+	if cond := meta.FindStatusCondition(stored().Status.Conditions, tenant.ConditionDNSNamed); cond == nil || cond.Status != metav1.ConditionTrue {
+		t.Errorf("DNSNamed %+v, want True", cond)
 	}
 
 	// The Pod appears: labelled, and the Service and EgressIP select it.
@@ -157,6 +165,21 @@ func TestReconcileFloatingIP(t *testing.T) {
 	if pod, _ := pods.Get(ctx, "web", metav1.GetOptions{}); pod.Labels[hostnames.FloatingIPTargetLabel] != "" {
 		t.Errorf("pod of a FloatingIP without a target still bound: %v", pod.Labels)
 	}
+	if got := stored().Status.DNSName; got != "ssh.dev.acme.tenants.example.net" {
+		t.Errorf("dnsName %q without a target, want the name of the address it still holds", got)
+	}
+
+	// A syncer without a public DNS zone (the provider removed it) takes
+	// the name away.
+	controllertest.Cache(t, src.FloatingIPs, "acme", "dev", stored())
+	c.names.Zone = ""
+	if err := c.Reconcile(ctx, key); err != nil {
+		t.Fatalf("reconcile without a zone: %v", err)
+	}
+	if s := stored().Status; s.DNSName != "" || meta.FindStatusCondition(s.Conditions, tenant.ConditionDNSNamed) != nil {
+		t.Errorf("without a zone: dnsName %q, conditions %+v; want no name and no DNSNamed", s.DNSName, s.Conditions)
+	}
+	c.names.Zone = "tenants.example.net"
 
 	// The FloatingIP is gone, with a target again on the host side.
 	fip.Spec.Target = &tenant.FloatingIPTarget{Kind: tenant.FloatingIPTargetPod, Name: "web"}

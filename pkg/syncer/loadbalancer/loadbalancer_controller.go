@@ -7,6 +7,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
+	"tenant.io/tenant-apiserver/pkg/syncer/publicdns"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -20,12 +21,15 @@ type Controller struct {
 	kinds    *hostkinds.Catalogue
 	keys     *controller.Keys[*tenant.LoadBalancer]
 	services controller.HostKind[*corev1.Service]
+	// names names the assigned addresses in the public DNS zone.
+	names *publicdns.Names
 }
 
 // New returns a Controller reading and writing through src, making the
-// host objects of kinds.
-func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
-	c := &Controller{src: src, kinds: kinds, services: kinds.Services}
+// host objects of kinds, and naming the addresses MetalLB assigns in
+// publicDNSZone ("": none).
+func New(src *controller.Sources, kinds *hostkinds.Catalogue, publicDNSZone string) (*Controller, error) {
+	c := &Controller{src: src, kinds: kinds, services: kinds.Services, names: publicdns.New(src, publicDNSZone)}
 	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.LoadBalancer, details]{
 		Kind: "loadBalancer", Tenants: src.Tenants, Objects: src.LoadBalancers, Status: controller.StatusWriter[*tenant.LoadBalancer]{Store: src.Storage.LoadBalancers.Status, Written: src.WrittenOf(src.LoadBalancers)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeService, SetStatus: c.setStatus,
@@ -48,6 +52,10 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, erro
 	}
 	// Drift, deletion, and the address MetalLB writes into the status.
 	if err := c.keys.WatchHost(src.HostServices); err != nil {
+		return nil, err
+	}
+	// A FloatingIP of the same name may hold the name, or give it up.
+	if err := c.names.Watch(c.Worker, publicdns.LoadBalancer); err != nil {
 		return nil, err
 	}
 	c.keys.EnqueueAllOnHealthChange(src.Health)

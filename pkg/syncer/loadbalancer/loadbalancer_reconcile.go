@@ -13,6 +13,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
+	"tenant.io/tenant-apiserver/pkg/syncer/publicdns"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
@@ -74,7 +75,8 @@ func (c *Controller) removeService(ctx context.Context, t *tenant.Tenant, key qu
 }
 
 // setStatus records out in the LoadBalancer's status: the address MetalLB
-// assigned, HostSynced, and Ready (synced, and the address assigned).
+// assigned and its public DNS name, HostSynced, Ready (synced, and the
+// address assigned) and DNSNamed.
 func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, lb *tenant.LoadBalancer, out outcome) func(*tenant.LoadBalancer) bool {
 	ns := key.Namespace
 	reason, message := out.Reason, out.Message
@@ -103,6 +105,8 @@ func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, lb *tenant.LoadB
 			changed = changed || s.Address != address
 			s.Address = address
 		}
+		// Named with the address it names, in this one write.
+		changed = publicdns.Set(&s.DNSName, &s.Conditions, gen, c.names.Of(publicdns.LoadBalancer, key, live, s.Address)) || changed
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, out.Synced, reason, message) || changed
 		changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, ready, readyReason, readyMessage) || changed
 		return changed

@@ -15,16 +15,18 @@ import (
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
 	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
+	"tenant.io/tenant-apiserver/pkg/syncer/publicdns"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
 // TestReconcileLoadBalancer drives the LoadBalancer controller over fakes:
 // it waits for its host namespace, makes the Service, reports the address
-// once MetalLB (here, the test) assigns it, and removes the Service once
+// once MetalLB (here, the test) assigns it with its public DNS name, drops
+// both when MetalLB takes the address back, and removes the Service once
 // the LoadBalancer is gone.
 func TestReconcileLoadBalancer(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
-	c, err := New(src, hostkinds.New(src))
+	c, err := New(src, hostkinds.New(src), "tenants.example.net")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +50,9 @@ func TestReconcileLoadBalancer(t *testing.T) {
 	}
 	ready := func() *metav1.Condition {
 		return meta.FindStatusCondition(stored().Status.Conditions, tenant.ConditionReady)
+	}
+	dnsNamed := func() *metav1.Condition {
+		return meta.FindStatusCondition(stored().Status.Conditions, tenant.ConditionDNSNamed)
 	}
 
 	// No host namespace yet: waiting, no Service.
@@ -88,6 +93,32 @@ func TestReconcileLoadBalancer(t *testing.T) {
 	}
 	if cond := ready(); cond == nil || cond.Status != metav1.ConditionTrue || stored().Status.Address != "203.0.113.7" {
 		t.Errorf("Ready %+v, address %q; want True and 203.0.113.7", cond, stored().Status.Address)
+	}
+	if got := stored().Status.DNSName; got != "web.dev.acme.tenants.example.net" {
+		t.Errorf("dnsName %q, want web.dev.acme.tenants.example.net", got)
+	}
+	if cond := dnsNamed(); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != publicdns.ReasonNamed {
+		t.Errorf("DNSNamed %+v, want True, Named", cond)
+	}
+
+	// MetalLB takes the address back: no address, no name.
+	svc, err = services.Get(ctx, svcName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.Status.LoadBalancer.Ingress = nil
+	if _, err := services.UpdateStatus(ctx, svc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.Eventually(t, "the informer has the address gone", func() bool {
+		obj, exists, _ := src.HostServices.GetStore().GetByKey(hostNS + "/" + svcName)
+		return exists && hostkinds.AssignedAddress(obj.(*corev1.Service)) == ""
+	})
+	if err := c.Reconcile(ctx, key); err != nil {
+		t.Fatalf("reconcile with the address released: %v", err)
+	}
+	if s := stored().Status; s.Address != "" || s.DNSName != "" || dnsNamed() != nil {
+		t.Errorf("address %q, dnsName %q, DNSNamed %+v; want none of them once MetalLB released the address", s.Address, s.DNSName, dnsNamed())
 	}
 
 	// Gone.

@@ -19,6 +19,7 @@ import (
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -197,7 +198,14 @@ func TestTenantJourney(t *testing.T) {
 	if shown != lb.Status.Address {
 		t.Errorf("shop-lb's address on the page %q, the API's %q", shown, lb.Status.Address)
 	}
+	// Its name in the public DNS zone, written with the address.
+	lbName := "shop-lb.dev.acme." + stack.PublicDNSZone
+	alice.waitFor("shop-lb's DNS name", cell("loadbalancers", "dev/shop-lb", 4)+` === "`+lbName+`"`, time.Minute)
 	alice.screenshot("loadbalancers")
+	alice.open("/loadbalancers/dev/shop-lb")
+	if got := alice.text("#public-dns-name"); got != lbName {
+		t.Errorf("shop-lb's page shows the DNS name %q, want %s", got, lbName)
+	}
 
 	// A FloatingIP attached to a pod.
 	dev, err := api.Namespaces().Get(ctx, "dev", metav1.GetOptions{})
@@ -224,10 +232,13 @@ func TestTenantJourney(t *testing.T) {
 	alice.screenshot("floatingip")
 	alice.open("/floatingips")
 	alice.markPage()
-	alice.waitFor("shop-ip Associated", cell("floatingips", "dev/shop-ip", 6)+` === "Associated"`, 2*time.Minute)
+	alice.waitFor("shop-ip Associated", cell("floatingips", "dev/shop-ip", 7)+` === "Associated"`, 2*time.Minute)
 	alice.stillSamePage("shop-ip's phase")
-	if got := alice.eval2(cell("floatingips", "dev/shop-ip", 4)); got != "Pod/shop-pod" {
+	if got := alice.eval2(cell("floatingips", "dev/shop-ip", 5)); got != "Pod/shop-pod" {
 		t.Errorf("shop-ip's target on the page: %q", got)
+	}
+	if got, want := alice.eval2(cell("floatingips", "dev/shop-ip", 4)), "shop-ip.dev.acme."+stack.PublicDNSZone; got != want {
+		t.Errorf("shop-ip's DNS name on the page: %q, want %s", got, want)
 	}
 	alice.screenshot("floatingips")
 

@@ -49,7 +49,7 @@ const (
 	hostSource = "127.0.0.1"  // anyone else: a node, a provider pod
 )
 
-const publicZone = "tenants.example.test"
+const publicZone = stack.PublicDNSZone
 
 // upstreamAnswer is what the stand-in upstream resolver knows.
 const upstreamAnswer = "192.0.2.80"
@@ -64,7 +64,7 @@ func TestMain(m *testing.M) {
 	}
 	code := framework.RunMain(m, stack.Options{
 		Setup: setup, TenantDNS: true, DNSUpstream: upstreamAddr,
-		PublicDNSZone: publicZone, SkipDataPath: true, DNSBaseline: true,
+		SkipDataPath: true, DNSBaseline: true,
 	})
 	stop()
 	os.Exit(code)
@@ -143,7 +143,7 @@ func setIsolation(ctx context.Context, s *stack.Stack, tenant string, iso tenant
 // world is what the tests made on the host, found once.
 type world struct {
 	acmeDevNS, acmeProdNS, globexDevNS, initechWebNS string
-	acmeWeb, globexWeb, initechAPI, resolver          string // cluster IPs
+	acmeWeb, globexWeb, initechAPI, resolver         string // cluster IPs
 }
 
 var (

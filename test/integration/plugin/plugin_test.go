@@ -298,11 +298,27 @@ func TestNewTenantJourney(t *testing.T) {
 	}
 	out = ida.ok(ctx, t, "fip", "list")
 	mustContain(t, "fip list", out, "web-ip", fip.Status.Address, "Pod/web", "22/TCP,53/UDP", "Associated")
+	// The address's name in the stack's public DNS zone, in the status, the
+	// wide list and both forms of info.
+	dnsName := "web-ip.web.initech." + stack.PublicDNSZone
+	if fip.Status.DNSName != dnsName {
+		t.Errorf("web-ip's status.dnsName %q, want %s", fip.Status.DNSName, dnsName)
+	}
+	mustContain(t, "fip list -o wide", ida.ok(ctx, t, "fip", "list", "-o", "wide"), "DNS NAME", dnsName)
 	info = tenantview.Info{}
 	ida.okJSON(ctx, t, &info, "info")
 	if i := slices.IndexFunc(info.PublicIPs, func(p tenantview.PublicIP) bool { return p.Address == fip.Status.Address }); i < 0 ||
-		info.PublicIPs[i] != (tenantview.PublicIP{Address: fip.Status.Address, UsedBy: "FloatingIP", Namespace: "web", Name: "web-ip"}) {
-		t.Errorf("info does not show %s used by FloatingIP web/web-ip: %+v", fip.Status.Address, info.PublicIPs)
+		info.PublicIPs[i] != (tenantview.PublicIP{Address: fip.Status.Address, UsedBy: "FloatingIP", Namespace: "web", Name: "web-ip", DNSName: dnsName}) {
+		t.Errorf("info does not show %s used by FloatingIP web/web-ip, named %s: %+v", fip.Status.Address, dnsName, info.PublicIPs)
+	}
+	human := ida.ok(ctx, t, "info")
+	t.Logf("info:\n%s", human)
+	mustContain(t, "info", human, "Public DNS names:\n")
+	if !slices.ContainsFunc(strings.Split(human, "\n"), func(line string) bool {
+		f := strings.Fields(line)
+		return len(f) == 3 && f[0] == dnsName && f[1] == fip.Status.Address && f[2] == "FloatingIP"
+	}) {
+		t.Errorf("info has no line %s %s FloatingIP", dnsName, fip.Status.Address)
 	}
 
 	// A floating IP for a VM that does not exist says why it waits.

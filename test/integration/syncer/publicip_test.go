@@ -29,13 +29,13 @@ const (
 )
 
 func describeLB(lb *tenantv1alpha1.LoadBalancer) string {
-	return fmt.Sprintf("spec.address %q, status{address %q, observedGeneration %d/%d, conditions %s}",
-		lb.Spec.Address, lb.Status.Address, lb.Status.ObservedGeneration, lb.Generation, describeConditions(lb.Status.Conditions))
+	return fmt.Sprintf("spec.address %q, status{address %q, dnsName %q, observedGeneration %d/%d, conditions %s}",
+		lb.Spec.Address, lb.Status.Address, lb.Status.DNSName, lb.Status.ObservedGeneration, lb.Generation, describeConditions(lb.Status.Conditions))
 }
 
 func describeFIP(f *tenantv1alpha1.FloatingIP) string {
-	return fmt.Sprintf("spec{address %q, target %+v}, status{address %q, phase %q, observedGeneration %d/%d, conditions %s}",
-		f.Spec.Address, f.Spec.Target, f.Status.Address, f.Status.Phase, f.Status.ObservedGeneration, f.Generation, describeConditions(f.Status.Conditions))
+	return fmt.Sprintf("spec{address %q, target %+v}, status{address %q, dnsName %q, phase %q, observedGeneration %d/%d, conditions %s}",
+		f.Spec.Address, f.Spec.Target, f.Status.Address, f.Status.DNSName, f.Status.Phase, f.Status.ObservedGeneration, f.Generation, describeConditions(f.Status.Conditions))
 }
 
 // waitLB waits until LoadBalancer ns/name satisfies ok and returns it.

@@ -38,6 +38,13 @@ const (
 	// and on a FloatingIP with a target, True when OVN-Kubernetes has
 	// assigned the object's EgressIP to an egress node.
 	ConditionEgressAssigned = "EgressAssigned"
+	// ConditionDNSNamed is, on a FloatingIP or LoadBalancer that holds
+	// its address while the provider has a public DNS zone, True when
+	// status.dnsName names the address, and False when it cannot: the
+	// name would not be a DNS name (NameTooLong), or an older
+	// LoadBalancer or FloatingIP of the same name in the Namespace has it
+	// (NameTaken).
+	ConditionDNSNamed = "DNSNamed"
 )
 
 // +genclient
@@ -921,12 +928,20 @@ type FloatingIPStatus struct {
 	// address is the public IP in use.
 	// +optional
 	Address string `json:"address,omitempty"`
+	// dnsName is the name of the address in the provider's public DNS
+	// zone: <name>.<namespace>.<tenant>.<zone>, lower case, without the
+	// trailing dot. Set while the FloatingIP holds its address and the
+	// provider has a public zone (tenant-apiserver --public-dns-zone),
+	// unless the DNSNamed condition says why not; empty otherwise.
+	// +optional
+	DNSName string `json:"dnsName,omitempty"`
 	// phase is Pending (no address yet, or the target does not exist or
 	// is another FloatingIP's: see the Ready condition's reason),
 	// Allocated (the address is held, not bound), Associated or Failed.
 	// +optional
 	Phase FloatingIPPhase `json:"phase,omitempty"`
-	// conditions are Ready and HostSynced.
+	// conditions are Ready, HostSynced, EgressAssigned (with a target)
+	// and DNSNamed (with a public DNS zone).
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -1006,7 +1021,15 @@ type LoadBalancerStatus struct {
 	// address is the public IP assigned on the host.
 	// +optional
 	Address string `json:"address,omitempty"`
-	// conditions are Ready and HostSynced.
+	// dnsName is the name of the address in the provider's public DNS
+	// zone: <name>.<namespace>.<tenant>.<zone>, lower case, without the
+	// trailing dot. Set while the address is assigned on the host and the
+	// provider has a public zone (tenant-apiserver --public-dns-zone),
+	// unless the DNSNamed condition says why not; empty otherwise.
+	// +optional
+	DNSName string `json:"dnsName,omitempty"`
+	// conditions are Ready, HostSynced and DNSNamed (with a public DNS
+	// zone, once the address is assigned).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

@@ -797,6 +797,7 @@ func Convert_tenant_FloatingIPSpec_To_v1alpha1_FloatingIPSpec(in *tenant.Floatin
 func autoConvert_v1alpha1_FloatingIPStatus_To_tenant_FloatingIPStatus(in *FloatingIPStatus, out *tenant.FloatingIPStatus, s conversion.Scope) error {
 	out.ObservedGeneration = in.ObservedGeneration
 	out.Address = in.Address
+	out.DNSName = in.DNSName
 	out.Phase = tenant.FloatingIPPhase(in.Phase)
 	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
@@ -810,6 +811,7 @@ func Convert_v1alpha1_FloatingIPStatus_To_tenant_FloatingIPStatus(in *FloatingIP
 func autoConvert_tenant_FloatingIPStatus_To_v1alpha1_FloatingIPStatus(in *tenant.FloatingIPStatus, out *FloatingIPStatus, s conversion.Scope) error {
 	out.ObservedGeneration = in.ObservedGeneration
 	out.Address = in.Address
+	out.DNSName = in.DNSName
 	out.Phase = FloatingIPPhase(in.Phase)
 	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
@@ -951,6 +953,7 @@ func Convert_tenant_LoadBalancerSpec_To_v1alpha1_LoadBalancerSpec(in *tenant.Loa
 func autoConvert_v1alpha1_LoadBalancerStatus_To_tenant_LoadBalancerStatus(in *LoadBalancerStatus, out *tenant.LoadBalancerStatus, s conversion.Scope) error {
 	out.ObservedGeneration = in.ObservedGeneration
 	out.Address = in.Address
+	out.DNSName = in.DNSName
 	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }
@@ -963,6 +966,7 @@ func Convert_v1alpha1_LoadBalancerStatus_To_tenant_LoadBalancerStatus(in *LoadBa
 func autoConvert_tenant_LoadBalancerStatus_To_v1alpha1_LoadBalancerStatus(in *tenant.LoadBalancerStatus, out *LoadBalancerStatus, s conversion.Scope) error {
 	out.ObservedGeneration = in.ObservedGeneration
 	out.Address = in.Address
+	out.DNSName = in.DNSName
 	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
 	return nil
 }

@@ -52,6 +52,7 @@ func ValidateFloatingIPStatusUpdate(newObj, oldObj *tenant.FloatingIP) field.Err
 	if st.Address != "" {
 		allErrs = append(allErrs, validatePublicIPv4Address(st.Address, statusPath.Child("address"))...)
 	}
+	allErrs = append(allErrs, validatePublicDNSName(st.DNSName, st.Address, statusPath)...)
 	return allErrs
 }
 

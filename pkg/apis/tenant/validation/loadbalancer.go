@@ -36,6 +36,7 @@ func ValidateLoadBalancerStatusUpdate(newObj, oldObj *tenant.LoadBalancer) field
 	if st.Address != "" {
 		allErrs = append(allErrs, validatePublicIPv4Address(st.Address, statusPath.Child("address"))...)
 	}
+	allErrs = append(allErrs, validatePublicDNSName(st.DNSName, st.Address, statusPath)...)
 	return allErrs
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
 // ParseIPv4CIDR parses s as an IPv4 CIDR in canonical form: the network
@@ -152,6 +154,25 @@ func validatePublicIPv4Address(value string, fldPath *field.Path) field.ErrorLis
 		return field.ErrorList{field.Invalid(fldPath, value, msg)}
 	}
 	return nil
+}
+
+// validatePublicDNSName checks the dnsName of a status at statusPath
+// whose address is address: a DNS name in canonical form, and only beside
+// an address, so that a status never names an address its object does not
+// hold.
+func validatePublicDNSName(name, address string, statusPath *field.Path) field.ErrorList {
+	if name == "" {
+		return nil
+	}
+	fldPath := statusPath.Child("dnsName")
+	var allErrs field.ErrorList
+	for _, msg := range hostnames.ValidateDNSName(name) {
+		allErrs = append(allErrs, field.Invalid(fldPath, name, msg))
+	}
+	if address == "" {
+		allErrs = append(allErrs, field.Invalid(fldPath, name, "must be empty while "+statusPath.Child("address").String()+" is empty: only an address the object holds is named"))
+	}
+	return allErrs
 }
 
 var limitedBroadcast = netip.AddrFrom4([4]byte{255, 255, 255, 255})

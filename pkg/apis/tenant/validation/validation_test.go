@@ -699,6 +699,14 @@ func TestValidateFloatingIPUpdate(t *testing.T) {
 		}},
 		{name: "status phase not supported", new: func(o *tenant.FloatingIP) { o.Status.Phase = "Bound" }, want: []wantErr{notSupported("status.phase")}},
 		{name: "status address invalid", new: func(o *tenant.FloatingIP) { o.Status.Address = "224.1.1.1" }, want: []wantErr{invalid("status.address")}},
+		{name: "status dnsName with the address", new: func(o *tenant.FloatingIP) {
+			o.Status.Address, o.Status.DNSName = "203.0.113.11", "web.dev.acme.tenants.example.net"
+		}},
+		{name: "status dnsName without an address", new: func(o *tenant.FloatingIP) { o.Status.DNSName = "web.dev.acme.tenants.example.net" },
+			want: []wantErr{invalid("status.dnsName")}},
+		{name: "status dnsName not canonical", new: func(o *tenant.FloatingIP) {
+			o.Status.Address, o.Status.DNSName = "203.0.113.11", "Web.dev.acme.tenants.example.net."
+		}, want: []wantErr{invalid("status.dnsName"), invalid("status.dnsName")}},
 	})
 }
 
@@ -778,6 +786,14 @@ func TestValidateLoadBalancerUpdate(t *testing.T) {
 				Conditions: []metav1.Condition{condition(tenant.ConditionReady, metav1.ConditionTrue, "AddressAssigned")}}
 		}},
 		{name: "status address invalid", new: func(o *tenant.LoadBalancer) { o.Status.Address = "203.0.113.12:80" }, want: []wantErr{invalid("status.address")}},
+		{name: "status dnsName with the address", new: func(o *tenant.LoadBalancer) {
+			o.Status.Address, o.Status.DNSName = "203.0.113.12", "web.dev.acme.tenants.example.net"
+		}},
+		{name: "status dnsName without an address", new: func(o *tenant.LoadBalancer) { o.Status.DNSName = "web.dev.acme.tenants.example.net" },
+			want: []wantErr{invalid("status.dnsName")}},
+		{name: "status dnsName too long", new: func(o *tenant.LoadBalancer) {
+			o.Status.Address, o.Status.DNSName = "203.0.113.12", strings.Repeat("a.", 127)+"net"
+		}, want: []wantErr{invalid("status.dnsName")}},
 		{name: "status condition without time", new: func(o *tenant.LoadBalancer) {
 			c := condition(tenant.ConditionReady, metav1.ConditionTrue, "AddressAssigned")
 			c.LastTransitionTime = metav1.Time{}

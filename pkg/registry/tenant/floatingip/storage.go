@@ -41,6 +41,9 @@ var columns = []kindstore.Column[*tenant.FloatingIP]{
 		}
 		return kindstore.OrNone(o.Spec.Address)
 	}},
+	{Name: "DNS Name", Type: "string", Priority: 1, Description: "The address's name in the provider's public DNS zone.", Cell: func(o *tenant.FloatingIP) interface{} {
+		return kindstore.OrNone(o.Status.DNSName)
+	}},
 	{Name: "Target", Type: "string", Description: "Workload the address is bound to.", Cell: func(o *tenant.FloatingIP) interface{} {
 		if o.Spec.Target == nil {
 			return "<none>"

@@ -41,6 +41,9 @@ var columns = []kindstore.Column[*tenant.LoadBalancer]{
 		}
 		return "<pending>"
 	}},
+	{Name: "DNS Name", Type: "string", Priority: 1, Description: "The address's name in the provider's public DNS zone.", Cell: func(o *tenant.LoadBalancer) interface{} {
+		return kindstore.OrNone(o.Status.DNSName)
+	}},
 	{Name: "Ports", Type: "string", Description: "Balanced ports.", Cell: func(o *tenant.LoadBalancer) interface{} {
 		ports := make([]string, 0, len(o.Spec.Ports))
 		for _, p := range o.Spec.Ports {

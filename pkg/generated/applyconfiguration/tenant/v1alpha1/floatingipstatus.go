@@ -32,11 +32,18 @@ type FloatingIPStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// address is the public IP in use.
 	Address *string `json:"address,omitempty"`
+	// dnsName is the name of the address in the provider's public DNS
+	// zone: <name>.<namespace>.<tenant>.<zone>, lower case, without the
+	// trailing dot. Set while the FloatingIP holds its address and the
+	// provider has a public zone (tenant-apiserver --public-dns-zone),
+	// unless the DNSNamed condition says why not; empty otherwise.
+	DNSName *string `json:"dnsName,omitempty"`
 	// phase is Pending (no address yet, or the target does not exist or
 	// is another FloatingIP's: see the Ready condition's reason),
 	// Allocated (the address is held, not bound), Associated or Failed.
 	Phase *tenantv1alpha1.FloatingIPPhase `json:"phase,omitempty"`
-	// conditions are Ready and HostSynced.
+	// conditions are Ready, HostSynced, EgressAssigned (with a target)
+	// and DNSNamed (with a public DNS zone).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
@@ -59,6 +66,14 @@ func (b *FloatingIPStatusApplyConfiguration) WithObservedGeneration(value int64)
 // If called multiple times, the Address field is set to the value of the last call.
 func (b *FloatingIPStatusApplyConfiguration) WithAddress(value string) *FloatingIPStatusApplyConfiguration {
 	b.Address = &value
+	return b
+}
+
+// WithDNSName sets the DNSName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSName field is set to the value of the last call.
+func (b *FloatingIPStatusApplyConfiguration) WithDNSName(value string) *FloatingIPStatusApplyConfiguration {
+	b.DNSName = &value
 	return b
 }
 

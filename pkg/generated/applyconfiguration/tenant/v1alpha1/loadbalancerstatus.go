@@ -31,7 +31,14 @@ type LoadBalancerStatusApplyConfiguration struct {
 	ObservedGeneration *int64 `json:"observedGeneration,omitempty"`
 	// address is the public IP assigned on the host.
 	Address *string `json:"address,omitempty"`
-	// conditions are Ready and HostSynced.
+	// dnsName is the name of the address in the provider's public DNS
+	// zone: <name>.<namespace>.<tenant>.<zone>, lower case, without the
+	// trailing dot. Set while the address is assigned on the host and the
+	// provider has a public zone (tenant-apiserver --public-dns-zone),
+	// unless the DNSNamed condition says why not; empty otherwise.
+	DNSName *string `json:"dnsName,omitempty"`
+	// conditions are Ready, HostSynced and DNSNamed (with a public DNS
+	// zone, once the address is assigned).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
@@ -54,6 +61,14 @@ func (b *LoadBalancerStatusApplyConfiguration) WithObservedGeneration(value int6
 // If called multiple times, the Address field is set to the value of the last call.
 func (b *LoadBalancerStatusApplyConfiguration) WithAddress(value string) *LoadBalancerStatusApplyConfiguration {
 	b.Address = &value
+	return b
+}
+
+// WithDNSName sets the DNSName field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the DNSName field is set to the value of the last call.
+func (b *LoadBalancerStatusApplyConfiguration) WithDNSName(value string) *LoadBalancerStatusApplyConfiguration {
+	b.DNSName = &value
 	return b
 }
 
