@@ -62,7 +62,7 @@ func RunLocal(ctx context.Context, out io.Writer, opts Options, hook func(contex
 	fmt.Fprintf(out, "  or:              export KUBECONFIG=%s; kubectl get apiservice %s\n", s.KubeconfigPath(AdminUser), TenantAPIServiceName)
 	if addr := s.TenantDNSAddr(); addr != "" {
 		host, port, _ := net.SplitHostPort(addr)
-		fmt.Fprintf(out, "  tenant DNS:      dig @%s -p %s resolver.dev.svc.%s (from a Hard tenant's pod address; docs/dns.md)\n", host, port, ClusterDomain)
+		fmt.Fprintf(out, "  tenant DNS:      dig @%s -p %s resolver.infra.svc.%s (the host's view; a Hard tenant's pods get their own names, docs/dns.md)\n", host, port, ClusterDomain)
 	}
 	if url := s.ConsoleURL(); url != "" {
 		fmt.Fprintf(out, "  web console:     %s (certificate signed by %s)\n", url, relToCwd(s.ConsoleCAFile()))

@@ -535,3 +535,33 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestClientSubnetIgnored: a query that claims another sender in an EDNS
+// client-subnet option is still answered from the view of the address it
+// comes from.
+func TestClientSubnetIgnored(t *testing.T) {
+	w := makeWorld(t)
+	eventually(t, globexDev, "web.dev.svc.cluster.local.", dns.TypeA, "NOERROR A "+w.globexWeb)
+	for _, network := range []string{"udp", "tcp"} {
+		c := &dns.Client{Net: network, Timeout: 3 * time.Second, Dialer: &net.Dialer{LocalAddr: localAddr(network, globexDev)}}
+		m := new(dns.Msg)
+		m.SetQuestion("web.dev.svc.cluster.local.", dns.TypeA)
+		m.SetEdns0(1232, false)
+		opt := m.IsEdns0()
+		opt.Option = append(opt.Option, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 32, Address: net.ParseIP(acmeDev).To4()})
+		resp, _, err := c.Exchange(m, framework.Current().TenantDNSAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := answer(resp); got != "NOERROR A "+w.globexWeb {
+			t.Errorf("%s: globex claiming acme's address in client-subnet got %q, want its own %q", network, got, "NOERROR A "+w.globexWeb)
+		}
+	}
+}
+
+func localAddr(network, ip string) net.Addr {
+	if network == "tcp" {
+		return &net.TCPAddr{IP: net.ParseIP(ip)}
+	}
+	return &net.UDPAddr{IP: net.ParseIP(ip)}
+}
