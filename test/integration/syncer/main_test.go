@@ -36,7 +36,7 @@ const (
 	celUser                         = "vera" // network_cel_test.go: Networks against the host's CUDN CRD
 	lbUser                          = "lena" // TestLoadBalancers
 	fipUser                         = "finn" // TestFloatingIPs
-	dnsUser                         = "dana" // TestPublicDNSNames
+	publicDNSUser                   = "nora" // TestPublicDNSNames
 	isoUserA                        = "ines" // TestPublicIPIsolation, tenant A
 	isoUserB                        = "ivan" // TestPublicIPIsolation, tenant B
 	vmUser                          = "vic"  // TestVirtualMachines
@@ -64,7 +64,7 @@ func TestMain(m *testing.M) {
 		ExtraUsers: []stack.User{
 			{Name: ownerUser}, {Name: driftUser}, {Name: failoverUser}, {Name: outageUser}, {Name: offboardUser},
 			{Name: networkUser}, {Name: refusedUser}, {Name: celUser}, {Name: peeringUser}, {Name: offerUserA}, {Name: offerUserB}, {Name: propUser1}, {Name: propUser2}, {Name: propUser3},
-			{Name: lbUser}, {Name: fipUser}, {Name: dnsUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser}, {Name: egressUser},
+			{Name: lbUser}, {Name: fipUser}, {Name: publicDNSUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser}, {Name: egressUser},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser}, {Name: attachUser}, {Name: deleteUser}, {Name: deleteUser},
 			{Name: dnsUser}, {Name: dnsOverGrantedUser}, {Name: softDNSUser},

@@ -25,8 +25,8 @@ import (
 // with it.
 func TestPublicDNSNames(t *testing.T) {
 	ctx := framework.Context(t, 4*slowTimeout)
-	tn := onboard(ctx, t, tenantSpec{name: uniqueName(t), users: []string{dnsUser}, publicIPs: 3, loadBalancers: 2, floatingIPs: 2})
-	dana := tenantClient(t, dnsUser)
+	tn := onboard(ctx, t, tenantSpec{name: uniqueName(t), users: []string{publicDNSUser}, publicIPs: 3, loadBalancers: 2, floatingIPs: 2})
+	dana := tenantClient(t, publicDNSUser)
 	deletePublicIPUsersAtEnd(t, dana)
 	lbs, fips := dana.TenantV1alpha1().LoadBalancers(defaultNamespace), dana.TenantV1alpha1().FloatingIPs(defaultNamespace)
 	nameOf := func(name string) string {
@@ -80,14 +80,14 @@ func TestPublicDNSNames(t *testing.T) {
 			conditionIs(lb.Status.Conditions, tenantv1alpha1.ConditionDNSNamed, metav1.ConditionTrue, "Named")
 	})
 	t.Logf("LoadBalancer web, (address/dnsName) as watched: %v", seen)
-	out := kubectl(ctx, t, dnsUser, "-n", defaultNamespace, "get", "loadbalancers", "-o", "wide")
+	out := kubectl(ctx, t, publicDNSUser, "-n", defaultNamespace, "get", "loadbalancers", "-o", "wide")
 	if !strings.Contains(out, "DNS NAME") || !strings.Contains(out, webName) {
 		t.Errorf("kubectl get loadbalancers -o wide shows no DNS NAME %s:\n%s", webName, out)
 	}
-	if out := kubectl(ctx, t, dnsUser, "-n", defaultNamespace, "get", "loadbalancers"); strings.Contains(out, "DNS NAME") {
+	if out := kubectl(ctx, t, publicDNSUser, "-n", defaultNamespace, "get", "loadbalancers"); strings.Contains(out, "DNS NAME") {
 		t.Errorf("kubectl get loadbalancers shows the DNS NAME column without -o wide:\n%s", out)
 	}
-	if got := kubectl(ctx, t, dnsUser, "-n", defaultNamespace, "get", "loadbalancer", "web", "-o", "jsonpath={.status.dnsName}"); got != webName {
+	if got := kubectl(ctx, t, publicDNSUser, "-n", defaultNamespace, "get", "loadbalancer", "web", "-o", "jsonpath={.status.dnsName}"); got != webName {
 		t.Errorf("kubectl's jsonpath {.status.dnsName}: %q, want %s", got, webName)
 	}
 
@@ -113,7 +113,7 @@ func TestPublicDNSNames(t *testing.T) {
 		return f.Status.Address != "" && f.Status.DNSName == sshName &&
 			conditionIs(f.Status.Conditions, tenantv1alpha1.ConditionDNSNamed, metav1.ConditionTrue, "Named")
 	})
-	out = kubectl(ctx, t, dnsUser, "-n", defaultNamespace, "get", "floatingips", "-o", "wide")
+	out = kubectl(ctx, t, publicDNSUser, "-n", defaultNamespace, "get", "floatingips", "-o", "wide")
 	if !strings.Contains(out, "DNS NAME") || !strings.Contains(out, sshName) {
 		t.Errorf("kubectl get floatingips -o wide shows no DNS NAME %s:\n%s", sshName, out)
 	}
