@@ -398,7 +398,7 @@ func probes(w world) []probe {
 			probe{name: w.acmeDevNS + ".pod.cluster.local.", twin: nobody + ".pod.cluster.local.", qtype: qt},
 		)
 	}
-	for _, p := range []probe{
+	out = append(out, []probe{
 		{"_http._tcp.web." + w.acmeDevNS + cl, "_http._tcp.web." + nobody + cl, dns.TypeSRV, false},
 		{"_pg._tcp.db." + w.acmeDevNS + cl, "_pg._tcp.db." + nobody + cl, dns.TypeSRV, false},
 		{"*." + w.acmeDevNS + cl, "*." + nobody + cl, dns.TypeA, false},
@@ -408,9 +408,7 @@ func probes(w world) []probe {
 		{"WEB." + strings.ToUpper(w.acmeDevNS) + ".SVC.Cluster.Local.", "WEB." + strings.ToUpper(nobody) + ".SVC.Cluster.Local.", dns.TypeA, false},
 		{"web.prod" + cl, "nosuch.prod" + cl, dns.TypeA, false},
 		{"x.web." + w.acmeDevNS + cl, "x.web." + nobody + cl, dns.TypeA, false},
-	} {
-		out = append(out, p)
-	}
+	}...)
 	// Reverse names of acme's addresses: its Services, its pods, the
 	// provider Service only acme is offered, its private block.
 	for _, ip := range [][2]string{{w.acmeWeb, "10.255.255.254"}, {acmeDev, "127.42.0.250"}, {acmeProd, "127.42.1.250"}, {w.resolver, "10.255.255.253"}, {"10.42.0.77", "10.41.0.77"}} {
