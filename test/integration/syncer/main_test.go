@@ -52,6 +52,8 @@ const (
 	operateUser        = "mia"  // TestMetricsAndAudit
 	attachUser         = "ada"  // TestNamespaceNetworkAttached
 	deleteUser         = "dina" // TestNamespaceDeleteLeavesNetworkReady
+	shareUserA         = "sam"  // TestServiceNetworks, tenant A
+	shareUserB         = "uma"  // TestServiceNetworks, tenant B
 )
 
 func TestMain(m *testing.M) {
@@ -63,6 +65,7 @@ func TestMain(m *testing.M) {
 			{Name: lbUser}, {Name: fipUser}, {Name: isoUserA}, {Name: isoUserB}, {Name: vmUser}, {Name: quotaUser}, {Name: egressUser},
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser}, {Name: attachUser}, {Name: deleteUser}, {Name: deleteUser},
+			{Name: shareUserA}, {Name: shareUserB},
 		},
 		Setup: stack.DemoPools,
 	}))
