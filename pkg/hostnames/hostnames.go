@@ -16,6 +16,11 @@
 // digits of sha256(<t's UID>/<n>), 15 characters, because OVN-Kubernetes
 // names the VRF device after the network only when the name fits in 15.
 //
+// ClusterNetworkConnects: "tc" and 13 hex digits of sha256(<t's UID>/<pn>)
+// for a tenant's connection with provider network <pn>; "ts" and 13 hex
+// digits of sha256(<t's UID>/service-network) for the one connection of
+// the tenant's Shared Networks.
+//
 // The UID in the names makes a re-created tenant of the same name get
 // names of its own, and the owner UID annotation (OwnerUIDAnnotation) is
 // what the syncer checks before it touches a host object: a name alone
@@ -81,6 +86,15 @@ const (
 	// makes them; on a provider network that serves an offered Service,
 	// ProviderConnectGroup, set by the syncer when the service is offered.
 	ConnectGroupLabel = "tenant.io/connect-group"
+	// ServiceNetworkLabel puts a tenant's ClusterUserDefinedNetwork in the
+	// tenant's shared service network: the syncer sets it, to the name of
+	// the tenant's ServiceNetworkConnect, on the networks it makes for
+	// the tenant's Networks whose spec.serviceNetwork is Shared, and on
+	// no other. That ClusterNetworkConnect selects its networks by it and
+	// by the tenant label. The value is derived from the tenant's UID, so
+	// a network of another tenant, or of a former tenant of the same
+	// name, never carries it.
+	ServiceNetworkLabel = KindLabelPrefix + "service-network"
 	// PrimaryUDNLabel makes OVN-Kubernetes give a namespace a primary
 	// user-defined network; it is only honoured when set at creation.
 	PrimaryUDNLabel = "k8s.ovn.org/primary-user-defined-network"
@@ -220,6 +234,14 @@ func prefixed(prefix, name string) string {
 // tenant of UID uid with provider network providerNetwork.
 func ClusterNetworkConnect(uid types.UID, providerNetwork string) string {
 	return "tc" + sum(string(uid), providerNetwork)[:cudnNameLength-2]
+}
+
+// ServiceNetworkConnect is the name of the ClusterNetworkConnect that
+// gives the Shared Networks of the tenant of UID uid one service network:
+// "ts" and 13 hex digits, never the name of a provider service's
+// connection ("tc...").
+func ServiceNetworkConnect(uid types.UID) string {
+	return "ts" + sum(string(uid), "service-network")[:cudnNameLength-2]
 }
 
 // TenantConnectGroup is the connection group of tenant t's networks.

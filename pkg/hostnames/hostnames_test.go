@@ -62,6 +62,34 @@ func TestClusterUserDefinedNetwork(t *testing.T) {
 	}
 }
 
+func TestServiceNetworkConnect(t *testing.T) {
+	got := ServiceNetworkConnect(uid)
+	if len(got) != 15 || !strings.HasPrefix(got, "ts") {
+		t.Fatalf("connect name %q", got)
+	}
+	if errs := validation.IsDNS1123Label(got); len(errs) > 0 {
+		t.Errorf("%q: %v", got, errs)
+	}
+	if got != ServiceNetworkConnect(uid) {
+		t.Error("not deterministic")
+	}
+	// A tenant re-created under the same name gets another connection.
+	if got == ServiceNetworkConnect("other-uid") {
+		t.Error("the UID does not enter the name")
+	}
+	// Never a provider service's connection of the same tenant, whatever
+	// the provider network is called.
+	for _, pn := range []string{"service-network", "", got} {
+		if ClusterNetworkConnect(uid, pn) == got {
+			t.Errorf("provider network %q: the provider connection has the service network's name", pn)
+		}
+	}
+	// The label value is the name: a valid label value.
+	if errs := validation.IsValidLabelValue(got); len(errs) > 0 {
+		t.Errorf("%q as a label value: %v", got, errs)
+	}
+}
+
 // FuzzNamespace checks that any valid tenant and namespace name give a
 // valid, deterministic host name of at most 63 characters, and that two
 // different namespaces of a tenant never share one.

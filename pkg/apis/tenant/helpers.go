@@ -30,3 +30,17 @@ func (q *TenantQuota) HostQuota() corev1.ResourceList {
 	}
 	return out
 }
+
+// ServiceNetworkMode is the spec's service network mode: Private when it
+// names none (an object stored before the field existed, or one made
+// inside the server without defaulting).
+func (s *NetworkSpec) ServiceNetworkMode() ServiceNetworkMode {
+	if s.ServiceNetwork == "" {
+		return ServiceNetworkPrivate
+	}
+	return s.ServiceNetwork
+}
+
+// SharesServices says whether the network's Services are shared with the
+// tenant's other Shared networks.
+func (s *NetworkSpec) SharesServices() bool { return s.ServiceNetwork == ServiceNetworkShared }

@@ -67,6 +67,11 @@ const (
 	// namespace, and False when a Service of the tenant's own holds an
 	// alias's name.
 	ConditionProviderServices = "ProviderServices"
+	// ConditionServicesShared is, on a Network whose spec.serviceNetwork
+	// is Shared, True when OVN-Kubernetes has accepted the
+	// ClusterNetworkConnect that makes its Services reachable from the
+	// tenant's other Shared Networks (and theirs from it).
+	ConditionServicesShared = "ServicesShared"
 )
 
 // +k8s:deepcopy-gen:interfaces=k8s.io/apimachinery/pkg/runtime.Object
@@ -602,7 +607,21 @@ type NetworkSpec struct {
 	MTU *int32
 	// natGateway gives the network outbound SNAT through one of the tenant's public IPs.
 	NATGateway *NATGateway
+	// serviceNetwork is Shared or Private (the default, also when empty):
+	// the Services of a Shared network are reachable from the tenant's
+	// other Shared networks, and theirs from it.
+	ServiceNetwork ServiceNetworkMode
 }
+
+// ServiceNetworkMode says whether a Network's Services are shared with the
+// tenant's other Networks.
+type ServiceNetworkMode string
+
+// The service network modes of a Network.
+const (
+	ServiceNetworkPrivate ServiceNetworkMode = "Private"
+	ServiceNetworkShared  ServiceNetworkMode = "Shared"
+)
 
 // NATGateway configures outbound SNAT of a Network.
 type NATGateway struct {

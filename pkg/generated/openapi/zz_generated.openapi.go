@@ -4102,6 +4102,14 @@ func schema_pkg_apis_tenant_v1alpha1_NetworkSpec(ref common.ReferenceCallback) c
 							Ref:         ref(v1alpha1.NATGateway{}.OpenAPIModelName()),
 						},
 					},
+					"serviceNetwork": {
+						SchemaProps: spec.SchemaProps{
+							Description: "serviceNetwork is \"Shared\" or \"Private\" (the default). The ClusterIP Services of a Shared network are reachable from the pods of every other Shared network of the tenant, and theirs from its pods: the tenant's Shared networks have one service network, as if they were one VPC for Services. Pods stay isolated: a pod reaches another network's pods only through a Service. A Private network's Services are reachable from its own Namespaces only. Another tenant's networks are never connected, whatever they say. Private is the default because sharing opens the network's Services to workloads that could not reach them before, and the tenant should choose that per network. The status reports the connection in the ServicesShared condition. It can be changed at any time.\n\nPossible enum values:\n - `\"Private\"` : the network's Services are reachable from its own Namespaces only.\n - `\"Shared\"` : the network's Services are reachable from the tenant's other Shared networks, and theirs from it.",
+							Type:        []string{"string"},
+							Format:      "",
+							Enum:        []interface{}{"Private", "Shared"},
+						},
+					},
 				},
 			},
 		},
@@ -4190,7 +4198,7 @@ func schema_pkg_apis_tenant_v1alpha1_NetworkStatus(ref common.ReferenceCallback)
 							},
 						},
 						SchemaProps: spec.SchemaProps{
-							Description: "conditions are Ready, HostSynced and NetworkCreated.",
+							Description: "conditions are Ready, HostSynced and NetworkCreated; EgressAssigned with the NAT gateway enabled; ServicesShared when serviceNetwork is Shared (True once OVN-Kubernetes accepted the connection of the tenant's Shared networks, False with the reason otherwise).",
 							Type:        []string{"array"},
 							Items: &spec.SchemaOrArray{
 								Schema: &spec.Schema{

@@ -43,7 +43,11 @@ func (k *Keys[T]) Enqueue(obj interface{}) {
 // EnqueueAll queues every object of the kind in the background, a window
 // at a time (see queue.Queue.AddBackgroundAll): behind the keys events
 // queue.
-func (k *Keys[T]) EnqueueAll() {
+func (k *Keys[T]) EnqueueAll() { k.Worker.Queue.AddBackgroundAll(k.All()) }
+
+// All returns the keys of every object of the kind: a controller that
+// queues keys of its own besides queues them in the same pass.
+func (k *Keys[T]) All() []queue.Key {
 	objs := k.Objects.GetStore().List()
 	keys := make([]queue.Key, 0, len(objs))
 	for _, obj := range objs {
@@ -51,7 +55,7 @@ func (k *Keys[T]) EnqueueAll() {
 			keys = append(keys, k.Key(o))
 		}
 	}
-	k.Worker.Queue.AddBackgroundAll(keys)
+	return keys
 }
 
 // EnqueueTenant queues the objects of tenant t that match says (all of

@@ -44,7 +44,9 @@ type Storage struct {
 }
 
 // ConnectSubnets claims and gives back the connect subnets of the
-// connections of tenants (by UID) with provider networks, through IPAM.
+// connections of tenants (by UID) with provider networks, and of their
+// service networks (the connection of a tenant's Shared Networks), through
+// IPAM.
 type ConnectSubnets interface {
 	// Held returns the subnets the tenant of UID uid holds, by provider network.
 	Held(ctx context.Context, uid string) (map[string]netip.Prefix, error)
@@ -54,4 +56,13 @@ type ConnectSubnets interface {
 	Claim(ctx context.Context, t, uid, pn string) (netip.Prefix, int, error)
 	// Release gives back block, the subnet of t for pn.
 	Release(ctx context.Context, t, uid, pn string, block netip.Prefix) error
+	// HeldServiceNetwork returns the subnet of the service network of the
+	// tenant of UID uid, and whether it holds one.
+	HeldServiceNetwork(ctx context.Context, uid string) (netip.Prefix, bool, error)
+	// ClaimServiceNetwork returns the subnet of tenant t's service network
+	// (the one it holds, or a new one), and the prefix length of each
+	// network's slice of it.
+	ClaimServiceNetwork(ctx context.Context, t, uid string) (netip.Prefix, int, error)
+	// ReleaseServiceNetwork gives back block, the subnet of t's service network.
+	ReleaseServiceNetwork(ctx context.Context, t, uid string, block netip.Prefix) error
 }

@@ -12,7 +12,9 @@ import (
 )
 
 // newClusterUserDefinedNetworks is the host kind of the networks the syncer
-// makes (tenant Networks): the namespace selector is repaired, and a
+// makes (tenant Networks): the namespace selector and the labels that
+// other host objects select the network by are repaired (the service
+// network label removed where the network is not to carry it), and a
 // network whose spec changed (immutable) is replaced.
 func newClusterUserDefinedNetworks(s *controller.Sources) controller.HostKind[*udnv1.ClusterUserDefinedNetwork] {
 	client := s.HostUDN.K8sV1().ClusterUserDefinedNetworks()
@@ -35,7 +37,8 @@ func newClusterUserDefinedNetworks(s *controller.Sources) controller.HostKind[*u
 		Matches: func(have, want *udnv1.ClusterUserDefinedNetwork) bool {
 			return apiequality.Semantic.DeepEqual(have.Spec.NamespaceSelector, want.Spec.NamespaceSelector) &&
 				have.Labels[hostnames.HostNetworkLabel] == want.Labels[hostnames.HostNetworkLabel] &&
-				have.Labels[hostnames.ConnectGroupLabel] == want.Labels[hostnames.ConnectGroupLabel]
+				have.Labels[hostnames.ConnectGroupLabel] == want.Labels[hostnames.ConnectGroupLabel] &&
+				have.Labels[hostnames.ServiceNetworkLabel] == want.Labels[hostnames.ServiceNetworkLabel]
 		},
 		Repair: func(have, want *udnv1.ClusterUserDefinedNetwork) *udnv1.ClusterUserDefinedNetwork {
 			out := have.DeepCopy()
@@ -45,6 +48,11 @@ func newClusterUserDefinedNetworks(s *controller.Sources) controller.HostKind[*u
 			}
 			out.Labels[hostnames.HostNetworkLabel] = want.Labels[hostnames.HostNetworkLabel]
 			out.Labels[hostnames.ConnectGroupLabel] = want.Labels[hostnames.ConnectGroupLabel]
+			if v, ok := want.Labels[hostnames.ServiceNetworkLabel]; ok {
+				out.Labels[hostnames.ServiceNetworkLabel] = v
+			} else {
+				delete(out.Labels, hostnames.ServiceNetworkLabel)
+			}
 			return out
 		},
 		Replace: func(have, want *udnv1.ClusterUserDefinedNetwork) bool {

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	metadatafake "k8s.io/client-go/metadata/fake"
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -190,7 +189,7 @@ func TestReconcileNetworkAttached(t *testing.T) {
 		t.Errorf("Ready message %q does not name the NetworkAttachmentDefinition %s/%s", r.Message, hostName, cudn)
 	}
 
-	render(t, fakes, hostName, cudn)
+	controllertest.Render(t, fakes, hostName, cudn)
 	controllertest.Eventually(t, "the informer has the attachment", func() bool { return src.Attached(hostName, cudn) })
 	reconcile("reconcile once rendered")
 	want("rendered", metav1.ConditionTrue, metav1.ConditionTrue, controller.ReasonSynced)
@@ -215,7 +214,7 @@ func TestReconcileNetworkAttachedUnknown(t *testing.T) {
 	if _, err := fakes.Kube.CoreV1().Namespaces().Create(context.Background(), foreign, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	render(t, fakes, hostName, cudn)
+	controllertest.Render(t, fakes, hostName, cudn)
 	controllertest.Eventually(t, "the informers have the foreign namespace and the attachment", func() bool {
 		_, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
 		return exists && src.Attached(hostName, cudn)
@@ -226,20 +225,6 @@ func TestReconcileNetworkAttachedUnknown(t *testing.T) {
 	if conditionTrue(conds, tenant.ConditionHostSynced) || a == nil || a.Status != metav1.ConditionUnknown || a.Reason != ReasonHostNamespacePending ||
 		r == nil || r.Status != metav1.ConditionFalse || r.Reason != controller.ReasonHostNameTaken {
 		t.Fatalf("conditions %+v; want not HostSynced, NetworkAttached Unknown and Ready False (HostNameTaken)", conds)
-	}
-}
-
-// render makes the NetworkAttachmentDefinition OVN-Kubernetes renders
-// host network cudn into host namespace hostName as.
-func render(t *testing.T, fakes *controllertest.Fakes, hostName, cudn string) {
-	t.Helper()
-	nad := &metav1.PartialObjectMetadata{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: hostName, Name: cudn, Labels: map[string]string{hostnames.UDNRenderedLabel: ""}},
-	}
-	nads := fakes.Metadata.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostName).(metadatafake.MetadataClient)
-	if _, err := nads.CreateFake(nad, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -529,7 +514,7 @@ func TestRemoveDetachesFirst(t *testing.T) {
 	}
 	reconcile("first reconcile")
 	cached("the informer has the host namespace", func(*corev1.Namespace) bool { return true })
-	render(t, fakes, hostName, cudn)
+	controllertest.Render(t, fakes, hostName, cudn)
 	controllertest.Eventually(t, "the informer has the attachment", func() bool { return src.Attached(hostName, cudn) })
 
 	// The Namespace is deleted.

@@ -78,6 +78,10 @@ func ClusterUserDefinedNetwork(t *tenant.Tenant, n *tenant.Network) *udnv1.Clust
 	labels[hostnames.HostNetworkLabel] = name
 	// Provider services' ClusterNetworkConnects select the tenant's networks by it.
 	labels[hostnames.ConnectGroupLabel] = hostnames.TenantConnectGroup(t.Name)
+	// The tenant's service network selects its Shared networks by it.
+	if n.Spec.SharesServices() {
+		labels[hostnames.ServiceNetworkLabel] = hostnames.ServiceNetworkConnect(t.UID)
+	}
 	return &udnv1.ClusterUserDefinedNetwork{
 		TypeMeta:   metav1.TypeMeta{APIVersion: udnv1.SchemeGroupVersion.String(), Kind: "ClusterUserDefinedNetwork"},
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels, Annotations: marks.Annotations()},

@@ -2,12 +2,16 @@ package network
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 	"testing"
 
+	cncv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/clusternetworkconnect/v1"
+	ovntypes "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/types"
 	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -71,6 +75,54 @@ func TestClusterUserDefinedNetwork(t *testing.T) {
 	for _, s := range l3.Subnets {
 		if s.HostSubnet != 27 {
 			t.Errorf("subnet %s hostSubnet %d, want 27 for all", s.CIDR, s.HostSubnet)
+		}
+	}
+}
+
+// TestServiceNetworkLabel: only a Shared network carries its tenant's
+// service network label, valued with the name of the tenant's connection,
+// which selects it (and never a network of another tenant, or of a former
+// tenant of the same name).
+func TestServiceNetworkLabel(t *testing.T) {
+	tn, n := testObjects(tenant.NetworkTopologyLayer2, "10.42.0.0/24")
+	for _, mode := range []tenant.ServiceNetworkMode{"", tenant.ServiceNetworkPrivate} {
+		n.Spec.ServiceNetwork = mode
+		if v, ok := ClusterUserDefinedNetwork(tn, n).Labels[hostnames.ServiceNetworkLabel]; ok {
+			t.Errorf("serviceNetwork %q: the host network carries %s=%s", mode, hostnames.ServiceNetworkLabel, v)
+		}
+	}
+	n.Spec.ServiceNetwork = tenant.ServiceNetworkShared
+	cudn := ClusterUserDefinedNetwork(tn, n)
+	if got := cudn.Labels[hostnames.ServiceNetworkLabel]; got != hostnames.ServiceNetworkConnect(tn.UID) {
+		t.Fatalf("service network label %q, want %q", got, hostnames.ServiceNetworkConnect(tn.UID))
+	}
+	spec := ServiceNetworkConnectSpec(tn, netip.MustParsePrefix("100.72.3.0/24"), 28)
+	if len(spec.NetworkSelectors) != 1 || spec.NetworkSelectors[0].NetworkSelectionType != ovntypes.ClusterUserDefinedNetworks ||
+		spec.NetworkSelectors[0].ClusterUserDefinedNetworkSelector == nil {
+		t.Fatalf("selectors %+v", spec.NetworkSelectors)
+	}
+	if len(spec.Connectivity) != 1 || spec.Connectivity[0] != cncv1.ServiceNetwork ||
+		len(spec.ConnectSubnets) != 1 || spec.ConnectSubnets[0].CIDR != "100.72.3.0/24" || spec.ConnectSubnets[0].NetworkPrefix != 28 {
+		t.Fatalf("connectivity %v, connect subnets %+v", spec.Connectivity, spec.ConnectSubnets)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(&spec.NetworkSelectors[0].ClusterUserDefinedNetworkSelector.NetworkSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sel.Matches(labels.Set(cudn.Labels)) {
+		t.Errorf("the connection does not select the tenant's Shared network %v", cudn.Labels)
+	}
+	n.Spec.ServiceNetwork = tenant.ServiceNetworkPrivate
+	if sel.Matches(labels.Set(ClusterUserDefinedNetwork(tn, n).Labels)) {
+		t.Error("the connection selects a Private network")
+	}
+	n.Spec.ServiceNetwork = tenant.ServiceNetworkShared
+	for _, other := range []*tenant.Tenant{
+		{ObjectMeta: metav1.ObjectMeta{Name: "globex", UID: "globex-uid"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "a-new-acme"}},
+	} {
+		if theirs := ClusterUserDefinedNetwork(other, n); sel.Matches(labels.Set(theirs.Labels)) {
+			t.Errorf("acme's connection selects the Shared network of tenant %s (UID %s): %v", other.Name, other.UID, theirs.Labels)
 		}
 	}
 }

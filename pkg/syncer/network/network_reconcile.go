@@ -185,8 +185,10 @@ func (c *Controller) attached(t string, n string) []string {
 
 // setStatus records out in the Network's status: the host network's name,
 // the subnets in effect, the attached Namespaces, HostSynced, the
-// conditions OVN-Kubernetes reports on the host network, and Ready (synced,
-// and the network created).
+// conditions OVN-Kubernetes reports on the host network, ServicesShared
+// while the Network shares its Services (from what its tenant's service
+// network last found), and Ready (synced, and the network created; the
+// service network is not part of it).
 func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, n *tenant.Network, out outcome) func(*tenant.Network) bool {
 	reason, message := out.Reason, out.Message
 	hostName := hostnames.ClusterUserDefinedNetwork(t.UID, n.Name)
@@ -198,6 +200,7 @@ func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, n *tenant.Network,
 	}
 	namespaces := c.attached(t.Name, n.Name)
 	unnamed := unreportable(t, namespaces)
+	shared, sharedFound := c.serviceNetworkOf(t)
 	return func(live *tenant.Network) bool {
 		s := &live.Status
 		gen := live.Generation
@@ -221,6 +224,12 @@ func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, n *tenant.Network,
 			changed = egressChanged || changed
 		} else {
 			changed = meta.RemoveStatusCondition(&s.Conditions, tenant.ConditionEgressAssigned) || changed
+		}
+		if live.Spec.SharesServices() {
+			ok, sReason, sMessage := servicesShared(shared, sharedFound, live.Name, out.Synced)
+			changed = controller.SetCondition(&s.Conditions, gen, tenant.ConditionServicesShared, ok, sReason, sMessage) || changed
+		} else {
+			changed = meta.RemoveStatusCondition(&s.Conditions, tenant.ConditionServicesShared) || changed
 		}
 		ready, readyReason, readyMessage := out.Synced, reason, message
 		if created := meta.FindStatusCondition(s.Conditions, tenant.ConditionNetworkCreated); out.Synced && (created == nil || created.Status != metav1.ConditionTrue) {
@@ -264,7 +273,8 @@ func mirrored(hc metav1.Condition, gen int64) (metav1.Condition, bool) {
 
 // ownConditions are the Network's conditions the syncer sets itself; the
 // host network's conditions of these types are not mirrored.
-var ownConditions = map[string]bool{tenant.ConditionHostSynced: true, tenant.ConditionReady: true, tenant.ConditionEgressAssigned: true}
+var ownConditions = map[string]bool{tenant.ConditionHostSynced: true, tenant.ConditionReady: true, tenant.ConditionEgressAssigned: true,
+	tenant.ConditionServicesShared: true}
 
 // createdReport is how OVN-Kubernetes' cluster-manager begins its
 // NetworkCreated message, before it names, between brackets and separated

@@ -127,7 +127,9 @@ func (c *Controller) onboard(ctx context.Context, t *tenant.Tenant) error {
 	asTenant := tenancy.ActAsTenant(genericapirequest.WithUser(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), SyncerUser), t.Name, t.UID)
 	network := &tenant.Network{
 		ObjectMeta: metav1.ObjectMeta{Name: tenant.DefaultNetwork},
-		Spec:       tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2},
+		// As the API defaults it: the defaults of a request are not
+		// applied to an object made in process.
+		Spec: tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2, ServiceNetwork: tenant.ServiceNetworkPrivate},
 	}
 	ns := &tenant.Namespace{
 		ObjectMeta: metav1.ObjectMeta{Name: tenant.DefaultNamespace},

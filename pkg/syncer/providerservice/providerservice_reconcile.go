@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	cncv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/clusternetworkconnect/v1"
 	udnv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
@@ -23,6 +22,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
@@ -408,27 +408,11 @@ func (c *Controller) connect(ctx context.Context, tn *tenant.Tenant, pn string, 
 }
 
 // connectFailed says whether OVN-Kubernetes reports that it could not
-// apply ClusterNetworkConnect u, and its reason (": <message>"):
-// cluster-manager's condition Accepted=False (it validates the connect
-// subnets against the selected networks and the other connections, and
-// allocates their subnets and tunnel key), or status Failure.
+// apply ClusterNetworkConnect u (hostkinds.ReadConnectReport), and its
+// reason (": <message>").
 func connectFailed(u *unstructured.Unstructured) (bool, string) {
-	status, _, _ := unstructured.NestedString(u.Object, "status", "status")
-	failed := status == string(cncv1.Failure)
-	var msg string
-	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-	for _, c := range conds {
-		m, _ := c.(map[string]interface{})
-		if m["type"] == cncAccepted && m["status"] == string(metav1.ConditionFalse) {
-			failed = true
-			msg, _ = m["message"].(string)
-			break
-		}
-		if s, _ := m["message"].(string); msg == "" && m["status"] == string(metav1.ConditionFalse) {
-			msg = s
-		}
-	}
-	if !failed {
+	report, msg := hostkinds.ReadConnectReport(u)
+	if report != hostkinds.ConnectRefused {
 		return false, ""
 	}
 	if msg != "" {
@@ -436,10 +420,6 @@ func connectFailed(u *unstructured.Unstructured) (bool, string) {
 	}
 	return true, msg
 }
-
-// cncAccepted is the condition OVN-Kubernetes' cluster-manager reports a
-// ClusterNetworkConnect with.
-const cncAccepted = "Accepted"
 
 // disconnect removes tenant t's connections with provider networks not in
 // wanted, and gives back the subnets of those that are gone.

@@ -3,7 +3,6 @@ package providerservice
 import (
 	"context"
 	"errors"
-	"net/netip"
 	"testing"
 	"time"
 
@@ -21,40 +20,6 @@ import (
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 )
 
-// fakeSubnets hands out /24s of 100.72.0.0/16 in order.
-type fakeSubnets struct {
-	held map[string]map[string]netip.Prefix // uid -> provider network -> block
-	next int
-}
-
-func (f *fakeSubnets) Held(_ context.Context, uid string) (map[string]netip.Prefix, error) {
-	out := map[string]netip.Prefix{}
-	for pn, b := range f.held[uid] {
-		out[pn] = b
-	}
-	return out, nil
-}
-
-func (f *fakeSubnets) Claim(_ context.Context, _, uid, pn string) (netip.Prefix, int, error) {
-	if b, ok := f.held[uid][pn]; ok {
-		return b, 28, nil
-	}
-	b := netip.PrefixFrom(netip.AddrFrom4([4]byte{100, 72, byte(f.next), 0}), 24)
-	f.next++
-	if f.held[uid] == nil {
-		f.held[uid] = map[string]netip.Prefix{}
-	}
-	f.held[uid][pn] = b
-	return b, 28, nil
-}
-
-func (f *fakeSubnets) Release(_ context.Context, _, uid, pn string, block netip.Prefix) error {
-	if f.held[uid][pn] == block {
-		delete(f.held[uid], pn)
-	}
-	return nil
-}
-
 // TestReconcileProviderService drives the controller over fakes: the
 // offer is resolved to its provider network (which gets its connection
 // group), the tenant's reconcile makes its ClusterNetworkConnect and
@@ -62,7 +27,7 @@ func (f *fakeSubnets) Release(_ context.Context, _, uid, pn string, block netip.
 // and gives the subnet back.
 func TestReconcileProviderService(t *testing.T) {
 	src, fakes := controllertest.NewSources(t)
-	subnets := &fakeSubnets{held: map[string]map[string]netip.Prefix{}}
+	subnets := controllertest.NewSubnets()
 	src.Storage.ConnectSubnets = subnets
 	c, err := New(src, hostkinds.New(src), "cluster.local")
 	if err != nil {
@@ -172,8 +137,8 @@ func TestReconcileProviderService(t *testing.T) {
 		return !a
 	})
 	reconcile(queue.Key{Tenant: "acme"})
-	if len(subnets.held[string(tn.UID)]) != 0 {
-		t.Fatalf("the connect subnet was not given back: %v", subnets.held)
+	if n := subnets.Holds(string(tn.UID)); n != 0 {
+		t.Fatalf("the connect subnet was not given back: the tenant holds %d", n)
 	}
 	reconcile(queue.Key{Name: "dns"})
 	if got := stored(); len(got.Status.Tenants) != 0 {

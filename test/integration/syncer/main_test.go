@@ -56,6 +56,8 @@ const (
 	dnsUser            = "dana" // TestTenantDNS: the member of the Hard tenant
 	dnsOverGrantedUser = "dex"  // TestTenantDNS: a member of it with namespace writes on the host
 	softDNSUser        = "sol"  // TestTenantDNS: the member of the Soft tenant
+	shareUserA         = "sam"  // TestServiceNetworks, tenant A
+	shareUserB         = "uma"  // TestServiceNetworks, tenant B
 )
 
 func TestMain(m *testing.M) {
@@ -68,6 +70,7 @@ func TestMain(m *testing.M) {
 			{Name: overGrantedUser}, {Name: backDoorVictimUser}, {Name: podSecurityUser},
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser}, {Name: attachUser}, {Name: deleteUser}, {Name: deleteUser},
 			{Name: dnsUser}, {Name: dnsOverGrantedUser}, {Name: softDNSUser},
+			{Name: shareUserA}, {Name: shareUserB},
 		},
 		Setup: stack.DemoPools,
 	}))

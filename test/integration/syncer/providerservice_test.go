@@ -492,7 +492,9 @@ func TestProviderServices(t *testing.T) {
 			if err != nil {
 				return false, err.Error()
 			}
-			// No other test offers services: nothing else holds one.
+			// Nothing else holds one: no other test offers services, and
+			// the tenants of TestServiceNetworks, whose service networks
+			// hold one, give theirs back when they are offboarded.
 			return p.Status.Allocated == 0 && p.Status.Capacity > 0, fmt.Sprintf("allocated %d of %d", p.Status.Allocated, p.Status.Capacity)
 		})
 		// The tenant's own Service outlives the offer.

@@ -254,6 +254,35 @@ func TestHostBackDoors(t *testing.T) {
 		refused(ctx, t, bob, cudn, msgRBAC)
 		refused(ctx, t, rex, cudn, "clusteruserdefinednetworks.k8s.ovn.org "+msgNetworkingKind)
 	})
+	t.Run("ClusterNetworkConnect", func(t *testing.T) {
+		// Its networks connected with the victim's, selected by the victim's tenant label.
+		cnc := object("k8s.ovn.org/v1", "ClusterNetworkConnect", "", "steal-"+randomHex(t, 3), map[string]interface{}{"spec": map[string]interface{}{
+			"networkSelectors": []interface{}{map[string]interface{}{
+				"networkSelectionType": "ClusterUserDefinedNetworks",
+				"clusterUserDefinedNetworkSelector": map[string]interface{}{"networkSelector": map[string]interface{}{
+					"matchLabels": map[string]string{hostnames.TenantLabel: env.victim.Name}}},
+			}},
+			"connectSubnets": []interface{}{map[string]interface{}{"cidr": "100.127.0.0/24", "networkPrefix": 28}},
+			"connectivity":   []string{"ServiceNetwork", "PodNetwork"}}})
+		refused(ctx, t, bob, cnc, msgRBAC)
+		refused(ctx, t, rex, cnc, "clusternetworkconnects.k8s.ovn.org "+msgNetworkingKind)
+	})
+	t.Run("ClusterUserDefinedNetworkServiceNetworkLabel", func(t *testing.T) {
+		// The victim's network put in the attacker's service network, or
+		// the attacker's in the victim's: the labels a service network's
+		// ClusterNetworkConnect selects by.
+		victimNet := hostnames.ClusterUserDefinedNetwork(env.victim.UID, tenantv1alpha1.DefaultNetworkName)
+		ownNet := hostnames.ClusterUserDefinedNetwork(env.tenant.UID, tenantv1alpha1.DefaultNetworkName)
+		for _, args := range [][]string{
+			{"label", "clusteruserdefinednetworks.k8s.ovn.org", victimNet, "--overwrite",
+				hostnames.TenantLabel + "=" + env.tenant.Name, hostnames.ServiceNetworkLabel + "=" + hostnames.ServiceNetworkConnect(env.tenant.UID)},
+			{"label", "clusteruserdefinednetworks.k8s.ovn.org", ownNet, "--overwrite",
+				hostnames.TenantLabel + "=" + env.victim.Name, hostnames.ServiceNetworkLabel + "=" + hostnames.ServiceNetworkConnect(env.victim.UID)},
+		} {
+			refusedCommand(ctx, t, bob, args, msgRBAC)
+			refusedCommand(ctx, t, rex, args, "clusteruserdefinednetworks.k8s.ovn.org "+msgNetworkingKind)
+		}
+	})
 	t.Run("IPAddressPool", func(t *testing.T) {
 		pool := object("metallb.io/v1beta1", "IPAddressPool", "metallb-system", "steal-"+randomHex(t, 3), map[string]interface{}{
 			"spec": map[string]interface{}{"addresses": []string{victimIP + "/32"}}})

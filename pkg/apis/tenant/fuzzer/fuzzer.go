@@ -48,6 +48,9 @@ func Funcs(codecs runtimeserializer.CodecFactory) []interface{} {
 			if s.Topology == "" {
 				s.Topology = tenant.NetworkTopologyLayer2
 			}
+			if s.ServiceNetwork == "" {
+				s.ServiceNetwork = tenant.ServiceNetworkPrivate
+			}
 		},
 		func(p *tenant.FloatingIPPort, c randfill.Continue) {
 			c.FillNoCustom(p)

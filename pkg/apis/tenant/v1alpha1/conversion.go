@@ -20,7 +20,7 @@ var selectableFields = map[string][]string{
 	"ProviderService": {"spec.service.namespace", "spec.service.name"},
 	"VRFPeering":      {"spec.tenant", "spec.network"},
 	"Namespace":       {"spec.network", "status.phase", "status.hostNamespace"},
-	"Network":         {"spec.topology"},
+	"Network":         {"spec.topology", "spec.serviceNetwork"},
 	"FloatingIP":      {"metadata.namespace", "spec.address", "status.address", "status.phase"},
 	"LoadBalancer":    {"metadata.namespace", "spec.address", "status.address"},
 }

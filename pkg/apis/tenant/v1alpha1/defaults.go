@@ -60,10 +60,14 @@ func SetDefaults_NamespaceSpec(obj *NamespaceSpec) {
 	}
 }
 
-// SetDefaults_NetworkSpec makes Layer2 the default topology.
+// SetDefaults_NetworkSpec makes Layer2 the default topology, and a
+// network's Services private to it unless the tenant shares them.
 func SetDefaults_NetworkSpec(obj *NetworkSpec) {
 	if obj.Topology == "" {
 		obj.Topology = NetworkTopologyLayer2
+	}
+	if obj.ServiceNetwork == "" {
+		obj.ServiceNetwork = ServiceNetworkPrivate
 	}
 }
 

@@ -45,6 +45,10 @@ const (
 	// LoadBalancer or FloatingIP of the same name in the Namespace has it
 	// (NameTaken).
 	ConditionDNSNamed = "DNSNamed"
+	// ConditionServicesShared is, on a Network whose spec.serviceNetwork
+	// is Shared, True when OVN-Kubernetes has accepted the connection that
+	// makes its Services reachable from the tenant's other Shared Networks.
+	ConditionServicesShared = "ServicesShared"
 )
 
 // +genclient
@@ -783,7 +787,36 @@ type NetworkSpec struct {
 	// natGateway gives the network outbound SNAT through one of the tenant's public IPs.
 	// +optional
 	NATGateway *NATGateway `json:"natGateway,omitempty"`
+	// serviceNetwork is "Shared" or "Private" (the default). The ClusterIP
+	// Services of a Shared network are reachable from the pods of every
+	// other Shared network of the tenant, and theirs from its pods: the
+	// tenant's Shared networks have one service network, as if they were
+	// one VPC for Services. Pods stay isolated: a pod reaches another
+	// network's pods only through a Service. A Private network's Services
+	// are reachable from its own Namespaces only. Another tenant's networks
+	// are never connected, whatever they say. Private is the default
+	// because sharing opens the network's Services to workloads that could
+	// not reach them before, and the tenant should choose that per network.
+	// The status reports the connection in the ServicesShared condition.
+	// It can be changed at any time.
+	// +optional
+	ServiceNetwork ServiceNetworkMode `json:"serviceNetwork,omitempty"`
 }
+
+// ServiceNetworkMode says whether a Network's Services are shared with the
+// tenant's other Networks.
+// +enum
+type ServiceNetworkMode string
+
+// The service network modes of a Network.
+const (
+	// ServiceNetworkPrivate: the network's Services are reachable from its
+	// own Namespaces only.
+	ServiceNetworkPrivate ServiceNetworkMode = "Private"
+	// ServiceNetworkShared: the network's Services are reachable from the
+	// tenant's other Shared networks, and theirs from it.
+	ServiceNetworkShared ServiceNetworkMode = "Shared"
+)
 
 // NATGateway configures outbound SNAT of a Network.
 type NATGateway struct {
@@ -813,7 +846,10 @@ type NetworkStatus struct {
 	// hostNetwork is the name of the ClusterUserDefinedNetwork on the host.
 	// +optional
 	HostNetwork string `json:"hostNetwork,omitempty"`
-	// conditions are Ready, HostSynced and NetworkCreated.
+	// conditions are Ready, HostSynced and NetworkCreated; EgressAssigned
+	// with the NAT gateway enabled; ServicesShared when serviceNetwork is
+	// Shared (True once OVN-Kubernetes accepted the connection of the
+	// tenant's Shared networks, False with the reason otherwise).
 	// +optional
 	// +listType=map
 	// +listMapKey=type

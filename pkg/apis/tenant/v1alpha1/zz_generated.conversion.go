@@ -1157,6 +1157,7 @@ func autoConvert_v1alpha1_NetworkSpec_To_tenant_NetworkSpec(in *NetworkSpec, out
 	out.Subnets = *(*[]string)(unsafe.Pointer(&in.Subnets))
 	out.MTU = (*int32)(unsafe.Pointer(in.MTU))
 	out.NATGateway = (*tenant.NATGateway)(unsafe.Pointer(in.NATGateway))
+	out.ServiceNetwork = tenant.ServiceNetworkMode(in.ServiceNetwork)
 	return nil
 }
 
@@ -1170,6 +1171,7 @@ func autoConvert_tenant_NetworkSpec_To_v1alpha1_NetworkSpec(in *tenant.NetworkSp
 	out.Subnets = *(*[]string)(unsafe.Pointer(&in.Subnets))
 	out.MTU = (*int32)(unsafe.Pointer(in.MTU))
 	out.NATGateway = (*NATGateway)(unsafe.Pointer(in.NATGateway))
+	out.ServiceNetwork = ServiceNetworkMode(in.ServiceNetwork)
 	return nil
 }
 

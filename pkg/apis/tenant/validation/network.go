@@ -12,6 +12,8 @@ import (
 
 var supportedNetworkTopologies = []tenant.NetworkTopology{tenant.NetworkTopologyLayer2, tenant.NetworkTopologyLayer3}
 
+var supportedServiceNetworks = []tenant.ServiceNetworkMode{tenant.ServiceNetworkPrivate, tenant.ServiceNetworkShared}
+
 // ValidateNetwork checks a Network on creation. Whether the subnets lie
 // inside the tenant's block is checked by the registry, which knows the
 // Tenant, with ValidateSubnetsWithinBlock.
@@ -23,7 +25,8 @@ func ValidateNetwork(obj *tenant.Network) field.ErrorList {
 
 // ValidateNetworkUpdate checks an update of a Network. Topology, subnets
 // and MTU are immutable once set, as the spec of the host
-// ClusterUserDefinedNetwork is; the NAT gateway may change.
+// ClusterUserDefinedNetwork is; the NAT gateway and the service network
+// mode may change.
 func ValidateNetworkUpdate(newObj, oldObj *tenant.Network) field.ErrorList {
 	allErrs := apimachineryvalidation.ValidateObjectMetaUpdate(&newObj.ObjectMeta, &oldObj.ObjectMeta, metadataPath)
 	allErrs = append(allErrs, validateNetworkSpec(&newObj.Spec, specPath)...)
@@ -75,6 +78,8 @@ func validateNetworkSpec(spec *tenant.NetworkSpec, fldPath *field.Path) field.Er
 	if gw := spec.NATGateway; gw != nil && gw.Address != "" {
 		allErrs = append(allErrs, validatePublicIPv4Address(gw.Address, fldPath.Child("natGateway", "address"))...)
 	}
+	// Empty is Private: objects made inside the server are not defaulted.
+	allErrs = append(allErrs, validateEnum(spec.ServiceNetwork, supportedServiceNetworks, true, fldPath.Child("serviceNetwork"))...)
 	return allErrs
 }
 

@@ -599,12 +599,21 @@ func TestValidateNetwork(t *testing.T) {
 		{name: "too many subnets", mutate: func(o *tenant.Network) { o.Spec.Subnets = manySubnets(17) }, want: []wantErr{tooMany("spec.subnets")}},
 		{name: "NAT gateway address invalid", mutate: func(o *tenant.Network) { o.Spec.NATGateway.Address = "203.0.113" }, want: []wantErr{invalid("spec.natGateway.address")}},
 		{name: "NAT gateway address link-local", mutate: func(o *tenant.Network) { o.Spec.NATGateway.Address = "169.254.0.1" }, want: []wantErr{invalid("spec.natGateway.address")}},
+		{name: "valid service network Shared", mutate: func(o *tenant.Network) { o.Spec.ServiceNetwork = tenant.ServiceNetworkShared }},
+		{name: "valid service network Private", mutate: func(o *tenant.Network) { o.Spec.ServiceNetwork = tenant.ServiceNetworkPrivate }},
+		{name: "valid service network unset (Private)", mutate: func(o *tenant.Network) { o.Spec.ServiceNetwork = "" }},
+		{name: "service network not supported", mutate: func(o *tenant.Network) { o.Spec.ServiceNetwork = "Public" }, want: []wantErr{notSupported("spec.serviceNetwork")}},
+		{name: "service network in the wrong case", mutate: func(o *tenant.Network) { o.Spec.ServiceNetwork = "shared" }, want: []wantErr{notSupported("spec.serviceNetwork")}},
 	})
 }
 
 func TestValidateNetworkUpdate(t *testing.T) {
 	runUpdateCases(t, validNetwork, ValidateNetworkUpdate, []updateCase[tenant.Network]{
 		{name: "NAT gateway changes", new: func(o *tenant.Network) { o.Spec.NATGateway = nil }},
+		{name: "service network shared", new: func(o *tenant.Network) { o.Spec.ServiceNetwork = tenant.ServiceNetworkShared }},
+		{name: "service network back to private", old: func(o *tenant.Network) { o.Spec.ServiceNetwork = tenant.ServiceNetworkShared },
+			new: func(o *tenant.Network) { o.Spec.ServiceNetwork = tenant.ServiceNetworkPrivate }},
+		{name: "service network not supported on update", new: func(o *tenant.Network) { o.Spec.ServiceNetwork = "All" }, want: []wantErr{notSupported("spec.serviceNetwork")}},
 		{name: "subnets set for the first time", old: func(o *tenant.Network) { o.Spec.Subnets = nil },
 			new: func(o *tenant.Network) { o.Spec.Subnets = []string{"10.42.7.0/24"} }},
 		{name: "topology changes", new: func(o *tenant.Network) {

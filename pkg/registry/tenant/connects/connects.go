@@ -1,6 +1,7 @@
-// Package connects hands out the connect subnets of the connections
-// between tenants' networks and provider networks (one
-// ClusterNetworkConnect per tenant and provider network), from the
+// Package connects hands out the connect subnets of ClusterNetworkConnects:
+// of the connections between tenants' networks and provider networks (one
+// per tenant and provider network), and of each tenant's service network
+// (one per tenant, connecting its Shared Networks), from the
 // ConnectSubnets AddressPools, through the same IPAM allocator as tenant
 // blocks and public IPs: no two connections, and no connection and tenant
 // block, ever share an address.
@@ -28,33 +29,63 @@ import (
 // Purpose is the IPAM purpose of connect subnets.
 const Purpose = "ConnectSubnet"
 
-// refPrefix starts the Owner.Ref of a connect subnet: "clusternetworkconnects <provider network>".
+// refPrefix starts the Owner.Ref of a connect subnet of a connection with
+// a provider network: "clusternetworkconnects <provider network>".
 const refPrefix = "clusternetworkconnects "
+
+// serviceNetworkRef is the Owner.Ref of the connect subnet of a tenant's
+// service network, the connection of its Shared Networks with each other
+// (hostnames.ServiceNetworkConnect). It is not of the form refPrefix +
+// name, so it is never taken for a provider network's.
+const serviceNetworkRef = "service-network"
 
 // ErrNoPool says that no ConnectSubnets AddressPool exists.
 var ErrNoPool = errors.New("no AddressPool with purpose ConnectSubnets exists")
 
 // Connects claims and releases connect subnets. The allocation is the
 // record: a tenant's connection to provider network pn holds the
-// allocation of purpose ConnectSubnet whose Ref names pn.
+// allocation of purpose ConnectSubnet whose Ref names pn, and its service
+// network the one whose Ref is serviceNetworkRef.
 type Connects struct {
 	Allocator *ipam.Allocator
 	// Storages are the server's: AddressPools and Tenants.
 	Storages *kindstore.Storages
 }
 
-func owner(t, uid, providerNetwork string) ipam.Owner {
-	return ipam.Owner{Tenant: t, TenantUID: uid, Purpose: Purpose, Ref: refPrefix + providerNetwork}
+func owner(t, uid, ref string) ipam.Owner {
+	return ipam.Owner{Tenant: t, TenantUID: uid, Purpose: Purpose, Ref: ref}
 }
 
-// Held returns the connect subnets tenant uid holds, by provider network.
+// Held returns the connect subnets tenant uid holds for connections with
+// provider networks, by provider network.
 func (c *Connects) Held(ctx context.Context, uid string) (map[string]netip.Prefix, error) {
-	held, _, err := c.held(ctx, uid)
-	return held, err
+	byRef, _, err := c.held(ctx, uid)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]netip.Prefix{}
+	for ref, block := range byRef {
+		if pn, ok := strings.CutPrefix(ref, refPrefix); ok && pn != "" {
+			out[pn] = block
+		}
+	}
+	return out, nil
 }
 
-// held also returns the extra allocations: where an answer lost in a crash
-// left two for one network, the lowest is held, the others are extra.
+// HeldServiceNetwork returns the connect subnet of the service network of
+// tenant uid, and whether it holds one.
+func (c *Connects) HeldServiceNetwork(ctx context.Context, uid string) (netip.Prefix, bool, error) {
+	byRef, _, err := c.held(ctx, uid)
+	if err != nil {
+		return netip.Prefix{}, false, err
+	}
+	block, ok := byRef[serviceNetworkRef]
+	return block, ok, nil
+}
+
+// held returns the connect subnets tenant uid holds, by Ref, and the
+// extra allocations: where an answer lost in a crash left two for one
+// connection, the lowest is held, the others are extra.
 func (c *Connects) held(ctx context.Context, uid string) (held map[string]netip.Prefix, extra []ipam.Allocation, err error) {
 	allocs, err := c.Allocator.ListOwner(ctx, uid)
 	if err != nil {
@@ -62,15 +93,14 @@ func (c *Connects) held(ctx context.Context, uid string) (held map[string]netip.
 	}
 	held = map[string]netip.Prefix{}
 	for _, a := range allocs {
-		pn, ok := strings.CutPrefix(a.Owner.Ref, refPrefix)
-		if a.Owner.Purpose != Purpose || !ok || pn == "" {
+		if a.Owner.Purpose != Purpose || a.Owner.Ref == "" || a.Owner.Ref == refPrefix {
 			continue
 		}
-		if _, ok := held[pn]; ok {
+		if _, ok := held[a.Owner.Ref]; ok {
 			extra = append(extra, a)
 			continue
 		}
-		held[pn] = a.Block
+		held[a.Owner.Ref] = a.Block
 	}
 	return held, extra, nil
 }
@@ -80,18 +110,29 @@ func (c *Connects) held(ctx context.Context, uid string) (held map[string]netip.
 // one it holds, or a new one from the first ConnectSubnets pool, by name,
 // with room. Extra allocations of pn are given back.
 func (c *Connects) Claim(ctx context.Context, t, uid, pn string) (netip.Prefix, int, error) {
+	return c.claim(ctx, t, uid, refPrefix+pn)
+}
+
+// ClaimServiceNetwork returns the connect subnet of the service network of
+// tenant t (UID uid), as Claim does for a provider network's connection:
+// one more per tenant at most, from the same pools.
+func (c *Connects) ClaimServiceNetwork(ctx context.Context, t, uid string) (netip.Prefix, int, error) {
+	return c.claim(ctx, t, uid, serviceNetworkRef)
+}
+
+func (c *Connects) claim(ctx context.Context, t, uid, ref string) (netip.Prefix, int, error) {
 	held, extra, err := c.held(ctx, uid)
 	if err != nil {
 		return netip.Prefix{}, 0, err
 	}
 	for _, a := range extra {
-		if a.Owner.Ref == refPrefix+pn {
+		if a.Owner.Ref == ref {
 			if err := c.Allocator.Release(ctx, a.Block, a.Owner); err != nil {
 				return netip.Prefix{}, 0, err
 			}
 		}
 	}
-	if block, ok := held[pn]; ok {
+	if block, ok := held[ref]; ok {
 		return block, block.Bits() + validation.ConnectNetworkPrefixBits, nil
 	}
 	pools, err := c.pools(ctx)
@@ -112,7 +153,7 @@ func (c *Connects) Claim(ctx context.Context, t, uid, pn string) (netip.Prefix, 
 		if p.Spec.DefaultPrefixLength != nil {
 			bits = int(*p.Spec.DefaultPrefixLength)
 		}
-		block, err := c.Allocator.AllocateBlock(ctx, pool, bits, owner(t, uid, pn))
+		block, err := c.Allocator.AllocateBlock(ctx, pool, bits, owner(t, uid, ref))
 		if err == nil {
 			return block, bits + validation.ConnectNetworkPrefixBits, nil
 		}
@@ -124,7 +165,13 @@ func (c *Connects) Claim(ctx context.Context, t, uid, pn string) (netip.Prefix, 
 // Release gives back the connect subnet block of tenant t (UID uid) for
 // provider network pn.
 func (c *Connects) Release(ctx context.Context, t, uid, pn string, block netip.Prefix) error {
-	return c.Allocator.Release(ctx, block, owner(t, uid, pn))
+	return c.Allocator.Release(ctx, block, owner(t, uid, refPrefix+pn))
+}
+
+// ReleaseServiceNetwork gives back block, the connect subnet of the
+// service network of tenant t (UID uid).
+func (c *Connects) ReleaseServiceNetwork(ctx context.Context, t, uid string, block netip.Prefix) error {
+	return c.Allocator.Release(ctx, block, owner(t, uid, serviceNetworkRef))
 }
 
 func (c *Connects) pools(ctx context.Context) ([]*tenant.AddressPool, error) {

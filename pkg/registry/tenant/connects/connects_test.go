@@ -118,3 +118,68 @@ func TestClaimsNeverShared(t *testing.T) {
 		t.Fatalf("swept %d (%v), want the 8 subnets of tenants that do not exist", n, err)
 	}
 }
+
+// TestServiceNetworkSubnet has one tenant hold the subnets of a provider
+// network's connection, of a provider network named "service-network",
+// and of its own service network, from a pool of three: all different,
+// the service network's never among the provider networks' (Held) nor
+// theirs its own (HeldServiceNetwork); a fourth claim, another tenant's
+// service network, is refused while the pool is full, and gets the
+// subnet given back.
+func TestServiceNetworkSubnet(t *testing.T) {
+	url := registrytest.StartEtcd(t)
+	r := registrytest.NewReplica(t, url, true)
+	if _, err := r.Storage.AddressPools.Main.Create(registrytest.As(registrytest.Admin), &tenant.AddressPool{
+		ObjectMeta: metav1.ObjectMeta{Name: "connects"}, Spec: tenant.AddressPoolSpec{
+			Purpose: tenant.AddressPoolPurposeConnectSubnets, CIDRs: []string{"100.72.0.0/24"}, DefaultPrefixLength: int32p(26)}},
+		rest.ValidateAllObjectFunc, &metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := &connects.Connects{Allocator: r.IPAM.Allocator, Storages: r.Storage}
+	ctx := context.Background()
+	infra, _, err := c.Claim(ctx, "acme", "uid-acme", "infra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, _, err := c.Claim(ctx, "acme", "uid-acme", "service-network")
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, bits, err := c.ClaimServiceNetwork(ctx, "acme", "uid-acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if own == infra || own == named || infra == named || own.Bits() != 26 || bits != 30 {
+		t.Fatalf("subnets infra %s, provider network service-network %s, service network %s (/%d slices)", infra, named, own, bits)
+	}
+	if again, _, err := c.ClaimServiceNetwork(ctx, "acme", "uid-acme"); err != nil || again != own {
+		t.Fatalf("claiming again: %s (%v), want %s", again, err, own)
+	}
+	held, err := c.Held(ctx, "uid-acme")
+	if err != nil || len(held) != 2 || held["infra"] != infra || held["service-network"] != named {
+		t.Fatalf("held for provider networks: %v (%v)", held, err)
+	}
+	if got, ok, err := c.HeldServiceNetwork(ctx, "uid-acme"); err != nil || !ok || got != own {
+		t.Fatalf("held service network: %s %v (%v), want %s", got, ok, err, own)
+	}
+	// A pool of four /26s, three held: one left, for globex.
+	other, _, err := c.ClaimServiceNetwork(ctx, "globex", "uid-globex")
+	if err != nil || other == own {
+		t.Fatalf("globex's service network: %s (%v)", other, err)
+	}
+	if _, _, err := c.ClaimServiceNetwork(ctx, "initech", "uid-initech"); err == nil {
+		t.Fatal("a claim from a full pool was granted")
+	}
+	if err := c.ReleaseServiceNetwork(ctx, "acme", "uid-acme", own); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := c.HeldServiceNetwork(ctx, "uid-acme"); err != nil || ok {
+		t.Fatalf("acme still holds its service network's subnet (%v)", err)
+	}
+	if held, err := c.Held(ctx, "uid-acme"); err != nil || len(held) != 2 {
+		t.Fatalf("releasing the service network's subnet changed the provider networks': %v (%v)", held, err)
+	}
+	if got, _, err := c.ClaimServiceNetwork(ctx, "initech", "uid-initech"); err != nil || got != own {
+		t.Fatalf("initech after the release: %s (%v), want %s", got, err, own)
+	}
+}

@@ -91,7 +91,7 @@ func newRegistry(t *testing.T, cached bool) *registry {
 func newNetwork(name string) *tenant.Network {
 	return &tenant.Network{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2},
+		Spec:       tenant.NetworkSpec{Topology: tenant.NetworkTopologyLayer2, ServiceNetwork: tenant.ServiceNetworkPrivate},
 	}
 }
 

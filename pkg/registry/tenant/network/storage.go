@@ -43,5 +43,8 @@ var columns = []kindstore.Column[*tenant.Network]{
 	}},
 	{Name: "NAT Gateway", Type: "string", Description: "Public IP of outbound SNAT.", Cell: func(o *tenant.Network) interface{} { return kindstore.OrNone(o.Status.NATGatewayIP) }},
 	{Name: "Namespaces", Type: "string", Priority: 1, Description: "Namespaces attached.", Cell: func(o *tenant.Network) interface{} { return kindstore.Join(o.Status.Namespaces) }},
+	{Name: "Services", Type: "string", Priority: 1, Description: "Shared: the network's Services are reachable from the tenant's other Shared networks (condition ServicesShared); Private: from its own Namespaces only.", Cell: func(o *tenant.Network) interface{} {
+		return string(o.Spec.ServiceNetworkMode())
+	}},
 	{Name: "Ready", Type: "string", Description: "Whether the network exists on the host.", Cell: func(o *tenant.Network) interface{} { return kindstore.ConditionStatus(o.Status.Conditions, "Ready") }},
 }

@@ -35,6 +35,7 @@ var Kind = kindstore.Kind[*tenant.Network, tenant.NetworkSpec, tenant.NetworkSta
 // SelectableFields are the field selectors of Network besides metadata.name.
 func SelectableFields(o *tenant.Network) fields.Set {
 	return fields.Set{
-		"spec.topology": string(o.Spec.Topology),
+		"spec.topology":       string(o.Spec.Topology),
+		"spec.serviceNetwork": string(o.Spec.ServiceNetworkMode()),
 	}
 }

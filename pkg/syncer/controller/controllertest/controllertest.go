@@ -319,3 +319,17 @@ func MakeHostNamespace(t testing.TB, src *controller.Sources, f *Fakes, tn *tena
 	})
 	return name
 }
+
+// Render has OVN-Kubernetes' rendering of host network cudn into host
+// namespace hostNS appear, as the attachments' informer sees it.
+func Render(t testing.TB, f *Fakes, hostNS, cudn string) {
+	t.Helper()
+	nad := &metav1.PartialObjectMetadata{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "k8s.cni.cncf.io/v1", Kind: "NetworkAttachmentDefinition"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: hostNS, Name: cudn, Labels: map[string]string{hostnames.UDNRenderedLabel: ""}},
+	}
+	nads := f.Metadata.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostNS).(metadatafake.MetadataClient)
+	if _, err := nads.CreateFake(nad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -42,6 +42,19 @@ type NetworkSpecApplyConfiguration struct {
 	MTU *int32 `json:"mtu,omitempty"`
 	// natGateway gives the network outbound SNAT through one of the tenant's public IPs.
 	NATGateway *NATGatewayApplyConfiguration `json:"natGateway,omitempty"`
+	// serviceNetwork is "Shared" or "Private" (the default). The ClusterIP
+	// Services of a Shared network are reachable from the pods of every
+	// other Shared network of the tenant, and theirs from its pods: the
+	// tenant's Shared networks have one service network, as if they were
+	// one VPC for Services. Pods stay isolated: a pod reaches another
+	// network's pods only through a Service. A Private network's Services
+	// are reachable from its own Namespaces only. Another tenant's networks
+	// are never connected, whatever they say. Private is the default
+	// because sharing opens the network's Services to workloads that could
+	// not reach them before, and the tenant should choose that per network.
+	// The status reports the connection in the ServicesShared condition.
+	// It can be changed at any time.
+	ServiceNetwork *tenantv1alpha1.ServiceNetworkMode `json:"serviceNetwork,omitempty"`
 }
 
 // NetworkSpecApplyConfiguration constructs a declarative configuration of the NetworkSpec type for use with
@@ -81,5 +94,13 @@ func (b *NetworkSpecApplyConfiguration) WithMTU(value int32) *NetworkSpecApplyCo
 // If called multiple times, the NATGateway field is set to the value of the last call.
 func (b *NetworkSpecApplyConfiguration) WithNATGateway(value *NATGatewayApplyConfiguration) *NetworkSpecApplyConfiguration {
 	b.NATGateway = value
+	return b
+}
+
+// WithServiceNetwork sets the ServiceNetwork field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the ServiceNetwork field is set to the value of the last call.
+func (b *NetworkSpecApplyConfiguration) WithServiceNetwork(value tenantv1alpha1.ServiceNetworkMode) *NetworkSpecApplyConfiguration {
+	b.ServiceNetwork = &value
 	return b
 }

@@ -37,7 +37,10 @@ type NetworkStatusApplyConfiguration struct {
 	NATGatewayIP *string `json:"natGatewayIP,omitempty"`
 	// hostNetwork is the name of the ClusterUserDefinedNetwork on the host.
 	HostNetwork *string `json:"hostNetwork,omitempty"`
-	// conditions are Ready, HostSynced and NetworkCreated.
+	// conditions are Ready, HostSynced and NetworkCreated; EgressAssigned
+	// with the NAT gateway enabled; ServicesShared when serviceNetwork is
+	// Shared (True once OVN-Kubernetes accepted the connection of the
+	// tenant's Shared networks, False with the reason otherwise).
 	Conditions []v1.ConditionApplyConfiguration `json:"conditions,omitempty"`
 }
 
