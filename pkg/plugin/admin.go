@@ -53,11 +53,12 @@ func newOnboardCommand(o *Options) *cobra.Command {
 		members, groups []string
 		prefixLength    int32
 		cidr, display   string
+		isolation       string
 		publicIPs       int32
 		quota           map[string]string
 	)
 	cmd := &cobra.Command{
-		Use:   "onboard NAME (--member USER | --group G)... (--prefix-length N | --cidr C) [--public-ips N] [--quota k=v,...]",
+		Use:   "onboard NAME (--member USER | --group G)... (--prefix-length N | --cidr C) [--public-ips N] [--quota k=v,...] [--isolation hard|soft]",
 		Short: "Onboard a tenant, wait until it is Ready, and print what it was given",
 		Long: `Creates the Tenant, follows it until Ready (or says why it failed), then
 prints what the tenant holds, as "kubectl tenant info" shows it to its
@@ -66,7 +67,11 @@ members: ready to hand to the customer with their kubeconfig.
 --quota takes namespaces, networks, floatingips and loadbalancers (counts)
 and compute resources: requests.cpu, limits.cpu, requests.memory,
 limits.memory, requests.storage, pods, persistentvolumeclaims,
-count/virtualmachines.kubevirt.io.`,
+count/virtualmachines.kubevirt.io.
+
+--isolation hard also isolates the tenant's name lookups: its pods resolve
+its own names only, through the provider's tenant DNS server (docs/dns.md).
+Soft, the default, keeps the cluster's DNS.`,
 		Example: `  kubectl tenant admin onboard acme --member alice --prefix-length 16 --public-ips 4 \
       --quota namespaces=10,floatingips=4,requests.cpu=16,requests.memory=64Gi`,
 		Args: cobra.ExactArgs(1),
@@ -80,7 +85,18 @@ count/virtualmachines.kubevirt.io.`,
 			if err != nil {
 				return err
 			}
+			var iso tenantv1alpha1.TenantIsolation
+			switch strings.ToLower(isolation) {
+			case "":
+			case "hard":
+				iso = tenantv1alpha1.TenantIsolationHard
+			case "soft":
+				iso = tenantv1alpha1.TenantIsolationSoft
+			default:
+				return fmt.Errorf("--isolation %q: must be hard or soft", isolation)
+			}
 			t := &tenantv1alpha1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: args[0]}, Spec: tenantv1alpha1.TenantSpec{
+				Isolation:   iso,
 				DisplayName: display,
 				Members:     tenantv1alpha1.TenantMembers{Users: members, Groups: groups},
 				Network:     tenantv1alpha1.TenantNetwork{CIDR: cidr},
@@ -117,6 +133,7 @@ count/virtualmachines.kubevirt.io.`,
 	f.Int32Var(&publicIPs, "public-ips", 0, "How many public IPs the tenant gets")
 	f.StringToStringVar(&quota, "quota", nil, "Quotas, k=v[,k=v] (repeatable)")
 	f.StringVar(&display, "display-name", "", "A human name of the tenant")
+	f.StringVar(&isolation, "isolation", "", "hard: its name lookups are isolated too (the tenant DNS server); soft (default): its networks only")
 	return cmd
 }
 

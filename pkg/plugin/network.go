@@ -59,14 +59,15 @@ func newNetworkListCommand(o *Options) *cobra.Command {
 func newNetworkCreateCommand(o *Options) *cobra.Command {
 	var topology string
 	var subnets []string
-	var nat bool
+	var nat, shared bool
 	cmd := &cobra.Command{
-		Use:   "create NAME [--topology layer2|layer3] [--subnet CIDR]... [--nat]",
+		Use:   "create NAME [--topology layer2|layer3] [--subnet CIDR]... [--nat] [--shared-services]",
 		Short: "Create a network",
 		Long: `Create a Network: an OVN-Kubernetes primary user-defined network of your
 own. Without --subnet it gets the next free /24 of your private block.
 --nat gives it a NAT gateway: its pods reach the outside from one of your
-public IPs.`,
+public IPs. --shared-services makes its Services reachable from your other
+networks that share theirs, and theirs from it (spec.serviceNetwork Shared).`,
 		Example: `  kubectl tenant net create blue
   kubectl tenant net create big --topology layer3 --subnet 10.42.16.0/20 --nat`,
 		Args: cobra.ExactArgs(1),
@@ -88,6 +89,9 @@ public IPs.`,
 			if nat {
 				n.Spec.NATGateway = &tenantv1alpha1.NATGateway{Enabled: true}
 			}
+			if shared {
+				n.Spec.ServiceNetwork = tenantv1alpha1.ServiceNetworkShared
+			}
 			created, err := sc.api.Networks().Create(cmd.Context(), n, metav1.CreateOptions{})
 			if err != nil {
 				return err
@@ -98,6 +102,7 @@ public IPs.`,
 	cmd.Flags().StringVar(&topology, "topology", "", "layer2 (default) or layer3")
 	cmd.Flags().StringSliceVar(&subnets, "subnet", nil, "A subnet inside your private block (repeat for layer3)")
 	cmd.Flags().BoolVar(&nat, "nat", false, "Give the network a NAT gateway on one of your public IPs")
+	cmd.Flags().BoolVar(&shared, "shared-services", false, "Share the network's Services with your other networks that share theirs")
 	return cmd
 }
 

@@ -196,7 +196,7 @@ func TestNewTenantJourney(t *testing.T) {
 	admin, ida := newUser(t, stack.AdminUser), newUser(t, newcomer)
 
 	r := admin.tenant(ctx, "admin", "onboard", "initech", "--member", newcomer, "--prefix-length", "24", "--public-ips", "2",
-		"--quota", "namespaces=4,floatingips=2,pods=10", "--display-name", "Initech")
+		"--quota", "namespaces=4,floatingips=2,pods=10", "--display-name", "Initech", "--isolation", "hard")
 	if r.code != 0 {
 		t.Fatalf("admin onboard: %s", r)
 	}
@@ -206,6 +206,9 @@ func TestNewTenantJourney(t *testing.T) {
 	tnt, err := api(t, stack.AdminUser).TenantV1alpha1().Tenants().Get(ctx, "initech", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if tnt.Spec.Isolation != tenantv1alpha1.TenantIsolationHard {
+		t.Errorf("onboard --isolation hard: spec.isolation %q", tnt.Spec.Isolation)
 	}
 	mustContain(t, "onboard's report", r.stdout, "Tenant:         initech (Initech)\n", "Phase:          Ready\n",
 		"Private block:  "+tnt.Status.Network.CIDR+"\n", "Public IPs (2, 2 free):", tnt.Status.PublicIPs[0], tnt.Status.PublicIPs[1])
@@ -451,6 +454,8 @@ func TestAdminCommands(t *testing.T) {
 	if _, err := api(t, stack.AdminUser).TenantV1alpha1().Tenants().Get(ctx, "clash", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("a refused onboarding left tenant clash: %v", err)
 	}
+	r = admin.fails(ctx, t, 1, "admin", "onboard", "clash", "--member", "carol", "--prefix-length", "24", "--isolation", "sideways")
+	mustContain(t, "admin onboard --isolation sideways", r.stderr, `error: --isolation "sideways": must be hard or soft`)
 	r = admin.fails(ctx, t, 1, "admin", "onboard", "clash", "--member", "carol", "--prefix-length", "24", "--quota", "gpus=1")
 	mustContain(t, "admin onboard with a quota the server does not know", r.stderr, "Error from server (Invalid): ", "spec.quota.compute[gpus]")
 
@@ -469,11 +474,11 @@ func TestNetworksAndLoadBalancers(t *testing.T) {
 	bob := newUser(t, "bob")
 	c := api(t, "bob").TenantV1alpha1()
 
-	out := bob.ok(ctx, t, "net", "create", "blue", "--topology", "layer2", "--nat")
+	out := bob.ok(ctx, t, "net", "create", "blue", "--topology", "layer2", "--nat", "--shared-services")
 	t.Cleanup(func() { _ = c.Networks().Delete(context.Background(), "blue", metav1.DeleteOptions{}) })
 	mustContain(t, "net create", out, "network.tenant.io/blue created\n")
 	n, err := c.Networks().Get(ctx, "blue", metav1.GetOptions{})
-	if err != nil || n.Spec.NATGateway == nil || !n.Spec.NATGateway.Enabled || n.Spec.Topology != "Layer2" {
+	if err != nil || n.Spec.NATGateway == nil || !n.Spec.NATGateway.Enabled || n.Spec.Topology != "Layer2" || n.Spec.ServiceNetwork != tenantv1alpha1.ServiceNetworkShared {
 		t.Fatalf("network blue: %v %+v", err, n)
 	}
 	mustContain(t, "net list -o name", bob.ok(ctx, t, "net", "list", "-o", "name"), "network.tenant.io/blue\n", "network.tenant.io/default\n")
