@@ -138,7 +138,7 @@ func (s *Server) renderAdminTenants(w http.ResponseWriter, r *http.Request, stat
 var onboardFields = map[string]string{
 	"metadata.name": "name", "spec.displayName": "displayName", "spec.members.users": "users", "spec.members.groups": "groups",
 	"spec.network.cidr": "cidr", "spec.network.prefixLength": "prefixLength", "spec.network": "cidr", "spec.publicIPs": "publicIPs",
-	"spec.quota": "quota", "spec.podSecurity": "podSecurity",
+	"spec.quota": "quota", "spec.podSecurity": "podSecurity", "spec.isolation": "isolation",
 }
 
 // quotaFormFields are the onboarding form's quota inputs, by quota key.
@@ -150,6 +150,7 @@ func tenantFromForm(f url.Values) (*tenantv1alpha1.Tenant, *apiError) {
 		DisplayName: strings.TrimSpace(f.Get("displayName")),
 		Members:     tenantv1alpha1.TenantMembers{Users: splitList(f.Get("users")), Groups: splitList(f.Get("groups"))},
 		Network:     tenantv1alpha1.TenantNetwork{CIDR: strings.TrimSpace(f.Get("cidr"))},
+		Isolation:   tenantv1alpha1.TenantIsolation(strings.TrimSpace(f.Get("isolation"))),
 	}}
 	if v := strings.TrimSpace(f.Get("prefixLength")); v != "" {
 		n, err := strconv.ParseInt(v, 10, 32)

@@ -97,11 +97,12 @@ func TestAPIErrorFields(t *testing.T) {
 
 func TestTenantFromForm(t *testing.T) {
 	tn, ferr := tenantFromForm(url.Values{"name": {"initech"}, "users": {"ida, joe"}, "prefixLength": {"24"}, "publicIPs": {"2"},
-		"quota-namespaces": {"5"}, "quota-requests.cpu": {"8"}})
+		"quota-namespaces": {"5"}, "quota-requests.cpu": {"8"}, "isolation": {"Hard"}})
 	if ferr != nil {
 		t.Fatal(ferr)
 	}
 	if tn.Name != "initech" || len(tn.Spec.Members.Users) != 2 || *tn.Spec.Network.PrefixLength != 24 || tn.Spec.PublicIPs.Count != 2 ||
+		tn.Spec.Isolation != "Hard" ||
 		*tn.Spec.Quota.Namespaces != 5 || quantity(tn.Spec.Quota.Compute, "requests.cpu") != "8" {
 		t.Errorf("tenantFromForm: %+v", tn.Spec)
 	}

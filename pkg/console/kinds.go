@@ -114,12 +114,15 @@ var networks = &kind{
 	Resource: "networks", Title: "Networks", Singular: "Network",
 	Headers: []string{"Name", "Topology", "Subnets", "NAT gateway", "Ready", "Age"},
 	Empty:   "No networks.",
-	fields:  map[string]string{"metadata.name": "name", "spec.topology": "topology", "spec.subnets": "subnets", "spec.natGateway": "nat"},
+	fields:  map[string]string{"metadata.name": "name", "spec.topology": "topology", "spec.subnets": "subnets", "spec.natGateway": "nat", "spec.serviceNetwork": "sharedServices"},
 	create: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, f url.Values) (string, error) {
 		n := &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: f.Get("name")},
 			Spec: tenantv1alpha1.NetworkSpec{Topology: tenantv1alpha1.NetworkTopology(f.Get("topology")), Subnets: splitList(f.Get("subnets"))}}
 		if f.Get("nat") != "" {
 			n.Spec.NATGateway = &tenantv1alpha1.NATGateway{Enabled: true}
+		}
+		if f.Get("sharedServices") != "" {
+			n.Spec.ServiceNetwork = tenantv1alpha1.ServiceNetworkShared
 		}
 		created, err := api.Networks().Create(ctx, n, metav1.CreateOptions{})
 		if err != nil {

@@ -120,6 +120,8 @@ func TestTenantJourney(t *testing.T) {
 		chromedp.SendKeys("#name", "shop-net", chromedp.ByID),
 		chromedp.Focus("#nat", chromedp.ByID),
 		chromedp.KeyEvent(" "),
+		chromedp.Focus("#sharedServices", chromedp.ByID),
+		chromedp.KeyEvent(" "),
 		chromedp.SendKeys("#name", kb.Enter, chromedp.ByID),
 	)
 	alice.waitNewPage()
@@ -132,6 +134,9 @@ func TestTenantJourney(t *testing.T) {
 	net, err := api.Networks().Get(ctx, "shop-net", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if net.Spec.ServiceNetwork != "Shared" {
+		t.Errorf("shop-net, created with Shared services ticked: spec.serviceNetwork %q", net.Spec.ServiceNetwork)
 	}
 	var subnets string
 	alice.eval(cell("networks", "shop-net", 3), &subnets)
@@ -403,7 +408,7 @@ func TestProviderOnboarding(t *testing.T) {
 	admin.screenshot("admin-onboard-invalid")
 
 	admin.fill("onboard-form", map[string]string{"name": "initech", "displayName": "Initech", "users": newcomer, "cidr": "", "prefixLength": "24", "publicIPs": "1",
-		"quota-namespaces": "3", "quota-requests.cpu": "4"})
+		"quota-namespaces": "3", "quota-requests.cpu": "4", "isolation": "Hard"})
 	defer func() { _ = api.Tenants().Delete(context.Background(), "initech", metav1.DeleteOptions{}) }()
 	if got := admin.eval2(`location.pathname`); got != "/admin/tenants/initech" {
 		t.Fatalf("after onboarding: %s (%s)", got, admin.text("#api-error"))
@@ -416,8 +421,8 @@ func TestProviderOnboarding(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tn.Status.Phase != tenantv1alpha1.TenantPhaseReady || *tn.Spec.Quota.Namespaces != 3 || len(tn.Status.PublicIPs) != 1 {
-		t.Errorf("initech as the API holds it: phase %s, quota %v, public IPs %v", tn.Status.Phase, tn.Spec.Quota, tn.Status.PublicIPs)
+	if tn.Status.Phase != tenantv1alpha1.TenantPhaseReady || *tn.Spec.Quota.Namespaces != 3 || len(tn.Status.PublicIPs) != 1 || tn.Spec.Isolation != tenantv1alpha1.TenantIsolationHard {
+		t.Errorf("initech as the API holds it: phase %s, quota %v, public IPs %v, isolation %s", tn.Status.Phase, tn.Spec.Quota, tn.Status.PublicIPs, tn.Spec.Isolation)
 	}
 
 	// What initech holds, read-only, kept live: its default Namespace and
