@@ -161,29 +161,50 @@ func (r *Resolver) service(v view, svc, x string) *corev1.Service {
 // Resolve answers req, sent from src. With Chase, the reply's last answer
 // is the CNAME whose target the caller resolves.
 func (r *Resolver) Resolve(src netip.Addr, req *dns.Msg) (*dns.Msg, Outcome) {
+	m, outcome, _ := r.resolve(src, req)
+	return m, outcome
+}
+
+// Views that answer, as the plugin's metrics name them.
+const (
+	viewTenant = "tenant"
+	viewHost   = "host"
+	viewPublic = "public"
+)
+
+// resolve is Resolve, also naming the view that answered.
+func (r *Resolver) resolve(src netip.Addr, req *dns.Msg) (*dns.Msg, Outcome, string) {
 	if len(req.Question) != 1 || req.Question[0].Qclass != dns.ClassINET {
-		return nil, Next
+		return nil, Next, ""
 	}
 	q := req.Question[0]
 	name := canonical(q.Name)
-	switch {
-	case r.Public != "" && dns.IsSubDomain(r.Public, name):
-		return r.public(req, q, name), Answered
-	case dns.IsSubDomain(r.Domain, name):
-		if isTransfer(q.Qtype) {
-			return refused(req), Answered
-		}
-		return r.cluster(r.viewOf(src), req, q, name)
+	if r.Public != "" && dns.IsSubDomain(r.Public, name) {
+		return r.public(req, q, name), Answered, viewPublic
 	}
-	for _, z := range r.Reverse {
-		if dns.IsSubDomain(z, name) {
-			if isTransfer(q.Qtype) {
-				return refused(req), Answered
-			}
-			return r.reverse(r.viewOf(src), req, q, name)
-		}
+	zone := ""
+	if dns.IsSubDomain(r.Domain, name) {
+		zone = r.Domain
+	} else {
+		zone = r.reverseZone(name)
 	}
-	return nil, Next
+	if zone == "" {
+		return nil, Next, ""
+	}
+	v := r.viewOf(src)
+	label := viewHost
+	if v.tenant != "" {
+		label = viewTenant
+	}
+	if isTransfer(q.Qtype) {
+		return refused(req), Answered, label
+	}
+	if zone == r.Domain {
+		m, outcome := r.cluster(v, req, q, name)
+		return m, outcome, label
+	}
+	m, outcome := r.reverse(v, req, q, name)
+	return m, outcome, label
 }
 
 func isTransfer(t uint16) bool { return t == dns.TypeAXFR || t == dns.TypeIXFR }

@@ -78,7 +78,7 @@ func (p *Plugin) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg)
 	if err != nil {
 		return plugin.NextOrFailure(p.Name(), p.Next, ctx, w, r)
 	}
-	m, outcome := p.Resolver.Resolve(src, r)
+	m, outcome, view := p.Resolver.resolve(src, r)
 	server := metrics.WithServer(ctx)
 	if outcome == Next {
 		requests.WithLabelValues(server, "next", "").Inc()
@@ -88,13 +88,6 @@ func (p *Plugin) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg)
 		cname := m.Answer[len(m.Answer)-1].(*dns.CNAME)
 		if up, err := p.upstream.Lookup(ctx, state, cname.Target, state.QType()); err == nil && up != nil {
 			m.Answer = append(m.Answer, up.Answer...)
-		}
-	}
-	view := "public"
-	if p.Resolver.Public == "" || !dns.IsSubDomain(p.Resolver.Public, canonical(state.Name())) {
-		view = "host"
-		if p.Resolver.ViewOf(src) != "" {
-			view = "tenant"
 		}
 	}
 	requests.WithLabelValues(server, view, dns.RcodeToString[m.Rcode]).Inc()
