@@ -30,6 +30,8 @@ import (
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/addresspool"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/connects"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/floatingip"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/hostclaim"
+	"tenant.io/tenant-apiserver/pkg/registry/tenant/hostclass"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/loadbalancer"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/namespace"
@@ -175,6 +177,7 @@ func (c completedConfig) New() (*Server, error) {
 			quota.Networks:      s.Storage.Networks.Store,
 			quota.FloatingIPs:   s.Storage.FloatingIPs.Store,
 			quota.LoadBalancers: s.Storage.LoadBalancers.Store,
+			quota.HostClaims:    s.Storage.HostClaims.Store,
 		})
 		recounter.Period = period
 		s.GenericAPIServer.AddPostStartHookOrDie("tenant-quota-recount", func(ctx genericapiserver.PostStartHookContext) error {
@@ -261,6 +264,8 @@ func NewStorage(optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kin
 		{&out.Networks, network.NewStorage},
 		{&out.FloatingIPs, floatingip.NewStorage},
 		{&out.LoadBalancers, loadbalancer.NewStorage},
+		{&out.HostClasses, hostclass.NewStorage},
+		{&out.HostClaims, hostclaim.NewStorage},
 	} {
 		st, err := r.new(Scheme, optsGetter, deps)
 		if err != nil {

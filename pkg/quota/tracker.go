@@ -31,6 +31,7 @@ const (
 	Networks      = "networks"
 	FloatingIPs   = "floatingIPs"
 	LoadBalancers = "loadBalancers"
+	HostClaims    = "hostClaims"
 )
 
 // Tracker charges quotas on the Tenants of a store.
@@ -61,6 +62,8 @@ func fields(t *tenant.Tenant, resource string) (used *int32, limit *int32, err e
 		return &t.Status.Usage.FloatingIPs, t.Spec.Quota.FloatingIPs, nil
 	case LoadBalancers:
 		return &t.Status.Usage.LoadBalancers, t.Spec.Quota.LoadBalancers, nil
+	case HostClaims:
+		return &t.Status.Usage.HostClaims, t.Spec.Quota.HostClaims, nil
 	}
 	return nil, nil, fmt.Errorf("no quota for %q", resource)
 }
@@ -159,6 +162,8 @@ func lower(resource string) string {
 		return "floatingips"
 	case LoadBalancers:
 		return "loadbalancers"
+	case HostClaims:
+		return "hostclaims"
 	}
 	return resource
 }

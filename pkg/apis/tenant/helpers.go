@@ -44,3 +44,10 @@ func (s *NetworkSpec) ServiceNetworkMode() ServiceNetworkMode {
 // SharesServices says whether the network's Services are shared with the
 // tenant's other Shared networks.
 func (s *NetworkSpec) SharesServices() bool { return s.ServiceNetwork == ServiceNetworkShared }
+
+// HostClaimRebootPending reports whether spec.rebootRequestedAt asks for a
+// reboot not carried out yet.
+func HostClaimRebootPending(c *HostClaim) bool {
+	r := c.Spec.RebootRequestedAt
+	return r != nil && (c.Status.LastRebootRequest == nil || r.After(c.Status.LastRebootRequest.Time))
+}

@@ -38,6 +38,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Network{}, &NetworkList{},
 		&FloatingIP{}, &FloatingIPList{},
 		&LoadBalancer{}, &LoadBalancerList{},
+		&HostClass{}, &HostClassList{},
+		&HostClaim{}, &HostClaimList{},
 		&OffboardingReport{},
 	)
 	return nil

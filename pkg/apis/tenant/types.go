@@ -175,6 +175,9 @@ type TenantQuota struct {
 	FloatingIPs *int32
 	// loadBalancers is the maximum number of LoadBalancers. Default 4.
 	LoadBalancers *int32
+	// hostClaims is the maximum number of HostClaims. Default 0: servers
+	// are the provider's to grant.
+	HostClaims *int32
 	// compute limits what the tenant's workloads use in all its host
 	// namespaces together, in ResourceQuota's terms (ComputeResources);
 	// unset, nothing is limited.
@@ -217,6 +220,8 @@ type TenantUsage struct {
 	FloatingIPs int32
 	// loadBalancers is the number of LoadBalancers.
 	LoadBalancers int32
+	// hostClaims is the number of HostClaims.
+	HostClaims int32
 	// compute is what the tenant's workloads use of the resources its
 	// quota limits, in all its host namespaces together.
 	Compute corev1.ResourceList

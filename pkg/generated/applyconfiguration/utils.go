@@ -50,6 +50,30 @@ func ForKind(kind schema.GroupVersionKind) interface{} {
 		return &tenantv1alpha1.FloatingIPStatusApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("FloatingIPTarget"):
 		return &tenantv1alpha1.FloatingIPTargetApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostAddress"):
+		return &tenantv1alpha1.HostAddressApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostClaim"):
+		return &tenantv1alpha1.HostClaimApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostClaimSpec"):
+		return &tenantv1alpha1.HostClaimSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostClaimStatus"):
+		return &tenantv1alpha1.HostClaimStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostClass"):
+		return &tenantv1alpha1.HostClassApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostClassLabel"):
+		return &tenantv1alpha1.HostClassLabelApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostClassSpec"):
+		return &tenantv1alpha1.HostClassSpecApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostClassStatus"):
+		return &tenantv1alpha1.HostClassStatusApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostDataSecret"):
+		return &tenantv1alpha1.HostDataSecretApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostHardware"):
+		return &tenantv1alpha1.HostHardwareApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostImage"):
+		return &tenantv1alpha1.HostImageApplyConfiguration{}
+	case v1alpha1.SchemeGroupVersion.WithKind("HostNIC"):
+		return &tenantv1alpha1.HostNICApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LoadBalancer"):
 		return &tenantv1alpha1.LoadBalancerApplyConfiguration{}
 	case v1alpha1.SchemeGroupVersion.WithKind("LoadBalancerPort"):

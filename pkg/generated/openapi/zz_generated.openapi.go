@@ -101,6 +101,20 @@ func GetOpenAPIDefinitions(ref common.ReferenceCallback) map[string]common.OpenA
 		v1alpha1.FloatingIPSpec{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_FloatingIPSpec(ref),
 		v1alpha1.FloatingIPStatus{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_FloatingIPStatus(ref),
 		v1alpha1.FloatingIPTarget{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_FloatingIPTarget(ref),
+		v1alpha1.HostAddress{}.OpenAPIModelName():              schema_pkg_apis_tenant_v1alpha1_HostAddress(ref),
+		v1alpha1.HostClaim{}.OpenAPIModelName():                schema_pkg_apis_tenant_v1alpha1_HostClaim(ref),
+		v1alpha1.HostClaimList{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_HostClaimList(ref),
+		v1alpha1.HostClaimSpec{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_HostClaimSpec(ref),
+		v1alpha1.HostClaimStatus{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_HostClaimStatus(ref),
+		v1alpha1.HostClass{}.OpenAPIModelName():                schema_pkg_apis_tenant_v1alpha1_HostClass(ref),
+		v1alpha1.HostClassLabel{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_HostClassLabel(ref),
+		v1alpha1.HostClassList{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_HostClassList(ref),
+		v1alpha1.HostClassSpec{}.OpenAPIModelName():            schema_pkg_apis_tenant_v1alpha1_HostClassSpec(ref),
+		v1alpha1.HostClassStatus{}.OpenAPIModelName():          schema_pkg_apis_tenant_v1alpha1_HostClassStatus(ref),
+		v1alpha1.HostDataSecret{}.OpenAPIModelName():           schema_pkg_apis_tenant_v1alpha1_HostDataSecret(ref),
+		v1alpha1.HostHardware{}.OpenAPIModelName():             schema_pkg_apis_tenant_v1alpha1_HostHardware(ref),
+		v1alpha1.HostImage{}.OpenAPIModelName():                schema_pkg_apis_tenant_v1alpha1_HostImage(ref),
+		v1alpha1.HostNIC{}.OpenAPIModelName():                  schema_pkg_apis_tenant_v1alpha1_HostNIC(ref),
 		v1alpha1.LoadBalancer{}.OpenAPIModelName():             schema_pkg_apis_tenant_v1alpha1_LoadBalancer(ref),
 		v1alpha1.LoadBalancerList{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_LoadBalancerList(ref),
 		v1alpha1.LoadBalancerPort{}.OpenAPIModelName():         schema_pkg_apis_tenant_v1alpha1_LoadBalancerPort(ref),
@@ -3463,6 +3477,798 @@ func schema_pkg_apis_tenant_v1alpha1_FloatingIPTarget(ref common.ReferenceCallba
 	}
 }
 
+func schema_pkg_apis_tenant_v1alpha1_HostAddress(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostAddress is an address of a server.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"type": {
+						SchemaProps: spec.SchemaProps{
+							Description: "type is InternalIP or Hostname.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"address": {
+						SchemaProps: spec.SchemaProps{
+							Description: "address is the address.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"type", "address"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostClaim(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostClaim claims a server of a HostClass for the tenant: the syncer binds one free server of the class to it, provisions it with the claim's image and data, and reports what the tenant needs to use it. The tenant never sees the server's definition or its BMC.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spec says what server is wanted and how it boots.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.HostClaimSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "status reports the claimed server.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.HostClaimStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.HostClaimSpec{}.OpenAPIModelName(), v1alpha1.HostClaimStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostClaimList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostClaimList is a list of HostClaims.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "items are the HostClaims.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.HostClaim{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.HostClaim{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostClaimSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostClaimSpec says what server a HostClaim wants and how it boots.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "kind is BareMetal. Default BareMetal. Immutable.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"hostClass": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hostClass names the HostClass the server comes from. Immutable.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"hostSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hostSelector selects among the class's servers by its tenant labels. Immutable.",
+							Ref:         ref(v1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"online": {
+						SchemaProps: spec.SchemaProps{
+							Description: "online powers the server on (true) or off. Default false.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+					"image": {
+						SchemaProps: spec.SchemaProps{
+							Description: "image is the operating system image to provision; without one the server stays bound and unprovisioned. It may be set and removed (removing it deprovisions and cleans the server), not changed.",
+							Ref:         ref(v1alpha1.HostImage{}.OpenAPIModelName()),
+						},
+					},
+					"userData": {
+						SchemaProps: spec.SchemaProps{
+							Description: "userData names a Secret of the claim's Namespace holding the server's cloud-init user data, under the key \"userData\" or as the Secret's only key; at most 64 KiB. metaData and networkData likewise.",
+							Ref:         ref(v1alpha1.HostDataSecret{}.OpenAPIModelName()),
+						},
+					},
+					"metaData": {
+						SchemaProps: spec.SchemaProps{
+							Description: "metaData names the Secret of the server's cloud-init meta-data.",
+							Ref:         ref(v1alpha1.HostDataSecret{}.OpenAPIModelName()),
+						},
+					},
+					"networkData": {
+						SchemaProps: spec.SchemaProps{
+							Description: "networkData names the Secret of the server's cloud-init network configuration.",
+							Ref:         ref(v1alpha1.HostDataSecret{}.OpenAPIModelName()),
+						},
+					},
+					"rebootRequestedAt": {
+						SchemaProps: spec.SchemaProps{
+							Description: "rebootRequestedAt asks for one reboot of a powered-on server when it is later than status.lastRebootRequest.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+				},
+				Required: []string{"hostClass"},
+			},
+		},
+		Dependencies: []string{
+			v1.LabelSelector{}.OpenAPIModelName(), v1.Time{}.OpenAPIModelName(), v1alpha1.HostDataSecret{}.OpenAPIModelName(), v1alpha1.HostImage{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostClaimStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostClaimStatus reports a claimed server.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "observedGeneration is the generation of the spec the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"phase": {
+						SchemaProps: spec.SchemaProps{
+							Description: "phase is Pending, Bound, Provisioning, Provisioned, Deprovisioning or Failed.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"power": {
+						SchemaProps: spec.SchemaProps{
+							Description: "power is On or Off, as the server reports it.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"addresses": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "addresses of the server.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.HostAddress{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"bootMACAddress": {
+						SchemaProps: spec.SchemaProps{
+							Description: "bootMACAddress is the MAC address of the NIC the server boots from.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"nics": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "nics are the server's network interfaces.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.HostNIC{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"hardware": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hardware summarizes the server, when its class shows it.",
+							Ref:         ref(v1alpha1.HostHardware{}.OpenAPIModelName()),
+						},
+					},
+					"lastRebootRequest": {
+						SchemaProps: spec.SchemaProps{
+							Description: "lastRebootRequest is the spec.rebootRequestedAt last carried out.",
+							Ref:         ref(v1.Time{}.OpenAPIModelName()),
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type":       "map",
+								"x-kubernetes-patch-merge-key": "type",
+								"x-kubernetes-patch-strategy":  "merge",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions are Associated (a server is bound) and Ready (provisioned, and powered as spec.online asks), and HostSynced.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.Condition{}.OpenAPIModelName(), v1.Time{}.OpenAPIModelName(), v1alpha1.HostAddress{}.OpenAPIModelName(), v1alpha1.HostHardware{}.OpenAPIModelName(), v1alpha1.HostNIC{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostClass(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostClass is a class of bare-metal servers the provider offers to tenants: the Metal3 BareMetalHosts of one provider namespace that its selector picks, and the labels of theirs that tenants may select on.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ObjectMeta{}.OpenAPIModelName()),
+						},
+					},
+					"spec": {
+						SchemaProps: spec.SchemaProps{
+							Description: "spec says which servers the class holds and who may claim them.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.HostClassSpec{}.OpenAPIModelName()),
+						},
+					},
+					"status": {
+						SchemaProps: spec.SchemaProps{
+							Description: "status reports the class's servers.",
+							Default:     map[string]interface{}{},
+							Ref:         ref(v1alpha1.HostClassStatus{}.OpenAPIModelName()),
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.ObjectMeta{}.OpenAPIModelName(), v1alpha1.HostClassSpec{}.OpenAPIModelName(), v1alpha1.HostClassStatus{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostClassLabel(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostClassLabel is one tenant label of a class and the values its servers have.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"key": {
+						SchemaProps: spec.SchemaProps{
+							Description: "key of the label.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"values": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "atomic",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "values of the label on the class's servers.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"key"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostClassList(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostClassList is a list of HostClasses.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"kind": {
+						SchemaProps: spec.SchemaProps{
+							Description: "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"apiVersion": {
+						SchemaProps: spec.SchemaProps{
+							Description: "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"metadata": {
+						SchemaProps: spec.SchemaProps{
+							Default: map[string]interface{}{},
+							Ref:     ref(v1.ListMeta{}.OpenAPIModelName()),
+						},
+					},
+					"items": {
+						SchemaProps: spec.SchemaProps{
+							Description: "items are the HostClasses.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.HostClass{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+				Required: []string{"items"},
+			},
+		},
+		Dependencies: []string{
+			v1.ListMeta{}.OpenAPIModelName(), v1alpha1.HostClass{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostClassSpec(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostClassSpec says which servers a class holds and who may claim them.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"hostNamespace": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hostNamespace is the provider namespace of the class's BareMetalHosts. Immutable.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"hostSelector": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hostSelector selects the class's BareMetalHosts in hostNamespace by the provider's labels. Empty: all of them.",
+							Ref:         ref(v1.LabelSelector{}.OpenAPIModelName()),
+						},
+					},
+					"tenantLabels": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "tenantLabels are the label keys of the servers that tenants may select on in a HostClaim's hostSelector, and see in the class's status.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"hardware": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hardware is Summary (the default: CPU, memory, storage and NICs of the claimed server in the HostClaim's status) or None.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"tenants": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-type": "set",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "tenants are the names of the tenants the class is offered to.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: "",
+										Type:    []string{"string"},
+										Format:  "",
+									},
+								},
+							},
+						},
+					},
+					"allTenants": {
+						SchemaProps: spec.SchemaProps{
+							Description: "allTenants offers the class to every tenant; tenants must then be empty.",
+							Type:        []string{"boolean"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"hostNamespace"},
+			},
+		},
+		Dependencies: []string{
+			v1.LabelSelector{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostClassStatus(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostClassStatus reports the servers of a class.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"observedGeneration": {
+						SchemaProps: spec.SchemaProps{
+							Description: "observedGeneration is the generation of the spec the status describes.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"hosts": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hosts is the number of servers in the class.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"available": {
+						SchemaProps: spec.SchemaProps{
+							Description: "available is the number of servers that can be claimed now.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"claimed": {
+						SchemaProps: spec.SchemaProps{
+							Description: "claimed is the number of servers bound to a HostClaim.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"labels": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"key",
+								},
+								"x-kubernetes-list-type": "map",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "labels are the values of the tenant labels on the class's servers.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1alpha1.HostClassLabel{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+					"conditions": {
+						VendorExtensible: spec.VendorExtensible{
+							Extensions: spec.Extensions{
+								"x-kubernetes-list-map-keys": []interface{}{
+									"type",
+								},
+								"x-kubernetes-list-type":       "map",
+								"x-kubernetes-patch-merge-key": "type",
+								"x-kubernetes-patch-strategy":  "merge",
+							},
+						},
+						SchemaProps: spec.SchemaProps{
+							Description: "conditions are Ready.",
+							Type:        []string{"array"},
+							Items: &spec.SchemaOrArray{
+								Schema: &spec.Schema{
+									SchemaProps: spec.SchemaProps{
+										Default: map[string]interface{}{},
+										Ref:     ref(v1.Condition{}.OpenAPIModelName()),
+									},
+								},
+							},
+						},
+					},
+				},
+			},
+		},
+		Dependencies: []string{
+			v1.Condition{}.OpenAPIModelName(), v1alpha1.HostClassLabel{}.OpenAPIModelName()},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostDataSecret(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostDataSecret names a Secret of the claim's Namespace.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name of the Secret.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"name"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostHardware(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostHardware summarizes a server's hardware.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"cpuArch": {
+						SchemaProps: spec.SchemaProps{
+							Description: "cpuArch is the CPU architecture.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"cpuCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "cpuCount is the number of CPU threads.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"ramMebibytes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ramMebibytes is the memory size.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"storageGigabytes": {
+						SchemaProps: spec.SchemaProps{
+							Description: "storageGigabytes is the size of all disks together.",
+							Type:        []string{"integer"},
+							Format:      "int64",
+						},
+					},
+					"nicCount": {
+						SchemaProps: spec.SchemaProps{
+							Description: "nicCount is the number of NICs.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostImage(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostImage is an operating system image.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"url": {
+						SchemaProps: spec.SchemaProps{
+							Description: "url of the image (http or https).",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"checksum": {
+						SchemaProps: spec.SchemaProps{
+							Description: "checksum of the image, or the URL of a file holding it.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"checksumType": {
+						SchemaProps: spec.SchemaProps{
+							Description: "checksumType is md5, sha256, sha512 or auto. Default auto.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"format": {
+						SchemaProps: spec.SchemaProps{
+							Description: "format is raw, qcow2, vdi, vmdk or live-iso. Default: detected.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+				},
+				Required: []string{"url", "checksum"},
+			},
+		},
+	}
+}
+
+func schema_pkg_apis_tenant_v1alpha1_HostNIC(ref common.ReferenceCallback) common.OpenAPIDefinition {
+	return common.OpenAPIDefinition{
+		Schema: spec.Schema{
+			SchemaProps: spec.SchemaProps{
+				Description: "HostNIC is a network interface of a server.",
+				Type:        []string{"object"},
+				Properties: map[string]spec.Schema{
+					"name": {
+						SchemaProps: spec.SchemaProps{
+							Description: "name of the interface.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"mac": {
+						SchemaProps: spec.SchemaProps{
+							Description: "mac is its MAC address.",
+							Default:     "",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"ip": {
+						SchemaProps: spec.SchemaProps{
+							Description: "ip is its IP address, if it has one.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
+					"speedGbps": {
+						SchemaProps: spec.SchemaProps{
+							Description: "speedGbps is its speed.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+				},
+				Required: []string{"name", "mac"},
+			},
+		},
+	}
+}
+
 func schema_pkg_apis_tenant_v1alpha1_LoadBalancer(ref common.ReferenceCallback) common.OpenAPIDefinition {
 	return common.OpenAPIDefinition{
 		Schema: spec.Schema{
@@ -5014,6 +5820,13 @@ func schema_pkg_apis_tenant_v1alpha1_TenantQuota(ref common.ReferenceCallback) c
 							Format:      "int32",
 						},
 					},
+					"hostClaims": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hostClaims is the maximum number of HostClaims. Default 0: servers are the provider's to grant.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 					"compute": {
 						SchemaProps: spec.SchemaProps{
 							Description: "compute limits what the tenant's workloads use in all its host namespaces together, in ResourceQuota's terms: requests.cpu, limits.cpu, requests.memory, limits.memory, requests.storage, pods, persistentvolumeclaims and count/virtualmachines.kubevirt.io. The host enforces it (each host namespace has a ResourceQuota its share of the total; see docs/quota.md), and containers without requests or limits get defaults from a LimitRange. Unset, nothing is limited.",
@@ -5264,6 +6077,13 @@ func schema_pkg_apis_tenant_v1alpha1_TenantUsage(ref common.ReferenceCallback) c
 						SchemaProps: spec.SchemaProps{
 							Description: "loadBalancers is the number of LoadBalancers.",
 							Default:     0,
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
+					"hostClaims": {
+						SchemaProps: spec.SchemaProps{
+							Description: "hostClaims is the number of HostClaims.",
 							Type:        []string{"integer"},
 							Format:      "int32",
 						},

@@ -24,6 +24,7 @@ func Funcs(codecs runtimeserializer.CodecFactory) []interface{} {
 			defaultInt32(&q.Networks, v1alpha1.DefaultQuotaNetworks)
 			defaultInt32(&q.FloatingIPs, v1alpha1.DefaultQuotaFloatingIPs)
 			defaultInt32(&q.LoadBalancers, v1alpha1.DefaultQuotaLoadBalancers)
+			defaultInt32(&q.HostClaims, v1alpha1.DefaultQuotaHostClaims)
 		},
 		func(s *tenant.TenantSpec, c randfill.Continue) {
 			c.FillNoCustom(s)
@@ -65,6 +66,18 @@ func Funcs(codecs runtimeserializer.CodecFactory) []interface{} {
 			}
 			if p.TargetPort.Type == intstr.Int && p.TargetPort.IntVal == 0 {
 				p.TargetPort = intstr.FromInt32(p.Port)
+			}
+		},
+		func(s *tenant.HostClassSpec, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.Hardware == "" {
+				s.Hardware = tenant.HostHardwareSummary
+			}
+		},
+		func(s *tenant.HostClaimSpec, c randfill.Continue) {
+			c.FillNoCustom(s)
+			if s.Kind == "" {
+				s.Kind = tenant.HostClaimBareMetal
 			}
 		},
 		func(n *tenant.BGPNeighbor, c randfill.Continue) {

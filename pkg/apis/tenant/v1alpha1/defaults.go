@@ -11,6 +11,7 @@ const (
 	DefaultQuotaNetworks      int32 = 4
 	DefaultQuotaFloatingIPs   int32 = 4
 	DefaultQuotaLoadBalancers int32 = 4
+	DefaultQuotaHostClaims    int32 = 0
 )
 
 // DefaultNetworkName is the Network every tenant gets, and the one a
@@ -36,6 +37,7 @@ func SetDefaults_TenantQuota(obj *TenantQuota) {
 	defaultInt32(&obj.Networks, DefaultQuotaNetworks)
 	defaultInt32(&obj.FloatingIPs, DefaultQuotaFloatingIPs)
 	defaultInt32(&obj.LoadBalancers, DefaultQuotaLoadBalancers)
+	defaultInt32(&obj.HostClaims, DefaultQuotaHostClaims)
 }
 
 // SetDefaults_TenantPodSecurity makes restricted the Pod Security Standard
@@ -92,4 +94,18 @@ func SetDefaults_LoadBalancerPort(obj *LoadBalancerPort) {
 // SetDefaults_BGPNeighbor makes 179 the default BGP port.
 func SetDefaults_BGPNeighbor(obj *BGPNeighbor) {
 	defaultInt32(&obj.Port, DefaultBGPPort)
+}
+
+// SetDefaults_HostClaimSpec makes BareMetal the kind of a HostClaim that names none.
+func SetDefaults_HostClaimSpec(obj *HostClaimSpec) {
+	if obj.Kind == "" {
+		obj.Kind = HostClaimBareMetal
+	}
+}
+
+// SetDefaults_HostClassSpec shows the hardware summary of a class that says nothing.
+func SetDefaults_HostClassSpec(obj *HostClassSpec) {
+	if obj.Hardware == "" {
+		obj.Hardware = HostHardwareSummary
+	}
 }

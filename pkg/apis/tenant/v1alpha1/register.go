@@ -41,6 +41,8 @@ func addKnownTypes(scheme *runtime.Scheme) error {
 		&Network{}, &NetworkList{},
 		&FloatingIP{}, &FloatingIPList{},
 		&LoadBalancer{}, &LoadBalancerList{},
+		&HostClass{}, &HostClassList{},
+		&HostClaim{}, &HostClaimList{},
 		&OffboardingReport{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)

@@ -203,6 +203,10 @@ type TenantQuota struct {
 	// loadBalancers is the maximum number of LoadBalancers. Default 4.
 	// +optional
 	LoadBalancers *int32 `json:"loadBalancers,omitempty"`
+	// hostClaims is the maximum number of HostClaims. Default 0: servers
+	// are the provider's to grant.
+	// +optional
+	HostClaims *int32 `json:"hostClaims,omitempty"`
 	// compute limits what the tenant's workloads use in all its host
 	// namespaces together, in ResourceQuota's terms: requests.cpu,
 	// limits.cpu, requests.memory, limits.memory, requests.storage, pods,
@@ -233,6 +237,9 @@ type TenantUsage struct {
 	FloatingIPs int32 `json:"floatingIPs"`
 	// loadBalancers is the number of LoadBalancers.
 	LoadBalancers int32 `json:"loadBalancers"`
+	// hostClaims is the number of HostClaims.
+	// +optional
+	HostClaims int32 `json:"hostClaims,omitempty"`
 	// compute is what the tenant's workloads use of the resources
 	// spec.quota.compute limits, in all its host namespaces together (as
 	// the host's ResourceQuotas count it).

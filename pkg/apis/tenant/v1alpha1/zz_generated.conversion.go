@@ -149,6 +149,146 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*HostAddress)(nil), (*tenant.HostAddress)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostAddress_To_tenant_HostAddress(a.(*HostAddress), b.(*tenant.HostAddress), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostAddress)(nil), (*HostAddress)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostAddress_To_v1alpha1_HostAddress(a.(*tenant.HostAddress), b.(*HostAddress), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostClaim)(nil), (*tenant.HostClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostClaim_To_tenant_HostClaim(a.(*HostClaim), b.(*tenant.HostClaim), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostClaim)(nil), (*HostClaim)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostClaim_To_v1alpha1_HostClaim(a.(*tenant.HostClaim), b.(*HostClaim), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostClaimList)(nil), (*tenant.HostClaimList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostClaimList_To_tenant_HostClaimList(a.(*HostClaimList), b.(*tenant.HostClaimList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostClaimList)(nil), (*HostClaimList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostClaimList_To_v1alpha1_HostClaimList(a.(*tenant.HostClaimList), b.(*HostClaimList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostClaimSpec)(nil), (*tenant.HostClaimSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostClaimSpec_To_tenant_HostClaimSpec(a.(*HostClaimSpec), b.(*tenant.HostClaimSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostClaimSpec)(nil), (*HostClaimSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostClaimSpec_To_v1alpha1_HostClaimSpec(a.(*tenant.HostClaimSpec), b.(*HostClaimSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostClaimStatus)(nil), (*tenant.HostClaimStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostClaimStatus_To_tenant_HostClaimStatus(a.(*HostClaimStatus), b.(*tenant.HostClaimStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostClaimStatus)(nil), (*HostClaimStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostClaimStatus_To_v1alpha1_HostClaimStatus(a.(*tenant.HostClaimStatus), b.(*HostClaimStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostClass)(nil), (*tenant.HostClass)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostClass_To_tenant_HostClass(a.(*HostClass), b.(*tenant.HostClass), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostClass)(nil), (*HostClass)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostClass_To_v1alpha1_HostClass(a.(*tenant.HostClass), b.(*HostClass), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostClassLabel)(nil), (*tenant.HostClassLabel)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostClassLabel_To_tenant_HostClassLabel(a.(*HostClassLabel), b.(*tenant.HostClassLabel), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostClassLabel)(nil), (*HostClassLabel)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostClassLabel_To_v1alpha1_HostClassLabel(a.(*tenant.HostClassLabel), b.(*HostClassLabel), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostClassList)(nil), (*tenant.HostClassList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostClassList_To_tenant_HostClassList(a.(*HostClassList), b.(*tenant.HostClassList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostClassList)(nil), (*HostClassList)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostClassList_To_v1alpha1_HostClassList(a.(*tenant.HostClassList), b.(*HostClassList), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostClassSpec)(nil), (*tenant.HostClassSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostClassSpec_To_tenant_HostClassSpec(a.(*HostClassSpec), b.(*tenant.HostClassSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostClassSpec)(nil), (*HostClassSpec)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostClassSpec_To_v1alpha1_HostClassSpec(a.(*tenant.HostClassSpec), b.(*HostClassSpec), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostClassStatus)(nil), (*tenant.HostClassStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostClassStatus_To_tenant_HostClassStatus(a.(*HostClassStatus), b.(*tenant.HostClassStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostClassStatus)(nil), (*HostClassStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostClassStatus_To_v1alpha1_HostClassStatus(a.(*tenant.HostClassStatus), b.(*HostClassStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostDataSecret)(nil), (*tenant.HostDataSecret)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostDataSecret_To_tenant_HostDataSecret(a.(*HostDataSecret), b.(*tenant.HostDataSecret), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostDataSecret)(nil), (*HostDataSecret)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostDataSecret_To_v1alpha1_HostDataSecret(a.(*tenant.HostDataSecret), b.(*HostDataSecret), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostHardware)(nil), (*tenant.HostHardware)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostHardware_To_tenant_HostHardware(a.(*HostHardware), b.(*tenant.HostHardware), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostHardware)(nil), (*HostHardware)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostHardware_To_v1alpha1_HostHardware(a.(*tenant.HostHardware), b.(*HostHardware), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostImage)(nil), (*tenant.HostImage)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostImage_To_tenant_HostImage(a.(*HostImage), b.(*tenant.HostImage), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostImage)(nil), (*HostImage)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostImage_To_v1alpha1_HostImage(a.(*tenant.HostImage), b.(*HostImage), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*HostNIC)(nil), (*tenant.HostNIC)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_HostNIC_To_tenant_HostNIC(a.(*HostNIC), b.(*tenant.HostNIC), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*tenant.HostNIC)(nil), (*HostNIC)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_tenant_HostNIC_To_v1alpha1_HostNIC(a.(*tenant.HostNIC), b.(*HostNIC), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*LoadBalancer)(nil), (*tenant.LoadBalancer)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_LoadBalancer_To_tenant_LoadBalancer(a.(*LoadBalancer), b.(*tenant.LoadBalancer), scope)
 	}); err != nil {
@@ -842,6 +982,390 @@ func autoConvert_tenant_FloatingIPTarget_To_v1alpha1_FloatingIPTarget(in *tenant
 // Convert_tenant_FloatingIPTarget_To_v1alpha1_FloatingIPTarget is an autogenerated conversion function.
 func Convert_tenant_FloatingIPTarget_To_v1alpha1_FloatingIPTarget(in *tenant.FloatingIPTarget, out *FloatingIPTarget, s conversion.Scope) error {
 	return autoConvert_tenant_FloatingIPTarget_To_v1alpha1_FloatingIPTarget(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostAddress_To_tenant_HostAddress(in *HostAddress, out *tenant.HostAddress, s conversion.Scope) error {
+	out.Type = in.Type
+	out.Address = in.Address
+	return nil
+}
+
+// Convert_v1alpha1_HostAddress_To_tenant_HostAddress is an autogenerated conversion function.
+func Convert_v1alpha1_HostAddress_To_tenant_HostAddress(in *HostAddress, out *tenant.HostAddress, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostAddress_To_tenant_HostAddress(in, out, s)
+}
+
+func autoConvert_tenant_HostAddress_To_v1alpha1_HostAddress(in *tenant.HostAddress, out *HostAddress, s conversion.Scope) error {
+	out.Type = in.Type
+	out.Address = in.Address
+	return nil
+}
+
+// Convert_tenant_HostAddress_To_v1alpha1_HostAddress is an autogenerated conversion function.
+func Convert_tenant_HostAddress_To_v1alpha1_HostAddress(in *tenant.HostAddress, out *HostAddress, s conversion.Scope) error {
+	return autoConvert_tenant_HostAddress_To_v1alpha1_HostAddress(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostClaim_To_tenant_HostClaim(in *HostClaim, out *tenant.HostClaim, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_HostClaimSpec_To_tenant_HostClaimSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_HostClaimStatus_To_tenant_HostClaimStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_HostClaim_To_tenant_HostClaim is an autogenerated conversion function.
+func Convert_v1alpha1_HostClaim_To_tenant_HostClaim(in *HostClaim, out *tenant.HostClaim, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostClaim_To_tenant_HostClaim(in, out, s)
+}
+
+func autoConvert_tenant_HostClaim_To_v1alpha1_HostClaim(in *tenant.HostClaim, out *HostClaim, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_tenant_HostClaimSpec_To_v1alpha1_HostClaimSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_tenant_HostClaimStatus_To_v1alpha1_HostClaimStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_tenant_HostClaim_To_v1alpha1_HostClaim is an autogenerated conversion function.
+func Convert_tenant_HostClaim_To_v1alpha1_HostClaim(in *tenant.HostClaim, out *HostClaim, s conversion.Scope) error {
+	return autoConvert_tenant_HostClaim_To_v1alpha1_HostClaim(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostClaimList_To_tenant_HostClaimList(in *HostClaimList, out *tenant.HostClaimList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]tenant.HostClaim)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_HostClaimList_To_tenant_HostClaimList is an autogenerated conversion function.
+func Convert_v1alpha1_HostClaimList_To_tenant_HostClaimList(in *HostClaimList, out *tenant.HostClaimList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostClaimList_To_tenant_HostClaimList(in, out, s)
+}
+
+func autoConvert_tenant_HostClaimList_To_v1alpha1_HostClaimList(in *tenant.HostClaimList, out *HostClaimList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]HostClaim)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_tenant_HostClaimList_To_v1alpha1_HostClaimList is an autogenerated conversion function.
+func Convert_tenant_HostClaimList_To_v1alpha1_HostClaimList(in *tenant.HostClaimList, out *HostClaimList, s conversion.Scope) error {
+	return autoConvert_tenant_HostClaimList_To_v1alpha1_HostClaimList(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostClaimSpec_To_tenant_HostClaimSpec(in *HostClaimSpec, out *tenant.HostClaimSpec, s conversion.Scope) error {
+	out.Kind = tenant.HostClaimKind(in.Kind)
+	out.HostClass = in.HostClass
+	out.HostSelector = (*v1.LabelSelector)(unsafe.Pointer(in.HostSelector))
+	out.Online = in.Online
+	out.Image = (*tenant.HostImage)(unsafe.Pointer(in.Image))
+	out.UserData = (*tenant.HostDataSecret)(unsafe.Pointer(in.UserData))
+	out.MetaData = (*tenant.HostDataSecret)(unsafe.Pointer(in.MetaData))
+	out.NetworkData = (*tenant.HostDataSecret)(unsafe.Pointer(in.NetworkData))
+	out.RebootRequestedAt = (*v1.Time)(unsafe.Pointer(in.RebootRequestedAt))
+	return nil
+}
+
+// Convert_v1alpha1_HostClaimSpec_To_tenant_HostClaimSpec is an autogenerated conversion function.
+func Convert_v1alpha1_HostClaimSpec_To_tenant_HostClaimSpec(in *HostClaimSpec, out *tenant.HostClaimSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostClaimSpec_To_tenant_HostClaimSpec(in, out, s)
+}
+
+func autoConvert_tenant_HostClaimSpec_To_v1alpha1_HostClaimSpec(in *tenant.HostClaimSpec, out *HostClaimSpec, s conversion.Scope) error {
+	out.Kind = HostClaimKind(in.Kind)
+	out.HostClass = in.HostClass
+	out.HostSelector = (*v1.LabelSelector)(unsafe.Pointer(in.HostSelector))
+	out.Online = in.Online
+	out.Image = (*HostImage)(unsafe.Pointer(in.Image))
+	out.UserData = (*HostDataSecret)(unsafe.Pointer(in.UserData))
+	out.MetaData = (*HostDataSecret)(unsafe.Pointer(in.MetaData))
+	out.NetworkData = (*HostDataSecret)(unsafe.Pointer(in.NetworkData))
+	out.RebootRequestedAt = (*v1.Time)(unsafe.Pointer(in.RebootRequestedAt))
+	return nil
+}
+
+// Convert_tenant_HostClaimSpec_To_v1alpha1_HostClaimSpec is an autogenerated conversion function.
+func Convert_tenant_HostClaimSpec_To_v1alpha1_HostClaimSpec(in *tenant.HostClaimSpec, out *HostClaimSpec, s conversion.Scope) error {
+	return autoConvert_tenant_HostClaimSpec_To_v1alpha1_HostClaimSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostClaimStatus_To_tenant_HostClaimStatus(in *HostClaimStatus, out *tenant.HostClaimStatus, s conversion.Scope) error {
+	out.ObservedGeneration = in.ObservedGeneration
+	out.Phase = tenant.HostClaimPhase(in.Phase)
+	out.Power = tenant.HostPowerState(in.Power)
+	out.Addresses = *(*[]tenant.HostAddress)(unsafe.Pointer(&in.Addresses))
+	out.BootMACAddress = in.BootMACAddress
+	out.NICs = *(*[]tenant.HostNIC)(unsafe.Pointer(&in.NICs))
+	out.Hardware = (*tenant.HostHardware)(unsafe.Pointer(in.Hardware))
+	out.LastRebootRequest = (*v1.Time)(unsafe.Pointer(in.LastRebootRequest))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	return nil
+}
+
+// Convert_v1alpha1_HostClaimStatus_To_tenant_HostClaimStatus is an autogenerated conversion function.
+func Convert_v1alpha1_HostClaimStatus_To_tenant_HostClaimStatus(in *HostClaimStatus, out *tenant.HostClaimStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostClaimStatus_To_tenant_HostClaimStatus(in, out, s)
+}
+
+func autoConvert_tenant_HostClaimStatus_To_v1alpha1_HostClaimStatus(in *tenant.HostClaimStatus, out *HostClaimStatus, s conversion.Scope) error {
+	out.ObservedGeneration = in.ObservedGeneration
+	out.Phase = HostClaimPhase(in.Phase)
+	out.Power = HostPowerState(in.Power)
+	out.Addresses = *(*[]HostAddress)(unsafe.Pointer(&in.Addresses))
+	out.BootMACAddress = in.BootMACAddress
+	out.NICs = *(*[]HostNIC)(unsafe.Pointer(&in.NICs))
+	out.Hardware = (*HostHardware)(unsafe.Pointer(in.Hardware))
+	out.LastRebootRequest = (*v1.Time)(unsafe.Pointer(in.LastRebootRequest))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	return nil
+}
+
+// Convert_tenant_HostClaimStatus_To_v1alpha1_HostClaimStatus is an autogenerated conversion function.
+func Convert_tenant_HostClaimStatus_To_v1alpha1_HostClaimStatus(in *tenant.HostClaimStatus, out *HostClaimStatus, s conversion.Scope) error {
+	return autoConvert_tenant_HostClaimStatus_To_v1alpha1_HostClaimStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostClass_To_tenant_HostClass(in *HostClass, out *tenant.HostClass, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_v1alpha1_HostClassSpec_To_tenant_HostClassSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_v1alpha1_HostClassStatus_To_tenant_HostClassStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_v1alpha1_HostClass_To_tenant_HostClass is an autogenerated conversion function.
+func Convert_v1alpha1_HostClass_To_tenant_HostClass(in *HostClass, out *tenant.HostClass, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostClass_To_tenant_HostClass(in, out, s)
+}
+
+func autoConvert_tenant_HostClass_To_v1alpha1_HostClass(in *tenant.HostClass, out *HostClass, s conversion.Scope) error {
+	out.ObjectMeta = in.ObjectMeta
+	if err := Convert_tenant_HostClassSpec_To_v1alpha1_HostClassSpec(&in.Spec, &out.Spec, s); err != nil {
+		return err
+	}
+	if err := Convert_tenant_HostClassStatus_To_v1alpha1_HostClassStatus(&in.Status, &out.Status, s); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Convert_tenant_HostClass_To_v1alpha1_HostClass is an autogenerated conversion function.
+func Convert_tenant_HostClass_To_v1alpha1_HostClass(in *tenant.HostClass, out *HostClass, s conversion.Scope) error {
+	return autoConvert_tenant_HostClass_To_v1alpha1_HostClass(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostClassLabel_To_tenant_HostClassLabel(in *HostClassLabel, out *tenant.HostClassLabel, s conversion.Scope) error {
+	out.Key = in.Key
+	out.Values = *(*[]string)(unsafe.Pointer(&in.Values))
+	return nil
+}
+
+// Convert_v1alpha1_HostClassLabel_To_tenant_HostClassLabel is an autogenerated conversion function.
+func Convert_v1alpha1_HostClassLabel_To_tenant_HostClassLabel(in *HostClassLabel, out *tenant.HostClassLabel, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostClassLabel_To_tenant_HostClassLabel(in, out, s)
+}
+
+func autoConvert_tenant_HostClassLabel_To_v1alpha1_HostClassLabel(in *tenant.HostClassLabel, out *HostClassLabel, s conversion.Scope) error {
+	out.Key = in.Key
+	out.Values = *(*[]string)(unsafe.Pointer(&in.Values))
+	return nil
+}
+
+// Convert_tenant_HostClassLabel_To_v1alpha1_HostClassLabel is an autogenerated conversion function.
+func Convert_tenant_HostClassLabel_To_v1alpha1_HostClassLabel(in *tenant.HostClassLabel, out *HostClassLabel, s conversion.Scope) error {
+	return autoConvert_tenant_HostClassLabel_To_v1alpha1_HostClassLabel(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostClassList_To_tenant_HostClassList(in *HostClassList, out *tenant.HostClassList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]tenant.HostClass)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_v1alpha1_HostClassList_To_tenant_HostClassList is an autogenerated conversion function.
+func Convert_v1alpha1_HostClassList_To_tenant_HostClassList(in *HostClassList, out *tenant.HostClassList, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostClassList_To_tenant_HostClassList(in, out, s)
+}
+
+func autoConvert_tenant_HostClassList_To_v1alpha1_HostClassList(in *tenant.HostClassList, out *HostClassList, s conversion.Scope) error {
+	out.ListMeta = in.ListMeta
+	out.Items = *(*[]HostClass)(unsafe.Pointer(&in.Items))
+	return nil
+}
+
+// Convert_tenant_HostClassList_To_v1alpha1_HostClassList is an autogenerated conversion function.
+func Convert_tenant_HostClassList_To_v1alpha1_HostClassList(in *tenant.HostClassList, out *HostClassList, s conversion.Scope) error {
+	return autoConvert_tenant_HostClassList_To_v1alpha1_HostClassList(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostClassSpec_To_tenant_HostClassSpec(in *HostClassSpec, out *tenant.HostClassSpec, s conversion.Scope) error {
+	out.HostNamespace = in.HostNamespace
+	out.HostSelector = (*v1.LabelSelector)(unsafe.Pointer(in.HostSelector))
+	out.TenantLabels = *(*[]string)(unsafe.Pointer(&in.TenantLabels))
+	out.Hardware = tenant.HostHardwareVisibility(in.Hardware)
+	out.Tenants = *(*[]string)(unsafe.Pointer(&in.Tenants))
+	out.AllTenants = in.AllTenants
+	return nil
+}
+
+// Convert_v1alpha1_HostClassSpec_To_tenant_HostClassSpec is an autogenerated conversion function.
+func Convert_v1alpha1_HostClassSpec_To_tenant_HostClassSpec(in *HostClassSpec, out *tenant.HostClassSpec, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostClassSpec_To_tenant_HostClassSpec(in, out, s)
+}
+
+func autoConvert_tenant_HostClassSpec_To_v1alpha1_HostClassSpec(in *tenant.HostClassSpec, out *HostClassSpec, s conversion.Scope) error {
+	out.HostNamespace = in.HostNamespace
+	out.HostSelector = (*v1.LabelSelector)(unsafe.Pointer(in.HostSelector))
+	out.TenantLabels = *(*[]string)(unsafe.Pointer(&in.TenantLabels))
+	out.Hardware = HostHardwareVisibility(in.Hardware)
+	out.Tenants = *(*[]string)(unsafe.Pointer(&in.Tenants))
+	out.AllTenants = in.AllTenants
+	return nil
+}
+
+// Convert_tenant_HostClassSpec_To_v1alpha1_HostClassSpec is an autogenerated conversion function.
+func Convert_tenant_HostClassSpec_To_v1alpha1_HostClassSpec(in *tenant.HostClassSpec, out *HostClassSpec, s conversion.Scope) error {
+	return autoConvert_tenant_HostClassSpec_To_v1alpha1_HostClassSpec(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostClassStatus_To_tenant_HostClassStatus(in *HostClassStatus, out *tenant.HostClassStatus, s conversion.Scope) error {
+	out.ObservedGeneration = in.ObservedGeneration
+	out.Hosts = in.Hosts
+	out.Available = in.Available
+	out.Claimed = in.Claimed
+	out.Labels = *(*[]tenant.HostClassLabel)(unsafe.Pointer(&in.Labels))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	return nil
+}
+
+// Convert_v1alpha1_HostClassStatus_To_tenant_HostClassStatus is an autogenerated conversion function.
+func Convert_v1alpha1_HostClassStatus_To_tenant_HostClassStatus(in *HostClassStatus, out *tenant.HostClassStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostClassStatus_To_tenant_HostClassStatus(in, out, s)
+}
+
+func autoConvert_tenant_HostClassStatus_To_v1alpha1_HostClassStatus(in *tenant.HostClassStatus, out *HostClassStatus, s conversion.Scope) error {
+	out.ObservedGeneration = in.ObservedGeneration
+	out.Hosts = in.Hosts
+	out.Available = in.Available
+	out.Claimed = in.Claimed
+	out.Labels = *(*[]HostClassLabel)(unsafe.Pointer(&in.Labels))
+	out.Conditions = *(*[]v1.Condition)(unsafe.Pointer(&in.Conditions))
+	return nil
+}
+
+// Convert_tenant_HostClassStatus_To_v1alpha1_HostClassStatus is an autogenerated conversion function.
+func Convert_tenant_HostClassStatus_To_v1alpha1_HostClassStatus(in *tenant.HostClassStatus, out *HostClassStatus, s conversion.Scope) error {
+	return autoConvert_tenant_HostClassStatus_To_v1alpha1_HostClassStatus(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostDataSecret_To_tenant_HostDataSecret(in *HostDataSecret, out *tenant.HostDataSecret, s conversion.Scope) error {
+	out.Name = in.Name
+	return nil
+}
+
+// Convert_v1alpha1_HostDataSecret_To_tenant_HostDataSecret is an autogenerated conversion function.
+func Convert_v1alpha1_HostDataSecret_To_tenant_HostDataSecret(in *HostDataSecret, out *tenant.HostDataSecret, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostDataSecret_To_tenant_HostDataSecret(in, out, s)
+}
+
+func autoConvert_tenant_HostDataSecret_To_v1alpha1_HostDataSecret(in *tenant.HostDataSecret, out *HostDataSecret, s conversion.Scope) error {
+	out.Name = in.Name
+	return nil
+}
+
+// Convert_tenant_HostDataSecret_To_v1alpha1_HostDataSecret is an autogenerated conversion function.
+func Convert_tenant_HostDataSecret_To_v1alpha1_HostDataSecret(in *tenant.HostDataSecret, out *HostDataSecret, s conversion.Scope) error {
+	return autoConvert_tenant_HostDataSecret_To_v1alpha1_HostDataSecret(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostHardware_To_tenant_HostHardware(in *HostHardware, out *tenant.HostHardware, s conversion.Scope) error {
+	out.CPUArch = in.CPUArch
+	out.CPUCount = in.CPUCount
+	out.RAMMebibytes = in.RAMMebibytes
+	out.StorageGigabytes = in.StorageGigabytes
+	out.NICCount = in.NICCount
+	return nil
+}
+
+// Convert_v1alpha1_HostHardware_To_tenant_HostHardware is an autogenerated conversion function.
+func Convert_v1alpha1_HostHardware_To_tenant_HostHardware(in *HostHardware, out *tenant.HostHardware, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostHardware_To_tenant_HostHardware(in, out, s)
+}
+
+func autoConvert_tenant_HostHardware_To_v1alpha1_HostHardware(in *tenant.HostHardware, out *HostHardware, s conversion.Scope) error {
+	out.CPUArch = in.CPUArch
+	out.CPUCount = in.CPUCount
+	out.RAMMebibytes = in.RAMMebibytes
+	out.StorageGigabytes = in.StorageGigabytes
+	out.NICCount = in.NICCount
+	return nil
+}
+
+// Convert_tenant_HostHardware_To_v1alpha1_HostHardware is an autogenerated conversion function.
+func Convert_tenant_HostHardware_To_v1alpha1_HostHardware(in *tenant.HostHardware, out *HostHardware, s conversion.Scope) error {
+	return autoConvert_tenant_HostHardware_To_v1alpha1_HostHardware(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostImage_To_tenant_HostImage(in *HostImage, out *tenant.HostImage, s conversion.Scope) error {
+	out.URL = in.URL
+	out.Checksum = in.Checksum
+	out.ChecksumType = in.ChecksumType
+	out.Format = in.Format
+	return nil
+}
+
+// Convert_v1alpha1_HostImage_To_tenant_HostImage is an autogenerated conversion function.
+func Convert_v1alpha1_HostImage_To_tenant_HostImage(in *HostImage, out *tenant.HostImage, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostImage_To_tenant_HostImage(in, out, s)
+}
+
+func autoConvert_tenant_HostImage_To_v1alpha1_HostImage(in *tenant.HostImage, out *HostImage, s conversion.Scope) error {
+	out.URL = in.URL
+	out.Checksum = in.Checksum
+	out.ChecksumType = in.ChecksumType
+	out.Format = in.Format
+	return nil
+}
+
+// Convert_tenant_HostImage_To_v1alpha1_HostImage is an autogenerated conversion function.
+func Convert_tenant_HostImage_To_v1alpha1_HostImage(in *tenant.HostImage, out *HostImage, s conversion.Scope) error {
+	return autoConvert_tenant_HostImage_To_v1alpha1_HostImage(in, out, s)
+}
+
+func autoConvert_v1alpha1_HostNIC_To_tenant_HostNIC(in *HostNIC, out *tenant.HostNIC, s conversion.Scope) error {
+	out.Name = in.Name
+	out.MAC = in.MAC
+	out.IP = in.IP
+	out.SpeedGbps = in.SpeedGbps
+	return nil
+}
+
+// Convert_v1alpha1_HostNIC_To_tenant_HostNIC is an autogenerated conversion function.
+func Convert_v1alpha1_HostNIC_To_tenant_HostNIC(in *HostNIC, out *tenant.HostNIC, s conversion.Scope) error {
+	return autoConvert_v1alpha1_HostNIC_To_tenant_HostNIC(in, out, s)
+}
+
+func autoConvert_tenant_HostNIC_To_v1alpha1_HostNIC(in *tenant.HostNIC, out *HostNIC, s conversion.Scope) error {
+	out.Name = in.Name
+	out.MAC = in.MAC
+	out.IP = in.IP
+	out.SpeedGbps = in.SpeedGbps
+	return nil
+}
+
+// Convert_tenant_HostNIC_To_v1alpha1_HostNIC is an autogenerated conversion function.
+func Convert_tenant_HostNIC_To_v1alpha1_HostNIC(in *tenant.HostNIC, out *HostNIC, s conversion.Scope) error {
+	return autoConvert_tenant_HostNIC_To_v1alpha1_HostNIC(in, out, s)
 }
 
 func autoConvert_v1alpha1_LoadBalancer_To_tenant_LoadBalancer(in *LoadBalancer, out *tenant.LoadBalancer, s conversion.Scope) error {
@@ -1617,6 +2141,7 @@ func autoConvert_v1alpha1_TenantQuota_To_tenant_TenantQuota(in *TenantQuota, out
 	out.Networks = (*int32)(unsafe.Pointer(in.Networks))
 	out.FloatingIPs = (*int32)(unsafe.Pointer(in.FloatingIPs))
 	out.LoadBalancers = (*int32)(unsafe.Pointer(in.LoadBalancers))
+	out.HostClaims = (*int32)(unsafe.Pointer(in.HostClaims))
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil
@@ -1632,6 +2157,7 @@ func autoConvert_tenant_TenantQuota_To_v1alpha1_TenantQuota(in *tenant.TenantQuo
 	out.Networks = (*int32)(unsafe.Pointer(in.Networks))
 	out.FloatingIPs = (*int32)(unsafe.Pointer(in.FloatingIPs))
 	out.LoadBalancers = (*int32)(unsafe.Pointer(in.LoadBalancers))
+	out.HostClaims = (*int32)(unsafe.Pointer(in.HostClaims))
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil
@@ -1737,6 +2263,7 @@ func autoConvert_v1alpha1_TenantUsage_To_tenant_TenantUsage(in *TenantUsage, out
 	out.Networks = in.Networks
 	out.FloatingIPs = in.FloatingIPs
 	out.LoadBalancers = in.LoadBalancers
+	out.HostClaims = in.HostClaims
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil
@@ -1752,6 +2279,7 @@ func autoConvert_tenant_TenantUsage_To_v1alpha1_TenantUsage(in *tenant.TenantUsa
 	out.Networks = in.Networks
 	out.FloatingIPs = in.FloatingIPs
 	out.LoadBalancers = in.LoadBalancers
+	out.HostClaims = in.HostClaims
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil

@@ -31,6 +31,10 @@ import (
 func RegisterDefaults(scheme *runtime.Scheme) error {
 	scheme.AddTypeDefaultingFunc(&FloatingIP{}, func(obj interface{}) { SetObjectDefaults_FloatingIP(obj.(*FloatingIP)) })
 	scheme.AddTypeDefaultingFunc(&FloatingIPList{}, func(obj interface{}) { SetObjectDefaults_FloatingIPList(obj.(*FloatingIPList)) })
+	scheme.AddTypeDefaultingFunc(&HostClaim{}, func(obj interface{}) { SetObjectDefaults_HostClaim(obj.(*HostClaim)) })
+	scheme.AddTypeDefaultingFunc(&HostClaimList{}, func(obj interface{}) { SetObjectDefaults_HostClaimList(obj.(*HostClaimList)) })
+	scheme.AddTypeDefaultingFunc(&HostClass{}, func(obj interface{}) { SetObjectDefaults_HostClass(obj.(*HostClass)) })
+	scheme.AddTypeDefaultingFunc(&HostClassList{}, func(obj interface{}) { SetObjectDefaults_HostClassList(obj.(*HostClassList)) })
 	scheme.AddTypeDefaultingFunc(&LoadBalancer{}, func(obj interface{}) { SetObjectDefaults_LoadBalancer(obj.(*LoadBalancer)) })
 	scheme.AddTypeDefaultingFunc(&LoadBalancerList{}, func(obj interface{}) { SetObjectDefaults_LoadBalancerList(obj.(*LoadBalancerList)) })
 	scheme.AddTypeDefaultingFunc(&Namespace{}, func(obj interface{}) { SetObjectDefaults_Namespace(obj.(*Namespace)) })
@@ -55,6 +59,28 @@ func SetObjectDefaults_FloatingIPList(in *FloatingIPList) {
 	for i := range in.Items {
 		a := &in.Items[i]
 		SetObjectDefaults_FloatingIP(a)
+	}
+}
+
+func SetObjectDefaults_HostClaim(in *HostClaim) {
+	SetDefaults_HostClaimSpec(&in.Spec)
+}
+
+func SetObjectDefaults_HostClaimList(in *HostClaimList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_HostClaim(a)
+	}
+}
+
+func SetObjectDefaults_HostClass(in *HostClass) {
+	SetDefaults_HostClassSpec(&in.Spec)
+}
+
+func SetObjectDefaults_HostClassList(in *HostClassList) {
+	for i := range in.Items {
+		a := &in.Items[i]
+		SetObjectDefaults_HostClass(a)
 	}
 }
 

@@ -77,6 +77,76 @@ func (in FloatingIPTarget) OpenAPIModelName() string {
 }
 
 // OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostAddress) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostAddress"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostClaim) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostClaim"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostClaimList) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostClaimList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostClaimSpec) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostClaimSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostClaimStatus) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostClaimStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostClass) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostClass"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostClassLabel) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostClassLabel"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostClassList) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostClassList"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostClassSpec) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostClassSpec"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostClassStatus) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostClassStatus"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostDataSecret) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostDataSecret"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostHardware) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostHardware"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostImage) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostImage"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
+func (in HostNIC) OpenAPIModelName() string {
+	return "io.tenant.v1alpha1.HostNIC"
+}
+
+// OpenAPIModelName returns the OpenAPI model name for this type.
 func (in LoadBalancer) OpenAPIModelName() string {
 	return "io.tenant.v1alpha1.LoadBalancer"
 }

@@ -91,6 +91,7 @@ func ValidateTenantStatusUpdate(newObj, oldObj *tenant.Tenant) field.ErrorList {
 		{"networks", st.Usage.Networks},
 		{"floatingIPs", st.Usage.FloatingIPs},
 		{"loadBalancers", st.Usage.LoadBalancers},
+		{"hostClaims", st.Usage.HostClaims},
 	} {
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(u.value), usagePath.Child(u.name))...)
 	}
@@ -194,6 +195,7 @@ func validateTenantQuota(q *tenant.TenantQuota, fldPath *field.Path) field.Error
 		{"networks", q.Networks},
 		{"floatingIPs", q.FloatingIPs},
 		{"loadBalancers", q.LoadBalancers},
+		{"hostClaims", q.HostClaims},
 	} {
 		if f.value != nil {
 			allErrs = append(allErrs, validateInt64Range(int64(*f.value), 0, MaxQuota, fldPath.Child(f.name))...)

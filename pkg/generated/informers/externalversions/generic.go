@@ -57,6 +57,10 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Tenant().V1alpha1().AddressPools().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("floatingips"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Tenant().V1alpha1().FloatingIPs().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("hostclaims"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Tenant().V1alpha1().HostClaims().Informer()}, nil
+	case v1alpha1.SchemeGroupVersion.WithResource("hostclasses"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Tenant().V1alpha1().HostClasses().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("loadbalancers"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Tenant().V1alpha1().LoadBalancers().Informer()}, nil
 	case v1alpha1.SchemeGroupVersion.WithResource("namespaces"):

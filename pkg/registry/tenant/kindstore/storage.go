@@ -110,12 +110,13 @@ type IPAM struct {
 type Storages struct {
 	Tenants, AddressPools, ProviderServices, VRFPeerings *Storage
 	Namespaces, Networks, FloatingIPs, LoadBalancers     *Storage
+	HostClasses, HostClaims                              *Storage
 }
 
 // List returns the storages in the order of the fields.
 func (s *Storages) List() []*Storage {
 	return []*Storage{s.Tenants, s.AddressPools, s.ProviderServices, s.VRFPeerings,
-		s.Namespaces, s.Networks, s.FloatingIPs, s.LoadBalancers}
+		s.Namespaces, s.Networks, s.FloatingIPs, s.LoadBalancers, s.HostClasses, s.HostClaims}
 }
 
 // Stores returns the unguarded stores of sts, by resource name; nil

@@ -35,6 +35,9 @@ type TenantQuotaApplyConfiguration struct {
 	FloatingIPs *int32 `json:"floatingIPs,omitempty"`
 	// loadBalancers is the maximum number of LoadBalancers. Default 4.
 	LoadBalancers *int32 `json:"loadBalancers,omitempty"`
+	// hostClaims is the maximum number of HostClaims. Default 0: servers
+	// are the provider's to grant.
+	HostClaims *int32 `json:"hostClaims,omitempty"`
 	// compute limits what the tenant's workloads use in all its host
 	// namespaces together, in ResourceQuota's terms: requests.cpu,
 	// limits.cpu, requests.memory, limits.memory, requests.storage, pods,
@@ -88,6 +91,14 @@ func (b *TenantQuotaApplyConfiguration) WithFloatingIPs(value int32) *TenantQuot
 // If called multiple times, the LoadBalancers field is set to the value of the last call.
 func (b *TenantQuotaApplyConfiguration) WithLoadBalancers(value int32) *TenantQuotaApplyConfiguration {
 	b.LoadBalancers = &value
+	return b
+}
+
+// WithHostClaims sets the HostClaims field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HostClaims field is set to the value of the last call.
+func (b *TenantQuotaApplyConfiguration) WithHostClaims(value int32) *TenantQuotaApplyConfiguration {
+	b.HostClaims = &value
 	return b
 }
 

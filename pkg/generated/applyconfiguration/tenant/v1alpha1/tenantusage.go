@@ -35,6 +35,8 @@ type TenantUsageApplyConfiguration struct {
 	FloatingIPs *int32 `json:"floatingIPs,omitempty"`
 	// loadBalancers is the number of LoadBalancers.
 	LoadBalancers *int32 `json:"loadBalancers,omitempty"`
+	// hostClaims is the number of HostClaims.
+	HostClaims *int32 `json:"hostClaims,omitempty"`
 	// compute is what the tenant's workloads use of the resources
 	// spec.quota.compute limits, in all its host namespaces together (as
 	// the host's ResourceQuotas count it).
@@ -80,6 +82,14 @@ func (b *TenantUsageApplyConfiguration) WithFloatingIPs(value int32) *TenantUsag
 // If called multiple times, the LoadBalancers field is set to the value of the last call.
 func (b *TenantUsageApplyConfiguration) WithLoadBalancers(value int32) *TenantUsageApplyConfiguration {
 	b.LoadBalancers = &value
+	return b
+}
+
+// WithHostClaims sets the HostClaims field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the HostClaims field is set to the value of the last call.
+func (b *TenantUsageApplyConfiguration) WithHostClaims(value int32) *TenantUsageApplyConfiguration {
+	b.HostClaims = &value
 	return b
 }
 

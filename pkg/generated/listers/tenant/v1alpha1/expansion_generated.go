@@ -30,6 +30,18 @@ type FloatingIPListerExpansion interface{}
 // FloatingIPNamespaceLister.
 type FloatingIPNamespaceListerExpansion interface{}
 
+// HostClaimListerExpansion allows custom methods to be added to
+// HostClaimLister.
+type HostClaimListerExpansion interface{}
+
+// HostClaimNamespaceListerExpansion allows custom methods to be added to
+// HostClaimNamespaceLister.
+type HostClaimNamespaceListerExpansion interface{}
+
+// HostClassListerExpansion allows custom methods to be added to
+// HostClassLister.
+type HostClassListerExpansion interface{}
+
 // LoadBalancerListerExpansion allows custom methods to be added to
 // LoadBalancerLister.
 type LoadBalancerListerExpansion interface{}

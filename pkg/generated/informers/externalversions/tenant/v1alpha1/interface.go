@@ -28,6 +28,10 @@ type Interface interface {
 	AddressPools() AddressPoolInformer
 	// FloatingIPs returns a FloatingIPInformer.
 	FloatingIPs() FloatingIPInformer
+	// HostClaims returns a HostClaimInformer.
+	HostClaims() HostClaimInformer
+	// HostClasses returns a HostClassInformer.
+	HostClasses() HostClassInformer
 	// LoadBalancers returns a LoadBalancerInformer.
 	LoadBalancers() LoadBalancerInformer
 	// Namespaces returns a NamespaceInformer.
@@ -61,6 +65,16 @@ func (v *version) AddressPools() AddressPoolInformer {
 // FloatingIPs returns a FloatingIPInformer.
 func (v *version) FloatingIPs() FloatingIPInformer {
 	return &floatingIPInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// HostClaims returns a HostClaimInformer.
+func (v *version) HostClaims() HostClaimInformer {
+	return &hostClaimInformer{factory: v.factory, namespace: v.namespace, tweakListOptions: v.tweakListOptions}
+}
+
+// HostClasses returns a HostClassInformer.
+func (v *version) HostClasses() HostClassInformer {
+	return &hostClassInformer{factory: v.factory, tweakListOptions: v.tweakListOptions}
 }
 
 // LoadBalancers returns a LoadBalancerInformer.

@@ -22,6 +22,10 @@ type AddressPoolExpansion interface{}
 
 type FloatingIPExpansion interface{}
 
+type HostClaimExpansion interface{}
+
+type HostClassExpansion interface{}
+
 type LoadBalancerExpansion interface{}
 
 type NamespaceExpansion interface{}

@@ -30,6 +30,8 @@ type TenantV1alpha1Interface interface {
 	RESTClient() rest.Interface
 	AddressPoolsGetter
 	FloatingIPsGetter
+	HostClaimsGetter
+	HostClassesGetter
 	LoadBalancersGetter
 	NamespacesGetter
 	NetworksGetter
@@ -49,6 +51,14 @@ func (c *TenantV1alpha1Client) AddressPools() AddressPoolInterface {
 
 func (c *TenantV1alpha1Client) FloatingIPs(namespace string) FloatingIPInterface {
 	return newFloatingIPs(c, namespace)
+}
+
+func (c *TenantV1alpha1Client) HostClaims(namespace string) HostClaimInterface {
+	return newHostClaims(c, namespace)
+}
+
+func (c *TenantV1alpha1Client) HostClasses() HostClassInterface {
+	return newHostClasses(c)
 }
 
 func (c *TenantV1alpha1Client) LoadBalancers(namespace string) LoadBalancerInterface {

@@ -36,6 +36,14 @@ func (c *FakeTenantV1alpha1) FloatingIPs(namespace string) v1alpha1.FloatingIPIn
 	return newFakeFloatingIPs(c, namespace)
 }
 
+func (c *FakeTenantV1alpha1) HostClaims(namespace string) v1alpha1.HostClaimInterface {
+	return newFakeHostClaims(c, namespace)
+}
+
+func (c *FakeTenantV1alpha1) HostClasses() v1alpha1.HostClassInterface {
+	return newFakeHostClasses(c)
+}
+
 func (c *FakeTenantV1alpha1) LoadBalancers(namespace string) v1alpha1.LoadBalancerInterface {
 	return newFakeLoadBalancers(c, namespace)
 }
