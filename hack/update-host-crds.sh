@@ -15,6 +15,14 @@
 #   - CDI DataVolume: generated with controller-gen from the
 #     kubevirt.io/containerized-data-importer-api types (the VM disks
 #     tenants import or clone), without CDI's printer columns.
+#   - Metal3 BareMetalHost: generated with controller-gen from the
+#     github.com/metal3-io/baremetal-operator/apis metal3.io/v1alpha1 types
+#     (floats allowed: the inspected CPU clock is one), with their status
+#     subresource (the baremetal-operator, or the stack's stand-in for it,
+#     writes status through it) and printer columns. Only BareMetalHost: the
+#     servers the provider registers, which tenants claim; the package's
+#     other kinds (firmware, data images, update policies...) are the
+#     operator's own business.
 #   - OpenShift ClusterResourceQuota: copied from the openshift/api module
 #     pinned in hack/tools/openshift/go.mod (quota/v1's generated CRD
 #     manifest): the schema of the ClusterResourceQuota a tenant's compute
@@ -58,6 +66,8 @@ KUBEVIRT_POOL_CRDS=(pool.kubevirt.io_virtualmachinepools)
 CDI_MODULE=kubevirt.io/containerized-data-importer-api
 # The CDI kind that holds a VM's disk; the package has others (CDI, imports, clones...).
 CDI_CRDS=(cdi.kubevirt.io_datavolumes)
+METAL3_MODULE=github.com/metal3-io/baremetal-operator/apis
+METAL3_CRDS=(metal3.io_baremetalhosts)
 
 # The go-controller API packages whose kinds the syncer manages.
 OVN_PACKAGES=(
@@ -78,7 +88,7 @@ WORK_DIR=$(mktemp -d)
 trap 'rm -rf "${WORK_DIR}"' EXIT
 
 cd "${CRDS_DIR}"
-go mod download "${OVN_MODULE}" "${METALLB_MODULE}" "${FRRK8S_MODULE}" "${NAD_MODULE}" "${KUBEVIRT_MODULE}" "${CDI_MODULE}" sigs.k8s.io/controller-tools
+go mod download "${OVN_MODULE}" "${METALLB_MODULE}" "${FRRK8S_MODULE}" "${NAD_MODULE}" "${KUBEVIRT_MODULE}" "${CDI_MODULE}" "${METAL3_MODULE}" sigs.k8s.io/controller-tools
 
 module_dir() { go list -m -f '{{.Dir}}' "$1"; }
 module_ref() { go list -m -f '{{.Path}}@{{.Version}}' "$1"; }
@@ -157,6 +167,12 @@ mkdir -p "${WORK_DIR}/cdi"
 "${CONTROLLER_GEN}" crd:crdVersions=v1,allowDangerousTypes=true "paths=${CDI_MODULE}/pkg/apis/core/v1beta1" "output:crd:dir=${WORK_DIR}/cdi"
 for crd in "${CDI_CRDS[@]}"; do
   emit "${WORK_DIR}/cdi/${crd}.yaml" "$(module_ref "${CDI_MODULE}") pkg/apis/core/v1beta1 with controller-gen $(module_ref sigs.k8s.io/controller-tools | cut -d@ -f2)"
+done
+
+mkdir -p "${WORK_DIR}/metal3"
+"${CONTROLLER_GEN}" crd:crdVersions=v1,allowDangerousTypes=true "paths=${METAL3_MODULE}/metal3.io/v1alpha1" "output:crd:dir=${WORK_DIR}/metal3"
+for crd in "${METAL3_CRDS[@]}"; do
+  emit "${WORK_DIR}/metal3/${crd}.yaml" "$(module_ref "${METAL3_MODULE}") metal3.io/v1alpha1 with controller-gen $(module_ref sigs.k8s.io/controller-tools | cut -d@ -f2)"
 done
 
 # The module names its CRD file networks-crd.yaml: give it the name emit checks.

@@ -83,6 +83,15 @@ type Options struct {
 	// installations do (docs/deploy.md), instead of the host's: then an
 	// outage of the one leaves the other up.
 	TenantEtcd bool
+	// BareMetalStandIn runs BareMetalOperatorStandIn, in the test process,
+	// for the BareMetalHosts of every namespace: they register, get
+	// inspected, provisioned and deprovisioned as with Metal3's
+	// baremetal-operator (which cannot run here, see docs/baremetal.md).
+	// Stack.BareMetalOperator returns it.
+	BareMetalStandIn bool
+	// BareMetalStandInStep is the stand-in's pause between two changes of
+	// a host; default 200ms.
+	BareMetalStandInStep time.Duration
 	// HostCRDDir holds the host CRDs to install; default <RepoRoot>/artifacts/host-crds.
 	HostCRDDir string
 	// HostAddonDir holds what the host's add-ons install besides their
@@ -139,6 +148,10 @@ type Stack struct {
 	ovnNB, ovnSB, ovnNorthd, ovnkubeController *process
 	packets                                    *Packets
 	dataPath                                   *DataPath
+	// bareMetal is the baremetal-operator stand-in (Options.BareMetalStandIn),
+	// which stopBareMetal stops.
+	bareMetal     *BareMetalOperatorStandIn
+	stopBareMetal context.CancelFunc
 	// replicas are the tenant-apiserver replicas tests started, guarded by mu.
 	replicas []*Replica
 
@@ -202,6 +215,9 @@ func (s *Stack) complete(opts Options) error {
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
+	}
+	if opts.BareMetalStandInStep == 0 {
+		opts.BareMetalStandInStep = 200 * time.Millisecond
 	}
 	if s.users, err = completeUsers(opts.ExtraUsers); err != nil {
 		return err
@@ -357,6 +373,11 @@ func (s *Stack) start(ctx context.Context) error {
 	if err := s.installHostManifests(ctx); err != nil {
 		return err
 	}
+	if s.opts.BareMetalStandIn {
+		if err := s.startBareMetalStandIn(ctx); err != nil {
+			return err
+		}
+	}
 	if !s.opts.SkipMetalLB {
 		if err := s.retryOnPortClash(ctx, s.startMetalLB); err != nil {
 			return err
@@ -449,6 +470,14 @@ func (s *Stack) Stop() error {
 	}
 	s.stopped = true
 	var errs []error
+	if s.stopBareMetal != nil {
+		s.stopBareMetal()
+		select {
+		case <-s.bareMetal.Done():
+		case <-time.After(s.opts.StopTimeout):
+			errs = append(errs, errors.New("the baremetal-operator stand-in did not stop"))
+		}
+	}
 	if s.packets != nil {
 		errs = append(errs, s.packets.stop(s.opts.StopTimeout))
 	}
@@ -471,6 +500,26 @@ func (s *Stack) Stop() error {
 	}
 	return errors.Join(errs...)
 }
+
+// startBareMetalStandIn starts the baremetal-operator stand-in as the
+// admin; it runs until Stop.
+func (s *Stack) startBareMetalStandIn(ctx context.Context) error {
+	runCtx, cancel := context.WithCancel(context.Background())
+	stopOnReturn := context.AfterFunc(ctx, cancel) // the start cut short
+	defer stopOnReturn()
+	b, err := StartBareMetalOperatorStandIn(runCtx, s.RESTConfig(AdminUser), s.opts.BareMetalStandInStep)
+	if err != nil {
+		cancel()
+		return err
+	}
+	s.bareMetal, s.stopBareMetal = b, cancel
+	s.logf("baremetal-operator stand-in running (step %s)", s.opts.BareMetalStandInStep)
+	return nil
+}
+
+// BareMetalOperator is the baremetal-operator stand-in of
+// Options.BareMetalStandIn; nil without it.
+func (s *Stack) BareMetalOperator() *BareMetalOperatorStandIn { return s.bareMetal }
 
 // KeepWorkDir makes Stop leave the work dir in place, e.g. to read the logs
 // of a failed test.

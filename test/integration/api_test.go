@@ -839,6 +839,7 @@ func TestExamples(t *testing.T) {
 		{"provider-infra.yaml", stack.AdminUser, nil, false},
 		{"providerservice.yaml", stack.AdminUser, nil, false},
 		{"vrfpeering.yaml", stack.AdminUser, nil, false},
+		{"baremetalhosts.yaml", stack.AdminUser, nil, false},
 		{"network.yaml", alice, nil, false},
 		{"network.yaml", "bob", nil, false},
 		{"namespace.yaml", alice, nil, true},

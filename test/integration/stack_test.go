@@ -21,7 +21,11 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(framework.RunMain(m, stack.Options{Setup: demoTenants}))
+	os.Exit(framework.RunMain(m, stack.Options{
+		Setup:                demoTenants,
+		BareMetalStandIn:     true,
+		BareMetalStandInStep: 100 * time.Millisecond,
+	}))
 }
 
 // demoTenants is stack.DemoTenants with each demo tenant's Network
