@@ -23,6 +23,7 @@ import (
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
 	informers "tenant.io/tenant-apiserver/pkg/generated/informers/externalversions"
 	"tenant.io/tenant-apiserver/pkg/host"
+	"tenant.io/tenant-apiserver/pkg/hostbinding"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/ipam/upkeep"
 	"tenant.io/tenant-apiserver/pkg/quota"
@@ -55,6 +56,9 @@ type ExtraConfig struct {
 	// an allocator, objects are stored without addresses (tests of
 	// storage alone).
 	IPAM kindstore.IPAM
+	// HostBindings records which server each HostClaim holds (see
+	// pkg/hostbinding); nil: no server is bound.
+	HostBindings *hostbinding.Ledger
 	// IPAMPeriod is how often AddressPool status is refreshed and leaked
 	// allocations swept; IPAMSweepMinAge how old an unrecorded allocation
 	// must be to be reclaimed.
@@ -87,6 +91,9 @@ type Server struct {
 	// Connects hands out the connect subnets of tenants' connections with
 	// provider networks; nil without IPAM.
 	Connects *connects.Connects
+	// HostBindings records which server each HostClaim holds; nil
+	// without etcd (no server is bound).
+	HostBindings *hostbinding.Ledger
 }
 
 type completedConfig struct {
@@ -115,7 +122,7 @@ func (c completedConfig) New() (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{GenericAPIServer: genericServer}
+	s := &Server{GenericAPIServer: genericServer, HostBindings: c.ExtraConfig.HostBindings}
 	if err := s.startGate(gate); err != nil {
 		return nil, err
 	}

@@ -12,7 +12,11 @@ import (
 // installSyncer runs the syncer once the server serves: it campaigns for
 // the host Lease, and syncs while it leads.
 func (s *Server) installSyncer(config syncer.Config) error {
-	storage := syncerStorage(s.Storage, s.Connects)
+	var bindings controller.HostBindings
+	if s.HostBindings != nil {
+		bindings = s.HostBindings
+	}
+	storage := syncerStorage(s.Storage, s.Connects, bindings)
 	// Namespaces this process creates go to its syncer at once.
 	storage.Namespaces.Created = &controller.HandOff{}
 	s.Storage.Namespaces.Install(kindstore.Hooks{AfterCreate: storage.Namespaces.Created.AfterCreate})
@@ -29,7 +33,7 @@ func (s *Server) installSyncer(config syncer.Config) error {
 
 // syncerStorage is the server's storage as the syncer reads and writes it:
 // the registry's stores, past the guards.
-func syncerStorage(s *kindstore.Storages, c *connects.Connects) controller.Storage {
+func syncerStorage(s *kindstore.Storages, c *connects.Connects, bindings controller.HostBindings) controller.Storage {
 	kind := func(st *kindstore.Storage) controller.KindStorage {
 		return controller.KindStorage{Resource: st.Resource, Store: st.Store, Status: st.StatusStore, Create: st.Main}
 	}
@@ -42,5 +46,7 @@ func syncerStorage(s *kindstore.Storages, c *connects.Connects) controller.Stora
 		Tenants:        kind(s.Tenants), Namespaces: kind(s.Namespaces), Networks: kind(s.Networks),
 		FloatingIPs: kind(s.FloatingIPs), LoadBalancers: kind(s.LoadBalancers), VRFPeerings: kind(s.VRFPeerings),
 		ProviderServices: kind(s.ProviderServices),
+		HostClaims:       kind(s.HostClaims), HostClasses: kind(s.HostClasses),
+		HostBindings: bindings,
 	}
 }

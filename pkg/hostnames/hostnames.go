@@ -269,3 +269,8 @@ func MetalLBPool(tenant string, uid types.UID) string {
 func DNSSearches(ns, domain string) string {
 	return ns + ".svc." + domain + " svc." + domain + " " + domain
 }
+
+// HostDataSecret names the copy of a HostClaim's cloud-init data of kind
+// (user-data, meta-data, network-data) next to its server, the
+// BareMetalHost host, in the provider's namespace.
+func HostDataSecret(host, kind string) string { return prefixed(kind+"-", host) }

@@ -28,6 +28,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/syncer/checker"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/floatingip"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostclaim"
 	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
 	"tenant.io/tenant-apiserver/pkg/syncer/loadbalancer"
 	"tenant.io/tenant-apiserver/pkg/syncer/namespace"
@@ -220,7 +221,17 @@ func (s *Syncer) lead(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Starting the tenant controller")
 		return
 	}
-	check := checker.New(src, s.config.CheckPeriod, namespaces.EnqueueAll, networks.EnqueueAll,
+	hostClaims, err := hostclaim.New(src)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Starting the host claim controller")
+		return
+	}
+	hostClasses, err := hostclaim.NewClasses(src)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Starting the host class controller")
+		return
+	}
+	check := checker.New(src, s.config.CheckPeriod, hostClaims.EnqueueAll, hostClasses.EnqueueAll, namespaces.EnqueueAll, networks.EnqueueAll,
 		loadBalancers.EnqueueAll, floatingIPs.EnqueueAll, peerings.EnqueueAll, services.EnqueueAll, tenants.EnqueueAll)
 	started := time.Now()
 	src.Start(ctx)
@@ -233,8 +244,11 @@ func (s *Syncer) lead(ctx context.Context) {
 	go peerings.Run(ctx, max(1, s.config.Workers/8), synced...)
 	go services.Run(ctx, max(1, s.config.Workers/2), synced...)
 	go tenants.Run(ctx, max(1, s.config.Workers/2), synced...)
+	go hostClaims.Run(ctx, max(1, s.config.Workers/4), synced...)
+	go hostClasses.Run(ctx, 1, synced...)
+	go hostClaims.RunOrphans(ctx)
 	initialSync := make(chan struct{})
-	go reportInitialSync(ctx, initialSync, started, src, namespaces.Worker, networks.Worker, loadBalancers.Worker, floatingIPs.Worker, peerings.Worker, services.Worker, tenants.Worker)
+	go reportInitialSync(ctx, initialSync, started, src, namespaces.Worker, networks.Worker, loadBalancers.Worker, floatingIPs.Worker, peerings.Worker, services.Worker, tenants.Worker, hostClaims.Worker, hostClasses.Worker)
 	check.Run(ctx, initialSync)
 }
 

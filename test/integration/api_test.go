@@ -840,11 +840,13 @@ func TestExamples(t *testing.T) {
 		{"providerservice.yaml", stack.AdminUser, nil, false},
 		{"vrfpeering.yaml", stack.AdminUser, nil, false},
 		{"baremetalhosts.yaml", stack.AdminUser, nil, false},
+		{"hostclass.yaml", stack.AdminUser, nil, false},
 		{"network.yaml", alice, nil, false},
 		{"network.yaml", "bob", nil, false},
 		{"namespace.yaml", alice, nil, true},
 		{"floatingip.yaml", alice, []string{"-n", "dev"}, false},
 		{"loadbalancer.yaml", alice, []string{"-n", "dev"}, false},
+		{"hostclaim.yaml", alice, []string{"-n", "dev"}, false},
 	} {
 		path := filepath.Join(dir, c.file)
 		if _, _, err := s.Kubectl(ctx, c.user, append([]string{"apply", "-f", path}, c.args...)...); err != nil {
@@ -868,6 +870,17 @@ func TestExamples(t *testing.T) {
 	t.Cleanup(func() {
 		s.Kubectl(context.Background(), stack.AdminUser, "-n", devHost, "delete", "--ignore-not-found", "-f", vm) //nolint:errcheck
 	})
+	// alice's HostClaim web is bound to a server of the example's class,
+	// provisioned and powered on (the baremetal-operator's part played by
+	// the stack's stand-in).
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		out, _, err := s.Kubectl(ctx, alice, "-n", "dev", "get", "hostclaims.tenant.io", "web", "-o", "jsonpath={.status.phase}/{.status.power}")
+		return err == nil && strings.TrimSpace(out) == "Provisioned/On", nil
+	})
+	if err != nil {
+		out, _, _ := s.Kubectl(ctx, alice, "-n", "dev", "get", "hostclaims.tenant.io", "web", "-o", "yaml")
+		t.Errorf("hostclaim.yaml: not Provisioned/On: %v\n%s", err, out)
+	}
 	// alice reads her Tenant: its block and its host namespace prefix.
 	var acme tenantv1alpha1.Tenant
 	kubectlJSON(ctx, t, alice, &acme, "get", "tenants.tenant.io", "acme")

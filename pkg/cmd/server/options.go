@@ -46,6 +46,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/authzcache"
 	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
 	"tenant.io/tenant-apiserver/pkg/host"
+	"tenant.io/tenant-apiserver/pkg/hostbinding"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
@@ -252,7 +253,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			return nil, err
 		}
 	}
-	allocator, poolSpace, tenantSpace, err := o.newAllocators()
+	allocator, poolSpace, tenantSpace, bindings, err := o.newAllocators()
 	if err != nil {
 		return nil, err
 	}
@@ -299,6 +300,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 			TenantDNSAddress:   o.Syncer.Config.TenantDNSAddress,
 			QuotaRecountPeriod: o.QuotaRecountPeriod,
 			IPAM:               kindstore.IPAM{Allocator: allocator, PoolSpace: poolSpace, TenantSpace: tenantSpace},
+			HostBindings:       bindings,
 			IPAMPeriod:         o.IPAMPeriod,
 			IPAMSweepMinAge:    o.IPAMSweepMinAge,
 			Syncer:             syncerConfig,
@@ -374,14 +376,15 @@ func (o *Options) Run(ctx context.Context) error {
 // addresses with its keys under <etcd-prefix>/ipam, the one of the pools'
 // claims on their space under <etcd-prefix>/ipam-pools, and the tenant
 // space, of tenant objects' claims on their tenant's block and public IPs,
-// under <etcd-prefix>/ipam-local.
-func (o *Options) newAllocators() (allocator, poolSpace, tenantSpace *ipam.Allocator, err error) {
+// under <etcd-prefix>/ipam-local; and, on the same client, the record of
+// the servers HostClaims hold, under <etcd-prefix>/hostbindings.
+func (o *Options) newAllocators() (allocator, poolSpace, tenantSpace *ipam.Allocator, bindings *hostbinding.Ledger, err error) {
 	tr := o.RecommendedOptions.Etcd.StorageConfig.Transport
 	var tlsConfig *tls.Config
 	if tr.CertFile != "" || tr.KeyFile != "" || tr.TrustedCAFile != "" {
 		info := transport.TLSInfo{CertFile: tr.CertFile, KeyFile: tr.KeyFile, TrustedCAFile: tr.TrustedCAFile}
 		if tlsConfig, err = info.ClientConfig(); err != nil {
-			return nil, nil, nil, fmt.Errorf("etcd TLS for IPAM: %w", err)
+			return nil, nil, nil, nil, fmt.Errorf("etcd TLS for IPAM: %w", err)
 		}
 	}
 	client, err := clientv3.New(clientv3.Config{
@@ -391,10 +394,11 @@ func (o *Options) newAllocators() (allocator, poolSpace, tenantSpace *ipam.Alloc
 		Logger:      zap.NewNop(),
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("etcd client for IPAM: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("etcd client for IPAM: %w", err)
 	}
 	prefix := strings.TrimSuffix(o.RecommendedOptions.Etcd.StorageConfig.Prefix, "/")
-	return ipam.New(client, prefix+"/ipam"), ipam.New(client, prefix+"/ipam-pools"), ipam.New(client, prefix+"/ipam-local", ipam.WithStrictFirstFit()), nil
+	return ipam.New(client, prefix+"/ipam"), ipam.New(client, prefix+"/ipam-pools"), ipam.New(client, prefix+"/ipam-local", ipam.WithStrictFirstFit()),
+		hostbinding.New(client, prefix+"/hostbindings"), nil
 }
 
 // defaultObjectQuota parses --default-object-quota, and checks it as

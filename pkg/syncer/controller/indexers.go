@@ -55,3 +55,26 @@ func indexBySpecTenant(obj interface{}) ([]string, error) {
 func SharedNamespaces(inf cache.SharedIndexInformer) error {
 	return inf.AddIndexers(cache.Indexers{ByTenant: indexByTenant})
 }
+
+// ByConsumer is the index of BareMetalHosts by the HostClaim their
+// spec.consumerRef names: "<host namespace>/<name>".
+const ByConsumer = "consumer"
+
+// HostClaimConsumerKind and HostClaimConsumerAPIVersion are what the
+// syncer writes in the consumerRef of a BareMetalHost bound to a HostClaim.
+const (
+	HostClaimConsumerKind       = "HostClaim"
+	HostClaimConsumerAPIVersion = tenant.GroupName + "/v1alpha1"
+)
+
+func indexByConsumer(obj interface{}) ([]string, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return nil, nil
+	}
+	ref, found, _ := unstructured.NestedStringMap(u.Object, "spec", "consumerRef")
+	if !found || ref["kind"] != HostClaimConsumerKind || ref["apiVersion"] != HostClaimConsumerAPIVersion {
+		return nil, nil
+	}
+	return []string{ref["namespace"] + "/" + ref["name"]}, nil
+}

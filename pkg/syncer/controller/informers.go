@@ -54,6 +54,8 @@ var (
 	// each namespace the network selects, named as the network and
 	// labelled hostnames.UDNRenderedLabel.
 	NetworkAttachmentDefinitions = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
+	// BareMetalHosts are Metal3's servers, which HostClaims bind.
+	BareMetalHosts = schema.GroupVersionResource{Group: "metal3.io", Version: "v1alpha1", Resource: "baremetalhosts"}
 )
 
 // servedRecheck is how often the syncer asks the host whether it serves
@@ -83,6 +85,13 @@ type Sources struct {
 	Tenants, Namespaces, Networks, LoadBalancers, FloatingIPs, VRFPeerings cache.SharedIndexInformer
 	// ProviderServices are the provider's offers.
 	ProviderServices cache.SharedIndexInformer
+	// HostClaims are every tenant's claims on servers (see ObjectKey),
+	// and HostClasses the provider's classes of servers.
+	HostClaims, HostClasses cache.SharedIndexInformer
+	// HostBareMetalHosts are every Metal3 BareMetalHost of the host,
+	// indexed by namespace and ByConsumer. It runs once the host serves
+	// them, and is left out of Synced, like HostVirtualMachines.
+	HostBareMetalHosts cache.SharedIndexInformer
 	// Host objects carrying the tenant label, and only those; of
 	// HostNamespaces, when it is the process' informer of every host
 	// namespace (HostClients.Namespaces), only its handlers see just
@@ -189,6 +198,8 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		FloatingIPs:      newStoreInformer(storage.FloatingIPs, byTenant, true),
 		VRFPeerings:      newStoreInformer(storage.VRFPeerings, cache.Indexers{ByTenant: indexBySpecTenant}, false),
 		ProviderServices: newStoreInformer(storage.ProviderServices, nil, false),
+		HostClaims:       newStoreInformer(storage.HostClaims, byTenant, true),
+		HostClasses:      newStoreInformer(storage.HostClasses, nil, false),
 		HostMetalLB:      map[schema.GroupVersionResource]cache.SharedIndexInformer{},
 		Health:           &HostHealth{client: host.Kube},
 		Orphans:          &Orphans{},
@@ -226,6 +237,8 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	if err := s.HostVirtualMachines.SetTransform(metadataOnly); err != nil {
 		panic(err) // only fails once started
 	}
+	s.HostBareMetalHosts = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, BareMetalHosts, metav1.NamespaceAll, 0,
+		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, ByConsumer: indexByConsumer}, nil).Informer()
 	s.HostPriorityClasses = schedulinginformers.NewPriorityClassInformer(host.Kube, 0, cache.Indexers{})
 	s.HostNetworkAttachments = metadatainformer.NewFilteredMetadataInformer(host.Metadata, NetworkAttachmentDefinitions, metav1.NamespaceAll, 0,
 		cache.Indexers{}, func(o *metav1.ListOptions) { o.LabelSelector = hostnames.UDNRenderedLabel }).Informer()
@@ -259,7 +272,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	// VRF peering and provider service controllers write status from what
 	// the host shows and read none of it back, so they keep none.
 	for inf, partitioned := range map[cache.SharedIndexInformer]bool{s.Tenants: false, s.Namespaces: true, s.Networks: true,
-		s.LoadBalancers: true, s.FloatingIPs: true} {
+		s.LoadBalancers: true, s.FloatingIPs: true, s.HostClaims: true} {
 		w, err := NewWritten(inf)
 		if err != nil {
 			panic(err) // only fails once stopped
@@ -291,6 +304,8 @@ func (s *Sources) Start(ctx context.Context) {
 	go s.FloatingIPs.RunWithContext(ctx)
 	go s.VRFPeerings.RunWithContext(ctx)
 	go s.ProviderServices.RunWithContext(ctx)
+	go s.HostClaims.RunWithContext(ctx)
+	go s.HostClasses.RunWithContext(ctx)
 	s.kube.Start(ctx.Done())
 	s.ra.Start(ctx.Done())
 	s.frr.Start(ctx.Done())
@@ -304,6 +319,7 @@ func (s *Sources) Start(ctx context.Context) {
 	go s.HostNetworkAttachments.RunWithContext(ctx)
 	go s.HostPriorityClasses.RunWithContext(ctx)
 	go s.runWhenServed(ctx, VirtualMachines, s.HostVirtualMachines)
+	go s.runWhenServed(ctx, BareMetalHosts, s.HostBareMetalHosts)
 	go s.Health.Run(ctx, time.Second)
 	if t, ok := s.HostNamespaces.(*termInformer); ok {
 		go func() {
@@ -392,6 +408,7 @@ func (s *Sources) NamedSynced() []NamedSynced {
 		{"tenants", s.Tenants}, {"namespaces", s.Namespaces}, {"networks", s.Networks},
 		{"loadbalancers", s.LoadBalancers}, {"floatingips", s.FloatingIPs},
 		{"vrfpeerings", s.VRFPeerings}, {"providerservices", s.ProviderServices},
+		{"hostclaims", s.HostClaims}, {"hostclasses", s.HostClasses},
 		{"host namespaces", s.HostNamespaces}, {"host rolebindings", s.HostRoleBindings},
 		{"host services", s.HostServices}, {"host clusteruserdefinednetworks", s.HostCUDNs},
 		{"host egressips", s.HostEgressIPs}, {"host routeadvertisements", s.HostRouteAdvertisements},

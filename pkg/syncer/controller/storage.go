@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"k8s.io/apimachinery/pkg/types"
+	"tenant.io/tenant-apiserver/pkg/hostbinding"
+
 	"context"
 	"net/netip"
 
@@ -38,6 +41,10 @@ type KindStorage struct {
 // Storage is the storage of the kinds the syncer reads and writes.
 type Storage struct {
 	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings, ProviderServices KindStorage
+	HostClaims, HostClasses                                                                  KindStorage
+	// HostBindings records which server each HostClaim holds; nil: no
+	// server is bound.
+	HostBindings HostBindings
 	// ConnectSubnets hands out the subnets of ClusterNetworkConnects;
 	// nil: no IPAM, no connection is made.
 	ConnectSubnets ConnectSubnets
@@ -65,4 +72,14 @@ type ConnectSubnets interface {
 	ClaimServiceNetwork(ctx context.Context, t, uid string) (netip.Prefix, int, error)
 	// ReleaseServiceNetwork gives back block, the subnet of t's service network.
 	ReleaseServiceNetwork(ctx context.Context, t, uid string, block netip.Prefix) error
+}
+
+// HostBindings is the record of which server (BareMetalHost) each
+// HostClaim holds, one server to one claim (hostbinding.Ledger).
+type HostBindings interface {
+	BindFirstFree(ctx context.Context, claim hostbinding.Claim, candidates []hostbinding.Host) (hostbinding.Binding, error)
+	ByClaim(ctx context.Context, claimUID types.UID) (hostbinding.Binding, bool, error)
+	ByHost(ctx context.Context, host hostbinding.Host) (hostbinding.Binding, bool, error)
+	Release(ctx context.Context, b hostbinding.Binding) error
+	Orphans(ctx context.Context, exists func(claimUID types.UID) bool) ([]hostbinding.Binding, error)
 }

@@ -226,8 +226,8 @@ type tenantSpec struct {
 	prefixLength int32
 	// cidr, when set, is the tenant's block (of any TenantNetworks pool).
 	cidr string
-	// loadBalancers and floatingIPs are quotas; 0 keeps the default.
-	loadBalancers, floatingIPs int32
+	// loadBalancers, floatingIPs and hostClaims are quotas; 0 keeps the default.
+	loadBalancers, floatingIPs, hostClaims int32
 	// isolation is spec.isolation; empty keeps the default (Soft).
 	isolation tenantv1alpha1.TenantIsolation
 }
@@ -265,6 +265,10 @@ func tenantObject(spec tenantSpec) *tenantv1alpha1.Tenant {
 	if spec.floatingIPs > 0 {
 		n := spec.floatingIPs
 		tn.Spec.Quota.FloatingIPs = &n
+	}
+	if spec.hostClaims > 0 {
+		n := spec.hostClaims
+		tn.Spec.Quota.HostClaims = &n
 	}
 	return tn
 }

@@ -58,6 +58,8 @@ const (
 	softDNSUser        = "sol"  // TestTenantDNS: the member of the Soft tenant
 	shareUserA         = "sam"  // TestServiceNetworks, tenant A
 	shareUserB         = "uma"  // TestServiceNetworks, tenant B
+	hostUserA          = "mira" // TestHostClaims, the tenant that claims first
+	hostUserB          = "moss" // TestHostClaims, the tenant that waits
 )
 
 func TestMain(m *testing.M) {
@@ -71,7 +73,9 @@ func TestMain(m *testing.M) {
 			{Name: mtbUser}, {Name: mtbOverGrantedUser}, {Name: mtbVictimUser}, {Name: operateUser}, {Name: attachUser}, {Name: deleteUser}, {Name: deleteUser},
 			{Name: dnsUser}, {Name: dnsOverGrantedUser}, {Name: softDNSUser},
 			{Name: shareUserA}, {Name: shareUserB},
+			{Name: hostUserA}, {Name: hostUserB},
 		},
+		BareMetalStandIn: true,
 		Setup: stack.DemoPools,
 	}))
 }

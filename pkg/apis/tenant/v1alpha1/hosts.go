@@ -259,7 +259,9 @@ type HostClaimStatus struct {
 
 // HostAddress is an address of a server.
 type HostAddress struct {
-	// type is InternalIP or Hostname.
+	// type is InternalIP: an address of one of the server's NICs as
+	// inspected. (The inspection's hostname is the provisioning ramdisk's,
+	// not the image's, and is not reported.)
 	Type string `json:"type"`
 	// address is the address.
 	Address string `json:"address"`

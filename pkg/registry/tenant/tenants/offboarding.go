@@ -32,6 +32,7 @@ const (
 	ResourceNetworks      = "networks"
 	ResourceFloatingIPs   = "floatingips"
 	ResourceLoadBalancers = "loadbalancers"
+	ResourceHostClaims    = "hostclaims"
 	// ResourceVRFPeerings and ResourceProviderServices name the provider's
 	// objects that block a Tenant's delete.
 	ResourceVRFPeerings      = "vrfpeerings"
@@ -40,7 +41,8 @@ const (
 
 // cleanedUpBySyncer are the kinds the syncer deletes itself when it
 // offboards a Tenant that carries tenant.FinalizerOffboarding. The others
-// hold public IPs a tenant must give up on purpose: they always block.
+// hold public IPs or servers a tenant must give up on purpose: they
+// always block.
 var cleanedUpBySyncer = map[string]bool{ResourceNamespaces: true, ResourceNetworks: true}
 
 // Offboarding decides whether a Tenant may be deleted: only when nothing is
@@ -64,7 +66,7 @@ type Offboarding struct {
 // (Resource*).
 func (o *Offboarding) owned() map[string]*genericregistry.Store {
 	s := o.Storages
-	return kindstore.Stores(s.Namespaces, s.Networks, s.FloatingIPs, s.LoadBalancers)
+	return kindstore.Stores(s.Namespaces, s.Networks, s.FloatingIPs, s.LoadBalancers, s.HostClaims)
 }
 
 // Blockers reads Tenant name and lists what keeps it from being deleted,
@@ -198,6 +200,7 @@ func (o *Offboarding) blockersOf(ctx context.Context, t *tenant.Tenant) ([]tenan
 	for resource, used := range map[string]int32{
 		ResourceNamespaces: u.Namespaces, ResourceNetworks: u.Networks,
 		ResourceFloatingIPs: u.FloatingIPs, ResourceLoadBalancers: u.LoadBalancers,
+		ResourceHostClaims: u.HostClaims,
 	} {
 		if _, ok := owned[resource]; !ok || (finalized && cleanedUpBySyncer[resource]) {
 			continue

@@ -154,11 +154,11 @@ func (s *Store) Delete(ctx context.Context, name string, _ rest.ValidateObjectFu
 
 // Fakes are the fake storage and host of a Sources.
 type Fakes struct {
-	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings, ProviderServices *Store
-	Kube                                                                                     *kubefake.Clientset
-	UDN                                                                                      *udnfake.Clientset
-	EgressIP                                                                                 *egressipfake.Clientset
-	RA                                                                                       *rafake.Clientset
+	Tenants, Namespaces, Networks, FloatingIPs, LoadBalancers, VRFPeerings, ProviderServices, HostClaims, HostClasses *Store
+	Kube                                                                                                              *kubefake.Clientset
+	UDN                                                                                                               *udnfake.Clientset
+	EgressIP                                                                                                          *egressipfake.Clientset
+	RA                                                                                                                *rafake.Clientset
 	// Dynamic serves the MetalLB and frr-k8s kinds.
 	Dynamic *dynamicfake.FakeDynamicClient
 	// Metadata serves the rendered network attachments.
@@ -178,6 +178,8 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 		LoadBalancers:    NewStore(func() runtime.Object { return &tenant.LoadBalancer{} }, func() runtime.Object { return &tenant.LoadBalancerList{} }),
 		VRFPeerings:      NewStore(func() runtime.Object { return &tenant.VRFPeering{} }, func() runtime.Object { return &tenant.VRFPeeringList{} }),
 		ProviderServices: NewStore(func() runtime.Object { return &tenant.ProviderService{} }, func() runtime.Object { return &tenant.ProviderServiceList{} }),
+		HostClaims:       NewStore(func() runtime.Object { return &tenant.HostClaim{} }, func() runtime.Object { return &tenant.HostClaimList{} }),
+		HostClasses:      NewStore(func() runtime.Object { return &tenant.HostClass{} }, func() runtime.Object { return &tenant.HostClassList{} }),
 		Kube:             kubefake.NewClientset(),
 		// NewClientset tracks managed fields, for which these generated
 		// clientsets carry no schema of their types.
@@ -190,6 +192,7 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 		controller.BGPSessionStates:       "BGPSessionStateList",
 		controller.ClusterNetworkConnects: "ClusterNetworkConnectList",
 		controller.VirtualMachines:        "VirtualMachineList",
+		controller.BareMetalHosts:         "BareMetalHostList",
 	}
 	for _, gvr := range controller.MetalLBResources {
 		listKinds[gvr] = map[string]string{"ipaddresspools": "IPAddressPoolList", "l2advertisements": "L2AdvertisementList", "bgpadvertisements": "BGPAdvertisementList"}[gvr.Resource]
@@ -203,6 +206,7 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 		Tenants: kind("tenants", f.Tenants), Namespaces: kind("namespaces", f.Namespaces), Networks: kind("networks", f.Networks),
 		FloatingIPs: kind("floatingips", f.FloatingIPs), LoadBalancers: kind("loadbalancers", f.LoadBalancers),
 		VRFPeerings: kind("vrfpeerings", f.VRFPeerings), ProviderServices: kind("providerservices", f.ProviderServices),
+		HostClaims: kind("hostclaims", f.HostClaims), HostClasses: kind("hostclasses", f.HostClasses),
 	}
 	f.Metadata = metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme())
 	host := controller.HostClients{Kube: f.Kube, Dynamic: f.Dynamic, UDN: f.UDN, EgressIP: f.EgressIP, RA: f.RA, Metadata: f.Metadata}
