@@ -28,7 +28,7 @@ import (
 var (
 	tenantsKind = &kind{
 		Resource: "tenants", Title: "Tenants", Singular: "Tenant", Provider: true,
-		Headers: []string{"Name", "Phase", "Block", "Public IPs", "Namespaces", "Networks", "Floating IPs", "Load balancers", "Members"},
+		Headers: []string{"Name", "Phase", "Block", "Public IPs", "Namespaces", "Networks", "Floating IPs", "Load balancers", "Hosts", "Members"},
 		Empty:   "No tenants.",
 		rows: func(obj runtime.Object) []row {
 			t := obj.(*tenantv1alpha1.Tenant)
@@ -41,7 +41,7 @@ var (
 			return []row{{Key: t.Name, Name: t.Name, Link: "/admin/tenants/" + url.PathEscape(t.Name), Cells: []string{
 				t.Name, string(t.Status.Phase), block, strconv.Itoa(len(t.Status.PublicIPs)),
 				usedOf(u.Namespaces, q.Namespaces), usedOf(u.Networks, q.Networks), usedOf(u.FloatingIPs, q.FloatingIPs), usedOf(u.LoadBalancers, q.LoadBalancers),
-				strings.Join(members, ", "),
+				usedOf(u.HostClaims, q.HostClaims), strings.Join(members, ", "),
 			}}}
 		},
 	}

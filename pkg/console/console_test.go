@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/rest"
+
+	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 )
 
 func newTestServer(t *testing.T, mode string) *Server {
@@ -117,4 +119,64 @@ func quantity(l corev1.ResourceList, name corev1.ResourceName) string {
 		return ""
 	}
 	return q.String()
+}
+
+func TestHostClaimFromForm(t *testing.T) {
+	h, ferr := hostClaimFromForm(url.Values{"namespace": {"dev"}, "name": {" db-1 "}, "hostClass": {"metal"}, "selector": {"rack=r1"},
+		"image": {"https://images.example.net/a.qcow2"}, "checksum": {"abc123"}, "userData": {"db-init"}, "online": {"on"}})
+	if ferr != nil {
+		t.Fatal(ferr)
+	}
+	if h.Namespace != "dev" || h.Name != "db-1" || h.Spec.HostClass != "metal" || h.Spec.HostSelector.MatchLabels["rack"] != "r1" || !h.Spec.Online ||
+		h.Spec.Image == nil || h.Spec.Image.Checksum != "abc123" || h.Spec.UserData == nil || h.Spec.UserData.Name != "db-init" {
+		t.Errorf("hostClaimFromForm: %+v %+v", h.ObjectMeta, h.Spec)
+	}
+	h, ferr = hostClaimFromForm(url.Values{"namespace": {"dev"}, "name": {"db-2"}, "hostClass": {"metal"}})
+	if ferr != nil || h.Spec.Image != nil || h.Spec.HostSelector != nil || h.Spec.UserData != nil || h.Spec.Online {
+		t.Errorf("a bare claim: %+v %v", h.Spec, ferr)
+	}
+	for field, f := range map[string]url.Values{
+		"namespace": {"name": {"x"}, "hostClass": {"metal"}},
+		"hostClass": {"namespace": {"dev"}, "name": {"x"}},
+		"selector":  {"namespace": {"dev"}, "name": {"x"}, "hostClass": {"metal"}, "selector": {"rack in r1"}},
+		"image":     {"namespace": {"dev"}, "name": {"x"}, "hostClass": {"metal"}, "checksum": {"abc"}},
+	} {
+		if _, ferr := hostClaimFromForm(f); ferr == nil || ferr.Fields[field] == nil {
+			t.Errorf("form %v: %+v, want an error of field %s", f, ferr, field)
+		}
+	}
+	e := newAPIError(apierrors.NewInvalid(schema.GroupKind{Group: "tenant.io", Kind: "HostClaim"}, "db-1", field.ErrorList{
+		field.Required(field.NewPath("spec", "image", "checksum"), ""), field.NotFound(field.NewPath("spec", "hostClass"), "gold"),
+	}), hostClaims.fields)
+	if len(e.Fields["checksum"]) != 1 || len(e.Fields["hostClass"]) != 1 || len(e.Causes) != 0 {
+		t.Errorf("a HostClaim's field errors: %+v", e)
+	}
+}
+
+// TestHostClaimPages: the Hosts page offers the classes in its form and
+// lists them; a claim's page has the power and reboot buttons.
+func TestHostClaimPages(t *testing.T) {
+	s := newTestServer(t, AuthToken)
+	rec := httptest.NewRecorder()
+	s.render(rec, httptest.NewRequest("GET", "/hostclaims", nil), http.StatusOK, "list", &page{Title: "Hosts", Nav: "hostclaims", CSRF: "tok", Data: &listData{
+		Kind: hostClaims, Table: &tableData{Kind: hostClaims}, Namespaces: []string{"dev"},
+		HostClasses: []hostClassOffer{{Name: "metal", Labels: "rack=r1|r2", Hardware: "Summary", Available: 3}},
+	}})
+	body := rec.Body.String()
+	for _, want := range []string{`<option value="metal">metal (3 available)</option>`, `id="hostclasses-table"`, "<td>rack=r1|r2</td>", `name="online"`, "No host claims."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the Hosts page lacks %s:\n%s", want, body)
+		}
+	}
+	rec = httptest.NewRecorder()
+	claim := &tenantv1alpha1.HostClaim{Spec: tenantv1alpha1.HostClaimSpec{HostClass: "metal", Online: true}, Status: tenantv1alpha1.HostClaimStatus{Phase: "Pending"}}
+	s.render(rec, httptest.NewRequest("GET", "/hostclaims/dev/db-1", nil), http.StatusOK, "detail", &page{Title: "HostClaim dev/db-1", Nav: "hostclaims", CSRF: "tok", Data: &detailData{
+		Kind: hostClaims, Namespace: "dev", Name: "db-1", Link: "/hostclaims/dev/db-1", HostClaim: &hostClaimFacts{HostClaim: claim},
+	}})
+	body = rec.Body.String()
+	for _, want := range []string{`action="/hostclaims/dev/db-1/power"`, `name="power" value="off"><button type="submit" id="power-off">`, `action="/hostclaims/dev/db-1/reboot"`, `id="host-phase">Pending<`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("a HostClaim's page lacks %s:\n%s", want, body)
+		}
+	}
 }

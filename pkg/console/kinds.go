@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/duration"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -63,6 +64,8 @@ type kind struct {
 	// Tenant kinds only.
 	get    func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, namespace, name string) (runtime.Object, error)
 	delete func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, namespace, name string) error
+	// patch merge-patches an object (the detail pages' buttons).
+	patch func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, namespace, name string, patch []byte) error
 	// create builds the object from a form and creates it; a form error
 	// is a *apiError.
 	create func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, f url.Values) (string, error)
@@ -234,8 +237,59 @@ var loadBalancers = &kind{
 	},
 }
 
+var hostClaims = &kind{
+	Resource: "hostclaims", Title: "Hosts", Singular: "HostClaim", Namespaced: true, NameColumn: 1,
+	Headers: []string{"Namespace", "Name", "Phase", "Class", "Address", "Power", "Online", "Age"},
+	Empty:   "No host claims.",
+	fields: map[string]string{"metadata.name": "name", "metadata.namespace": "namespace", "spec.hostClass": "hostClass", "spec.hostSelector": "selector",
+		"spec.image": "image", "spec.image.checksum": "checksum", "spec.userData": "userData", "spec.online": "online"},
+	create: func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, f url.Values) (string, error) {
+		h, ferr := hostClaimFromForm(f)
+		if ferr != nil {
+			return "", ferr
+		}
+		created, err := api.HostClaims(h.Namespace).Create(ctx, h, metav1.CreateOptions{})
+		if err != nil {
+			return "", err
+		}
+		return created.Name, nil
+	},
+}
+
+// hostClaimFromForm reads a HostClaim: namespace, name, hostClass,
+// selector (label selector syntax), image and checksum, userData (a
+// Secret's name), online.
+func hostClaimFromForm(f url.Values) (*tenantv1alpha1.HostClaim, *apiError) {
+	h := &tenantv1alpha1.HostClaim{ObjectMeta: metav1.ObjectMeta{Namespace: f.Get("namespace"), Name: strings.TrimSpace(f.Get("name"))},
+		Spec: tenantv1alpha1.HostClaimSpec{HostClass: f.Get("hostClass"), Online: f.Get("online") != ""}}
+	if h.Namespace == "" {
+		return nil, formError("namespace", "choose a namespace")
+	}
+	if h.Spec.HostClass == "" {
+		return nil, formError("hostClass", "choose a class; none is offered to your tenant yet")
+	}
+	if s := strings.TrimSpace(f.Get("selector")); s != "" {
+		sel, err := metav1.ParseToLabelSelector(s)
+		if err != nil {
+			return nil, formError("selector", err.Error())
+		}
+		h.Spec.HostSelector = sel
+	}
+	image, checksum := strings.TrimSpace(f.Get("image")), strings.TrimSpace(f.Get("checksum"))
+	switch {
+	case image != "":
+		h.Spec.Image = &tenantv1alpha1.HostImage{URL: image, Checksum: checksum}
+	case checksum != "":
+		return nil, formError("image", "a checksum needs the image's URL")
+	}
+	if s := strings.TrimSpace(f.Get("userData")); s != "" {
+		h.Spec.UserData = &tenantv1alpha1.HostDataSecret{Name: s}
+	}
+	return h, nil
+}
+
 // tenantKinds are the kinds of the tenant pages, in navigation order.
-var tenantKinds = []*kind{namespaces, networks, floatingIPs, loadBalancers}
+var tenantKinds = []*kind{namespaces, networks, floatingIPs, loadBalancers, hostClaims}
 
 // reader is the part of a generated typed client that lists and watches.
 type reader[L runtime.Object] interface {
@@ -248,6 +302,7 @@ type readWriter[T, L runtime.Object] interface {
 	reader[L]
 	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
 	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
+	Patch(ctx context.Context, name string, pt types.PatchType, data []byte, opts metav1.PatchOptions, subresources ...string) (T, error)
 }
 
 // readsFrom sets k's list and watch to client's (all namespaces).
@@ -260,7 +315,7 @@ func readsFrom[L runtime.Object](k *kind, client func(api tenantclient.TenantV1a
 	}
 }
 
-// readsAndWritesFrom sets k's list, watch, get and delete to the typed
+// readsAndWritesFrom sets k's list, watch, get, delete and patch to the typed
 // client of a namespace ("" to list all the tenant's namespaces; ignored
 // by kinds that have none).
 func readsAndWritesFrom[T, L runtime.Object](k *kind, client func(api tenantclient.TenantV1alpha1Interface, namespace string) readWriter[T, L]) {
@@ -270,6 +325,10 @@ func readsAndWritesFrom[T, L runtime.Object](k *kind, client func(api tenantclie
 	}
 	k.delete = func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, namespace, name string) error {
 		return client(api, namespace).Delete(ctx, name, metav1.DeleteOptions{})
+	}
+	k.patch = func(ctx context.Context, api tenantclient.TenantV1alpha1Interface, namespace, name string, patch []byte) error {
+		_, err := client(api, namespace).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{})
+		return err
 	}
 }
 
@@ -285,6 +344,9 @@ func init() {
 	})
 	readsAndWritesFrom(loadBalancers, func(api tenantclient.TenantV1alpha1Interface, ns string) readWriter[*tenantv1alpha1.LoadBalancer, *tenantv1alpha1.LoadBalancerList] {
 		return api.LoadBalancers(ns)
+	})
+	readsAndWritesFrom(hostClaims, func(api tenantclient.TenantV1alpha1Interface, ns string) readWriter[*tenantv1alpha1.HostClaim, *tenantv1alpha1.HostClaimList] {
+		return api.HostClaims(ns)
 	})
 	networks.rows = func(obj runtime.Object) []row {
 		n := obj.(*tenantv1alpha1.Network)
@@ -302,6 +364,18 @@ func init() {
 		lb := obj.(*tenantv1alpha1.LoadBalancer)
 		return []row{loadBalancers.baseRow(lb, lb.Namespace, lb.Name, lb.Status.Address, orDash(lb.Status.DNSName), tenantview.LBPorts(lb.Spec.Ports), tenantview.Selector(lb.Spec.Selector), tenantview.Ready(lb.Status.Conditions), age(lb))}
 	}
+	hostClaims.rows = func(obj runtime.Object) []row {
+		h := obj.(*tenantv1alpha1.HostClaim)
+		return []row{hostClaims.baseRow(h, h.Namespace, h.Name, string(h.Status.Phase), h.Spec.HostClass, orDash(tenantview.HostAddress(h)), orDash(string(h.Status.Power)), onOff(h.Spec.Online), age(h))}
+	}
+}
+
+// onOff is a HostClaim's spec.online as the page says it.
+func onOff(online bool) string {
+	if online {
+		return "on"
+	}
+	return "off"
 }
 
 func orDash(s string) string {

@@ -8,13 +8,13 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/yaml"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
@@ -126,6 +126,29 @@ type listData struct {
 	// Namespaces and Networks are the tenant's, for the form's choices.
 	Namespaces []string
 	Networks   []string
+	// HostClasses are the classes offered to the tenant (the Hosts page).
+	HostClasses []hostClassOffer
+}
+
+// hostClassOffer is a HostClass as a tenant reads it.
+type hostClassOffer struct {
+	Name, Labels, Hardware string
+	Available              int32
+}
+
+// hostClassOffers lists the HostClasses offered to the caller's tenant.
+func hostClassOffers(ctx context.Context, c *caller) ([]hostClassOffer, error) {
+	list, err := c.api.HostClasses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]hostClassOffer, 0, len(list.Items))
+	for i := range list.Items {
+		hc := &list.Items[i]
+		out = append(out, hostClassOffer{Name: hc.Name, Labels: tenantview.HostClassLabels(hc), Hardware: string(hc.Spec.Hardware), Available: hc.Status.Available})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }
 
 // sortedRows are the rows of items, ordered by key.
@@ -176,6 +199,12 @@ func (s *Server) renderList(w http.ResponseWriter, r *http.Request, k *kind, sta
 		}
 		for _, n := range nets.Items {
 			d.Networks = append(d.Networks, n.Name)
+		}
+	}
+	if k == hostClaims && c.Tenant != "" {
+		if d.HostClasses, err = hostClassOffers(ctx, c); err != nil {
+			s.renderError(w, r, c, err)
+			return
 		}
 	}
 	p := &page{Title: k.Title, Nav: k.Resource, Error: apiErr, Form: formValues(form), Notice: notice, Data: d}
@@ -246,9 +275,17 @@ type detailData struct {
 	Conditions []metav1.Condition
 	YAML       string
 	FloatingIP *tenantv1alpha1.FloatingIP
+	// HostClaim is set on a HostClaim's page: its power and reboot buttons.
+	HostClaim *hostClaimFacts
 	// Public is the public address of a FloatingIP or LoadBalancer and its
 	// name in the provider's public DNS zone; nil for other kinds.
 	Public *publicAddress
+}
+
+// hostClaimFacts are what a HostClaim's page shows of the server.
+type hostClaimFacts struct {
+	*tenantv1alpha1.HostClaim
+	Addresses, Hardware, LastReboot, RebootRequested string
 }
 
 // publicAddress is an address as a FloatingIP's or LoadBalancer's status
@@ -301,6 +338,20 @@ func (s *Server) renderDetail(w http.ResponseWriter, r *http.Request, k *kind, s
 		d.Public = &publicAddress{Address: o.Status.Address, DNSName: o.Status.DNSName}
 	case *tenantv1alpha1.LoadBalancer:
 		d.Public = &publicAddress{Address: o.Status.Address, DNSName: o.Status.DNSName}
+	case *tenantv1alpha1.HostClaim:
+		f := &hostClaimFacts{HostClaim: o, Hardware: tenantview.HostHardware(o.Status.Hardware)}
+		var addrs []string
+		for _, a := range o.Status.Addresses {
+			addrs = append(addrs, a.Address+" ("+a.Type+")")
+		}
+		f.Addresses = strings.Join(addrs, ", ")
+		if t := o.Status.LastRebootRequest; t != nil {
+			f.LastReboot = t.UTC().Format(time.RFC3339)
+		}
+		if t := o.Spec.RebootRequestedAt; t != nil {
+			f.RebootRequested = t.UTC().Format(time.RFC3339)
+		}
+		d.HostClaim = f
 	}
 	title := k.Singular + " " + name
 	if ns != "" {
@@ -327,7 +378,34 @@ func (s *Server) detachFloatingIP(w http.ResponseWriter, r *http.Request) {
 	s.patchFloatingIP(w, r, map[string]any{"target": nil, "ports": nil})
 }
 
+// patchFloatingIP merge-patches a FloatingIP's spec.
 func (s *Server) patchFloatingIP(w http.ResponseWriter, r *http.Request, spec map[string]any) {
+	s.patchSpec(w, r, floatingIPs, spec, map[string]string{"spec.target": "target", "spec.ports": "ports"})
+}
+
+// powerHostClaim sets a HostClaim's spec.online from the form's power (on
+// or off).
+func (s *Server) powerHostClaim(w http.ResponseWriter, r *http.Request) {
+	switch r.PostForm.Get("power") {
+	case "on":
+		s.patchSpec(w, r, hostClaims, map[string]any{"online": true}, nil)
+	case "off":
+		s.patchSpec(w, r, hostClaims, map[string]any{"online": false}, nil)
+	default:
+		ferr := formError("power", "must be on or off")
+		s.renderDetail(w, r, hostClaims, ferr.Code, ferr, r.PostForm, "")
+	}
+}
+
+// rebootHostClaim asks for one reboot: spec.rebootRequestedAt, now.
+func (s *Server) rebootHostClaim(w http.ResponseWriter, r *http.Request) {
+	s.patchSpec(w, r, hostClaims, map[string]any{"rebootRequestedAt": metav1.NewTime(time.Now().Truncate(time.Second))}, nil)
+}
+
+// patchSpec merge-patches the spec of the object of k the path names, and
+// shows its page again: changed, or with the API's refusal, its field
+// paths mapped by fields.
+func (s *Server) patchSpec(w http.ResponseWriter, r *http.Request, k *kind, spec map[string]any, fields map[string]string) {
 	c := callerFrom(r)
 	ns, name := r.PathValue("namespace"), r.PathValue("name")
 	patch, err := json.Marshal(map[string]any{"spec": spec})
@@ -335,10 +413,10 @@ func (s *Server) patchFloatingIP(w http.ResponseWriter, r *http.Request, spec ma
 		s.renderError(w, r, c, err)
 		return
 	}
-	if _, err := c.api.FloatingIPs(ns).Patch(r.Context(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		ae := asAPIError(err, map[string]string{"spec.target": "target", "spec.ports": "ports"})
-		s.renderDetail(w, r, floatingIPs, ae.Code, ae, r.PostForm, "")
+	if err := k.patch(r.Context(), c.api, ns, name, patch); err != nil {
+		ae := asAPIError(err, fields)
+		s.renderDetail(w, r, k, ae.Code, ae, r.PostForm, "")
 		return
 	}
-	http.Redirect(w, r, floatingIPs.objectLink(ns, name)+"?changed=1", http.StatusSeeOther)
+	http.Redirect(w, r, k.objectLink(ns, name)+"?changed=1", http.StatusSeeOther)
 }

@@ -126,6 +126,8 @@ func (s *Server) routes() {
 	}
 	s.mux.HandleFunc("POST /floatingips/{namespace}/{name}/attach", s.signedIn(s.attachFloatingIP))
 	s.mux.HandleFunc("POST /floatingips/{namespace}/{name}/detach", s.signedIn(s.detachFloatingIP))
+	s.mux.HandleFunc("POST /hostclaims/{namespace}/{name}/power", s.signedIn(s.powerHostClaim))
+	s.mux.HandleFunc("POST /hostclaims/{namespace}/{name}/reboot", s.signedIn(s.rebootHostClaim))
 	s.mux.HandleFunc("GET /live/{kind}", s.signedIn(s.live))
 
 	s.mux.HandleFunc("GET /admin/tenants", s.signedIn(s.adminTenants))

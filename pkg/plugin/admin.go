@@ -64,7 +64,8 @@ func newOnboardCommand(o *Options) *cobra.Command {
 prints what the tenant holds, as "kubectl tenant info" shows it to its
 members: ready to hand to the customer with their kubeconfig.
 
---quota takes namespaces, networks, floatingips and loadbalancers (counts)
+--quota takes namespaces, networks, floatingips, loadbalancers and
+hostclaims (counts; hostclaims defaults to 0, no servers)
 and compute resources: requests.cpu, limits.cpu, requests.memory,
 limits.memory, requests.storage, pods, persistentvolumeclaims,
 count/virtualmachines.kubevirt.io.
@@ -225,7 +226,7 @@ func newTenantsCommand(o *Options) *cobra.Command {
 			inUse = o.publicIPsInUse(ctx, list.Items)
 		}
 		l := &listing{kind: "Tenant", resource: tenantResource,
-			headers: []string{"NAME", "PHASE", "BLOCK", "PUBLIC IPS", "NS", "NETS", "FIPS", "LBS", "AGE"},
+			headers: []string{"NAME", "PHASE", "BLOCK", "PUBLIC IPS", "NS", "NETS", "FIPS", "LBS", "HOSTS", "AGE"},
 			wide:    []string{"CPU", "MEMORY", "MEMBERS"}}
 		for i := range list.Items {
 			t := &list.Items[i]
@@ -241,7 +242,7 @@ func newTenantsCommand(o *Options) *cobra.Command {
 			members := append(append([]string(nil), t.Spec.Members.Users...), prefixed("group:", t.Spec.Members.Groups)...)
 			l.add(t, t.Name,
 				[]string{t.Name, string(t.Status.Phase), block, ips, used(u.Namespaces, q.Namespaces), used(u.Networks, q.Networks),
-					used(u.FloatingIPs, q.FloatingIPs), used(u.LoadBalancers, q.LoadBalancers), age(o.Now(), t.CreationTimestamp)},
+					used(u.FloatingIPs, q.FloatingIPs), used(u.LoadBalancers, q.LoadBalancers), used(u.HostClaims, q.HostClaims), age(o.Now(), t.CreationTimestamp)},
 				computeUsed(t, corev1.ResourceRequestsCPU), computeUsed(t, corev1.ResourceRequestsMemory), strings.Join(members, ","))
 		}
 		return l, nil

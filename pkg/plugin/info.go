@@ -14,7 +14,7 @@ import (
 func newInfoCommand(o *Options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "info",
-		Short: "What your tenancy holds: block, public IPs, quota, networks, namespaces, services",
+		Short: "What your tenancy holds: block, public IPs, quota, networks, namespaces, hosts, services",
 		Example: `  kubectl tenant info
   kubectl tenant info -o yaml
   kubectl tenant info --tenant acme   # a provider, looking at acme`,
@@ -120,6 +120,17 @@ func writeInfo(w io.Writer, info *tenantview.Info) error {
 		t = newTable(w, "  NAME", "NETWORK", "HOST NAMESPACE", "PHASE")
 		for _, n := range info.Namespaces {
 			t.row("  "+n.Name, n.Network, n.HostNamespace, n.Phase)
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+
+	if len(info.Hosts) > 0 {
+		fmt.Fprintf(w, "\nHosts (kubectl tenant host list -A):\n")
+		t = newTable(w, "  NAME", "NAMESPACE", "CLASS", "PHASE", "ADDRESS", "POWER")
+		for _, h := range info.Hosts {
+			t.row("  "+h.Name, h.Namespace, h.HostClass, h.Phase, h.Address, h.Power)
 		}
 		if err := t.flush(); err != nil {
 			return err

@@ -56,14 +56,15 @@ func NewCommand(streams genericiooptions.IOStreams) *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "kubectl-tenant",
-		Short: "Your tenancy of the cluster: addresses, namespaces, networks, floating IPs, load balancers",
+		Short: "Your tenancy of the cluster: addresses, namespaces, networks, floating IPs, load balancers, bare-metal hosts",
 		Long: `kubectl tenant is the command line of a tenant.io tenancy.
 
 Tenants: "info" shows what your tenancy holds (private block, public IPs and
 who uses them, quota, networks, namespaces); "ns use dev" points your
 kubeconfig at the host namespace of your namespace dev, so plain
 "kubectl get pods" works there; "fip" and "lb" give workloads public
-addresses; "offboarding" says what still blocks deleting the tenancy.
+addresses; "host" claims bare-metal servers of the classes the provider
+offers; "offboarding" says what still blocks deleting the tenancy.
 
 Providers: "admin onboard", "admin tenants", "admin pools", "admin offboard".
 
@@ -93,6 +94,7 @@ It works as "oc tenant" too. Every request goes with your own credentials.`,
 		newNetworkCommand(o),
 		newFloatingIPCommand(o),
 		newLoadBalancerCommand(o),
+		newHostCommand(o),
 		newOffboardingCommand(o),
 		newAdminCommand(o),
 	)

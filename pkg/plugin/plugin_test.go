@@ -129,3 +129,54 @@ func TestInfoDNSNames(t *testing.T) {
 		t.Errorf("info without DNS names:\n%s", b.String())
 	}
 }
+
+func TestHostFlags(t *testing.T) {
+	sel, err := hostSelector("rack=r1,gpu in (a100,h100)")
+	if err != nil || sel.MatchLabels["rack"] != "r1" || len(sel.MatchExpressions) != 1 || sel.MatchExpressions[0].Key != "gpu" {
+		t.Errorf("hostSelector: %+v %v", sel, err)
+	}
+	if sel, err := hostSelector(" "); sel != nil || err != nil {
+		t.Errorf("hostSelector of nothing: %+v %v", sel, err)
+	}
+	if _, err := hostSelector("rack in r1"); err == nil {
+		t.Errorf("hostSelector(rack in r1): no error")
+	}
+	img, err := (&imageFlags{url: "https://images.example.net/a.qcow2", checksum: "abc", format: "qcow2"}).image()
+	if err != nil || *img != (tenantv1alpha1.HostImage{URL: "https://images.example.net/a.qcow2", Checksum: "abc", Format: "qcow2"}) {
+		t.Errorf("image: %+v %v", img, err)
+	}
+	if img, err := (&imageFlags{}).image(); img != nil || err != nil {
+		t.Errorf("no image flags: %+v %v", img, err)
+	}
+	if _, err := (&imageFlags{checksum: "abc"}).image(); err == nil {
+		t.Errorf("--checksum without --image: no error")
+	}
+}
+
+// TestInfoHosts: info lists the tenant's host claims, and has no such
+// section without any.
+func TestInfoHosts(t *testing.T) {
+	info := &tenantview.Info{Tenant: "acme", Hosts: []tenantview.HostInfo{
+		{Name: "db-1", Namespace: "dev", HostClass: "metal", Phase: "Provisioned", Address: "192.0.2.10", Power: "On"},
+		{Name: "db-2", Namespace: "dev", HostClass: "metal", Phase: "Pending"},
+	}}
+	var b strings.Builder
+	if err := writeInfo(&b, info); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nHosts (kubectl tenant host list -A):\n" +
+		"  NAME   NAMESPACE   CLASS   PHASE         ADDRESS      POWER\n" +
+		"  db-1   dev         metal   Provisioned   192.0.2.10   On\n" +
+		"  db-2   dev         metal   Pending       <none>       <none>\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("info:\n%s\nwant the section\n%s", b.String(), want)
+	}
+	info.Hosts = nil
+	b.Reset()
+	if err := writeInfo(&b, info); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "Hosts") {
+		t.Errorf("info without hosts:\n%s", b.String())
+	}
+}

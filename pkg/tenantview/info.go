@@ -35,6 +35,8 @@ type Info struct {
 	Namespaces       []NamespaceInfo   `json:"namespaces"`
 	VRFPeerings      []PeeringInfo     `json:"vrfPeerings"`
 	ProviderServices []ProviderService `json:"providerServices"`
+	// Hosts are the tenant's HostClaims: the bare-metal servers it claims.
+	Hosts []HostInfo `json:"hosts"`
 }
 
 // Problem is a condition that is not True.
@@ -99,6 +101,17 @@ type ProviderService struct {
 	Connected bool   `json:"connected"`
 }
 
+// HostInfo is a HostClaim: the server a tenant claims in one of its
+// namespaces, and where it stands.
+type HostInfo struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	HostClass string `json:"hostClass"`
+	Phase     string `json:"phase"`
+	Address   string `json:"address,omitempty"`
+	Power     string `json:"power,omitempty"`
+}
+
 // Gather reads everything Info shows of tenant, through api: with the
 // credentials of one of its members, what that member sees.
 func Gather(ctx context.Context, api tenantclient.TenantV1alpha1Interface, tenant string) (*Info, error) {
@@ -122,6 +135,10 @@ func Gather(ctx context.Context, api tenantclient.TenantV1alpha1Interface, tenan
 	services, err := c.ProviderServices().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("listing provider services: %w", err)
+	}
+	hosts, err := c.HostClaims(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing host claims: %w", err)
 	}
 
 	info := &Info{
@@ -182,6 +199,12 @@ func Gather(ctx context.Context, api tenantclient.TenantV1alpha1Interface, tenan
 		}
 		info.ProviderServices = append(info.ProviderServices, ps)
 	}
+	info.Hosts = []HostInfo{}
+	for i := range hosts.Items {
+		h := &hosts.Items[i]
+		info.Hosts = append(info.Hosts, HostInfo{Name: h.Name, Namespace: h.Namespace, HostClass: h.Spec.HostClass,
+			Phase: string(h.Status.Phase), Address: HostAddress(h), Power: string(h.Status.Power)})
+	}
 	return info, nil
 }
 
@@ -201,6 +224,7 @@ func QuotaLines(t *tenantv1alpha1.Tenant) []QuotaLine {
 		count("networks", u.Networks, q.Networks),
 		count("floatingips", u.FloatingIPs, q.FloatingIPs),
 		count("loadbalancers", u.LoadBalancers, q.LoadBalancers),
+		count("hostclaims", u.HostClaims, q.HostClaims),
 	}
 	lines = append(lines, resourceLines(q.Compute, u.Compute)...)
 	return append(lines, resourceLines(q.Objects, u.Objects)...)

@@ -23,10 +23,11 @@ var countQuotas = map[string]func(*tenantv1alpha1.TenantQuota) **int32{
 	"networks":      func(q *tenantv1alpha1.TenantQuota) **int32 { return &q.Networks },
 	"floatingips":   func(q *tenantv1alpha1.TenantQuota) **int32 { return &q.FloatingIPs },
 	"loadbalancers": func(q *tenantv1alpha1.TenantQuota) **int32 { return &q.LoadBalancers },
+	"hostclaims":    func(q *tenantv1alpha1.TenantQuota) **int32 { return &q.HostClaims },
 }
 
 // ParseQuota turns --quota k=v pairs into a TenantQuota: namespaces,
-// networks, floatingips and loadbalancers are counts of tenant objects,
+// networks, floatingips, loadbalancers and hostclaims are counts of tenant objects,
 // services, secrets, configmaps and count/<resource> object counts on the
 // host, anything else a compute resource (the server says which it
 // accepts).

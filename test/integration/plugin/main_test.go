@@ -21,7 +21,8 @@ import (
 // Users of the tests besides the stack's alice (acme), bob (globex), carol
 // (no tenant) and admin.
 const (
-	newcomer = "ida" // TestNewTenantJourney: the member of a tenant onboarded by the plugin
+	newcomer = "ida"  // TestNewTenantJourney: the member of a tenant onboarded by the plugin
+	hoster   = "hana" // TestHosts: the member of a tenant granted bare-metal servers
 )
 
 // pluginDir holds the built kubectl-tenant and kubectl_complete-tenant; the
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 		}
 		pluginDir = dir
 		return framework.RunMain(m, stack.Options{
-			ExtraUsers: []stack.User{{Name: newcomer}},
+			ExtraUsers: []stack.User{{Name: newcomer}, {Name: hoster}},
 			Setup:      stack.Demo,
 		})
 	}()
