@@ -76,6 +76,6 @@ func TestMain(m *testing.M) {
 			{Name: hostUserA}, {Name: hostUserB},
 		},
 		BareMetalStandIn: true,
-		Setup: stack.DemoPools,
+		Setup:            stack.DemoPools,
 	}))
 }
