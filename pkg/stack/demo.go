@@ -30,7 +30,9 @@ var demoPublicIPs = map[string]int32{"acme": 4, "globex": 2}
 // It creates the demo tenants acme (alice, 4 public IPs) and globex (bob,
 // 2 public IPs), each with a Namespace "dev", waits until the syncer
 // has made them Ready on the host, and offers the provider's DNS resolver
-// (namespace infra on provider network infra) to acme, not to globex.
+// (namespace infra on provider network infra) to acme, not to globex. With
+// the baremetal-operator stand-in, it registers the example's servers and
+// offers their HostClass to acme, whose quota takes two HostClaims.
 func Demo(ctx context.Context, s *Stack) error {
 	if err := DemoTenants(ctx, s); err != nil {
 		return err
@@ -41,6 +43,9 @@ func Demo(ctx context.Context, s *Stack) error {
 	}
 	for name, count := range demoPublicIPs {
 		patch := fmt.Sprintf(`{"spec":{"publicIPs":{"count":%d}}}`, count)
+		if name == "acme" && s.opts.BareMetalStandIn {
+			patch = fmt.Sprintf(`{"spec":{"publicIPs":{"count":%d},"quota":{"hostClaims":2}}}`, count)
+		}
 		if _, err := admin.TenantV1alpha1().Tenants().Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 			return fmt.Errorf("giving tenant %s public IPs: %w", name, err)
 		}
@@ -50,9 +55,13 @@ func Demo(ctx context.Context, s *Stack) error {
 			return err
 		}
 	}
-	for _, f := range []string{"provider-infra.yaml", "providerservice.yaml"} {
+	files := []string{"provider-infra.yaml", "providerservice.yaml"}
+	if s.opts.BareMetalStandIn {
+		files = append(files, "baremetalhosts.yaml", "hostclass.yaml")
+	}
+	for _, f := range files {
 		if _, _, err := s.Kubectl(ctx, AdminUser, "apply", "--server-side", "-f", filepath.Join(s.opts.RepoRoot, "artifacts", "examples", f)); err != nil {
-			return fmt.Errorf("applying the demo provider service (%s): %w", f, err)
+			return fmt.Errorf("applying the demo's %s: %w", f, err)
 		}
 	}
 	return nil

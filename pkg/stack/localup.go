@@ -23,6 +23,9 @@ func LocalOptions(repoRoot string) Options {
 		Log:           os.Stderr,
 		Console:       true,
 		TenantDNS:     true,
+		// The servers of the demo's HostClass: the baremetal-operator's
+		// part is played by the stand-in (docs/baremetal.md).
+		BareMetalStandIn: true,
 	}
 }
 
@@ -76,6 +79,10 @@ func RunLocal(ctx context.Context, out io.Writer, opts Options, hook func(contex
 	}
 	if err := printTenants(ctx, s, out); err != nil {
 		return fmt.Errorf("listing the tenants: %w", err)
+	}
+	if s.opts.BareMetalStandIn {
+		fmt.Fprintf(out, "  bare metal:      kubectl --kubeconfig %s get hostclasses; then apply artifacts/examples/hostclaim.yaml -n dev (servers of the stand-in, docs/baremetal.md)\n",
+			relToCwd(s.KubeconfigPath("alice")))
 	}
 	fmt.Fprintf(out, "  logs:            %s/*.log\n", relToCwd(s.path("logs")))
 	fmt.Fprintf(out, "  stop:            Ctrl-C (or SIGTERM) stops every process\n")

@@ -2,6 +2,7 @@ package hostclass
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -45,8 +46,12 @@ var columns = []kindstore.Column[*tenant.HostClass]{
 		return kindstore.Join(out)
 	}},
 	{Name: "Available", Type: "integer", Description: "Servers that can be claimed now.", Cell: func(o *tenant.HostClass) interface{} { return int64(o.Status.Available) }},
-	{Name: "Claimed", Type: "integer", Description: "Servers bound to a HostClaim.", Cell: func(o *tenant.HostClass) interface{} { return int64(o.Status.Claimed) }},
-	{Name: "Hosts", Type: "integer", Description: "Servers in the class.", Cell: func(o *tenant.HostClass) interface{} { return int64(o.Status.Hosts) }},
+	{Name: "Claimed", Type: "string", Description: "Servers bound to a HostClaim (the provider's to know: - for tenants).", Cell: func(o *tenant.HostClass) interface{} {
+		return providerCount(o, o.Status.Claimed)
+	}},
+	{Name: "Hosts", Type: "string", Description: "Servers in the class (the provider's to know: - for tenants).", Cell: func(o *tenant.HostClass) interface{} {
+		return providerCount(o, o.Status.Hosts)
+	}},
 	{Name: "Tenants", Type: "string", Priority: 1, Description: "Tenants the class is offered to.", Cell: func(o *tenant.HostClass) interface{} {
 		if o.Spec.AllTenants {
 			return "*"
@@ -56,6 +61,16 @@ var columns = []kindstore.Column[*tenant.HostClass]{
 	{Name: "Host Namespace", Type: "string", Priority: 1, Description: "The provider namespace of the class's BareMetalHosts.", Cell: func(o *tenant.HostClass) interface{} {
 		return kindstore.OrNone(o.Spec.HostNamespace)
 	}},
+}
+
+// providerCount is n, or "-" in a tenant's read of o (ForTenant), which
+// leaves the provider's counts out: every stored HostClass has a
+// spec.hostNamespace, and only a tenant's read has none.
+func providerCount(o *tenant.HostClass, n int32) string {
+	if o.Spec.HostNamespace == "" {
+		return "-"
+	}
+	return strconv.Itoa(int(n))
 }
 
 // OfferedTo says whether the HostClass obj is offered to tenant t: to all
