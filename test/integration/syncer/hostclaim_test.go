@@ -258,6 +258,13 @@ func TestHostClaims(t *testing.T) {
 	// The Tenant cannot go while it holds a claim.
 	err = admin.TenantV1alpha1().Tenants().Delete(ctx, bob.Name, metav1.DeleteOptions{})
 	wantStatus(t, "deleting bob's Tenant with a HostClaim", err, 409, "hostclaims default/db")
+	report := &tenantv1alpha1.OffboardingReport{}
+	if err := admin.TenantV1alpha1().RESTClient().Get().Resource("tenants").Name(bob.Name).SubResource("offboarding").Do(ctx).Into(report); err != nil {
+		t.Fatal(err)
+	}
+	if report.Ready || len(report.Blockers) != 1 || report.Blockers[0].Resource != "hostclaims" || report.Blockers[0].Name != "db" {
+		t.Errorf("bob's offboarding report: ready %v, blockers %+v; want the HostClaim db alone", report.Ready, report.Blockers)
+	}
 
 	// Alice lets the server go: it is cleaned, then bound to bob's claim.
 	cleanings := standIn.Cleanings(pool, server)
