@@ -3486,7 +3486,7 @@ func schema_pkg_apis_tenant_v1alpha1_HostAddress(ref common.ReferenceCallback) c
 				Properties: map[string]spec.Schema{
 					"type": {
 						SchemaProps: spec.SchemaProps{
-							Description: "type is InternalIP or Hostname.",
+							Description: "type is InternalIP: an address of one of the server's NICs as inspected. (The inspection's hostname is the provisioning ramdisk's, not the image's, and is not reported.)",
 							Default:     "",
 							Type:        []string{"string"},
 							Format:      "",

@@ -233,11 +233,12 @@ func (c *Controller) update(ctx context.Context, want *bareMetalHost) error {
 	return err
 }
 
-// DeepCopy copies h, its host object included.
+// DeepCopy copies the fields of h the syncer writes; the status and the
+// host object read are shared, and never changed.
 func (h *bareMetalHost) DeepCopy() *bareMetalHost {
 	out := &bareMetalHost{}
 	out.Status = h.Status
-	h.ObjectMeta.DeepCopyInto(&out.ObjectMeta)
+	h.DeepCopyInto(&out.ObjectMeta)
 	out.Spec = h.Spec
 	if h.Spec.ConsumerRef != nil {
 		r := *h.Spec.ConsumerRef

@@ -92,7 +92,8 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, hc *tenant.Host
 	}
 	if !bound {
 		if class == nil || !hostclass.OfferedTo(t.Name, t.UID, class) {
-			out := outcome{Synced: true, RequeueAfter: stateRecheck, Background: true}
+			// Looked at again when a class is added or changed.
+			out := outcome{Synced: true}
 			out.Details.associatedReason, out.Details.associatedMessage = ReasonClassNotOffered, fmt.Sprintf("HostClass %q is not offered to this tenant", hc.Spec.HostClass)
 			return out, nil
 		}
@@ -155,7 +156,9 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, hc *tenant.Host
 	if reason != "" {
 		out.Details.associatedReason, out.Details.associatedMessage = reason, msg
 	}
-	if st := bmh.Status.Provisioning.State; st == stateProvisioning || st == stateDeprovisioning || bmh.Status.PoweredOn != hc.Spec.Online {
+	// No event says when a tenant's Secret appears or changes (the syncer
+	// watches no Secrets): a claim waiting for its data looks again.
+	if st := bmh.Status.Provisioning.State; reason != "" || st == stateProvisioning || st == stateDeprovisioning || bmh.Status.PoweredOn != hc.Spec.Online {
 		out.RequeueAfter, out.Background = stateRecheck, true
 	}
 	return out, nil

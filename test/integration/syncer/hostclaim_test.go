@@ -117,12 +117,6 @@ func TestHostClaims(t *testing.T) {
 
 	aliceNS := hostnames.Namespace(alice.Name, alice.UID, defaultNamespace)
 	miraHost, _ := hostClientsAs(t, hostUserA)
-	if _, err := miraHost.CoreV1().Secrets(aliceNS).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "boot"},
-		StringData: map[string]string{"userData": "#cloud-config\nhostname: alice-web\n"},
-	}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 
 	// Alice claims the large server, and provisions it.
 	aliceClaims := mira.TenantV1alpha1().HostClaims(defaultNamespace)
@@ -144,6 +138,21 @@ func TestHostClaims(t *testing.T) {
 		t.Errorf("the bound claim does not describe its server: %+v", bound.Status)
 	}
 	wantNothingOfTheServer(t, bound, pool, server)
+	// Its user data Secret does not exist yet: the claim says so, and
+	// notices when it appears.
+	if r := findCondition(bound.Status.Conditions, "Ready"); r == nil || r.Reason != "DataNotFound" || !strings.Contains(r.Message, `Secret "boot" not found`) {
+		t.Errorf("Ready before the user data exists: %+v", r)
+	}
+	if _, err := miraHost.CoreV1().Secrets(aliceNS).Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "boot"},
+		StringData: map[string]string{"userData": "#cloud-config\nhostname: alice-web\n"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitClaim(ctx, t, mira, "web", "user data found, no image yet", func(c *tenantv1alpha1.HostClaim) bool {
+		r := findCondition(c.Status.Conditions, "Ready")
+		return r != nil && r.Reason == "NoImage"
+	})
 
 	// Data larger than a config drive takes is not copied, and no image
 	// is written with it.

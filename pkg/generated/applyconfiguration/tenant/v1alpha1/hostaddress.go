@@ -23,7 +23,9 @@ package v1alpha1
 //
 // HostAddress is an address of a server.
 type HostAddressApplyConfiguration struct {
-	// type is InternalIP or Hostname.
+	// type is InternalIP: an address of one of the server's NICs as
+	// inspected. (The inspection's hostname is the provisioning ramdisk's,
+	// not the image's, and is not reported.)
 	Type *string `json:"type,omitempty"`
 	// address is the address.
 	Address *string `json:"address,omitempty"`
