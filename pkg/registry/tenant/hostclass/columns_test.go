@@ -54,8 +54,17 @@ func TestColumns(t *testing.T) {
 		}
 	}
 
-	// What a tenant is shown of the class: no namespace, only itself.
+	// What a tenant is shown of the class: no namespace, only itself,
+	// conditions without the syncer's messages, which name the namespace.
+	list.Items[0].Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Counted",
+		Message: "3 servers in namespace metal3-hosts match the class"}}
 	redacted := ForTenant("acme", &list.Items[0]).(*tenant.HostClass)
+	if c := redacted.Status.Conditions; len(c) != 1 || c[0].Reason != "Counted" || c[0].Message != "" {
+		t.Errorf("acme's conditions %+v, want Ready Counted without a message", c)
+	}
+	if list.Items[0].Status.Conditions[0].Message == "" {
+		t.Error("redacting changed the stored object's conditions")
+	}
 	rows, err := table.ConvertToTable(context.Background(), redacted, nil)
 	if err != nil {
 		t.Fatal(err)
