@@ -1,6 +1,7 @@
 // Package adminclient reads admin.tenant.io, the provider's views of every
-// tenant's Namespaces, Networks, FloatingIPs and LoadBalancers, into
-// tenant.io's v1alpha1 types. The views are read-only: get, list, watch.
+// tenant's Namespaces, Networks, FloatingIPs, LoadBalancers and
+// HostClaims, into tenant.io's v1alpha1 types. The views are read-only:
+// get, list, watch.
 package adminclient
 
 import (
@@ -81,6 +82,12 @@ func (c *Client) FloatingIPs(namespace string) *Reader[*tenantv1alpha1.FloatingI
 // or of every tenant's namespaces ("").
 func (c *Client) LoadBalancers(namespace string) *Reader[*tenantv1alpha1.LoadBalancer, *tenantv1alpha1.LoadBalancerList] {
 	return newReader[tenantv1alpha1.LoadBalancer, tenantv1alpha1.LoadBalancerList](c, "loadbalancers", namespace)
+}
+
+// HostClaims reads the HostClaims of namespace "<tenant>.<namespace>", or
+// of every tenant's namespaces ("").
+func (c *Client) HostClaims(namespace string) *Reader[*tenantv1alpha1.HostClaim, *tenantv1alpha1.HostClaimList] {
+	return newReader[tenantv1alpha1.HostClaim, tenantv1alpha1.HostClaimList](c, "hostclaims", namespace)
 }
 
 // Reader reads one view: T is its object type, L its list type.

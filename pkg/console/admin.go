@@ -203,8 +203,8 @@ func (s *Server) onboard(w http.ResponseWriter, r *http.Request) {
 type adminTenantData struct {
 	Tenant *tenantv1alpha1.Tenant
 	Table  *tableData
-	// Views are the tenant's Namespaces, Networks, FloatingIPs and
-	// LoadBalancers; ViewsError why they could not be read.
+	// Views are the tenant's Namespaces, Networks, FloatingIPs,
+	// LoadBalancers and HostClaims; ViewsError why they could not be read.
 	Views      []*tableData
 	ViewsError *apiError
 }
@@ -249,7 +249,8 @@ var (
 	viewNetworks   = viewOf(networks)
 	viewFIPs       = viewOf(floatingIPs)
 	viewLBs        = viewOf(loadBalancers)
-	viewKinds      = []*kind{viewNamespaces, viewNetworks, viewFIPs, viewLBs}
+	viewHosts      = viewOf(hostClaims)
+	viewKinds      = []*kind{viewNamespaces, viewNetworks, viewFIPs, viewLBs, viewHosts}
 )
 
 // viewOf is the provider's view of tenant kind k.
@@ -297,6 +298,7 @@ func init() {
 	readsViewFrom(viewNetworks, func(v *adminclient.Client) reader[*tenantv1alpha1.NetworkList] { return v.Networks() })
 	readsViewFrom(viewFIPs, func(v *adminclient.Client) reader[*tenantv1alpha1.FloatingIPList] { return v.FloatingIPs("") })
 	readsViewFrom(viewLBs, func(v *adminclient.Client) reader[*tenantv1alpha1.LoadBalancerList] { return v.LoadBalancers("") })
+	readsViewFrom(viewHosts, func(v *adminclient.Client) reader[*tenantv1alpha1.HostClaimList] { return v.HostClaims("") })
 }
 
 // tenantSelector selects tenant t's objects in the admin views.

@@ -24,12 +24,12 @@ const tenantResource = "tenant.tenant.io"
 func newAdminCommand(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "admin",
-		Short: "Provider commands: onboard, tenants, pools, offboard; every tenant's namespaces, networks, fips, lbs; whois",
+		Short: "Provider commands: onboard, tenants, pools, offboard; every tenant's namespaces, networks, fips, lbs, hosts; whois",
 		Long: `Provider commands. onboard, tenants, pools, offboard and whois need the
 right to manage Tenants; onboard's summary acts in the new tenant by
 impersonating its host group tenant.io:<tenant>, as providers do with
-kubectl --as-group. namespaces, networks, fips and lbs read every tenant's
-objects in the provider's read-only views (admin.tenant.io).`,
+kubectl --as-group. namespaces, networks, fips, lbs and hosts read every
+tenant's objects in the provider's read-only views (admin.tenant.io).`,
 	}
 	cmd.AddCommand(newOnboardCommand(o), newTenantsCommand(o), newPoolsCommand(o), newOffboardCommand(o))
 	cmd.AddCommand(newViewsCommands(o)...)

@@ -153,6 +153,22 @@ func newViewsCommands(o *Options) []*cobra.Command {
 			}
 			return l, nil
 		}),
+		newViewCommand(o, "hosts", "hostclaims", "Every tenant's HostClaims", func(ctx context.Context, s *session, f *viewFilter) (*listing, error) {
+			list, err := s.views.HostClaims("").List(ctx, f.options())
+			if err != nil {
+				return nil, err
+			}
+			l := &listing{kind: "HostClaim", resource: "hostclaim." + admin.GroupName, all: true,
+				headers: []string{"NAME", "TENANT", "PHASE", "CLASS", "ADDRESS", "POWER", "READY", "AGE"}, wide: []string{"ONLINE", "IMAGE", "BOOT MAC", "HARDWARE", "REASON"}}
+			for i := range list.Items {
+				h := &list.Items[i]
+				if f.keep(h.Status.Conditions) {
+					l.add(h, h.Name, []string{h.Name, tenantOf(h), string(h.Status.Phase), h.Spec.HostClass, orNone(tenantview.HostAddress(h)), orNone(string(h.Status.Power)),
+						tenantview.Ready(h.Status.Conditions), age(o.Now(), h.CreationTimestamp)}, append(hostClaimWideColumns(h), notReadyReason(h.Status.Conditions))...)
+				}
+			}
+			return l, nil
+		}),
 		newWhoisCommand(o),
 	}
 }

@@ -1,8 +1,8 @@
 package integration
 
 // The provider's views (admin.tenant.io): every tenant's Namespaces,
-// Networks, FloatingIPs and LoadBalancers, read-only, named so that two
-// tenants' objects of the same name never share a key.
+// Networks, FloatingIPs, LoadBalancers and HostClaims, read-only, named so
+// that two tenants' objects of the same name never share a key.
 
 import (
 	"context"
@@ -371,11 +371,40 @@ func TestAdminViewsInKubectl(t *testing.T) {
 	if rows["acme.dev/kubectl-seen"] != "acme" || rows["globex.dev/kubectl-seen"] != "globex" {
 		t.Errorf("kubectl get floatingips.admin.tenant.io -A: rows %v, want acme.dev/kubectl-seen of acme and globex.dev/kubectl-seen of globex", rows)
 	}
+
+	// HostClaims: tenant.io's columns after NAME and TENANT, and the kind's
+	// own field selectors.
+	hc := isoKind(t, "HostClaim")
+	isoCreate(ctx, t, isoAlice, hc, "dev", "kubectl-seen", nil)
+	isoCreate(ctx, t, isoBob, hc, "dev", "kubectl-seen", nil)
+	for _, c := range []struct {
+		args   []string
+		header string
+	}{
+		{nil, "NAMESPACE NAME TENANT PHASE HOST CLASS ADDRESS POWER AGE"},
+		{[]string{"-o", "wide"}, "NAMESPACE NAME TENANT PHASE HOST CLASS ADDRESS POWER ONLINE IMAGE BOOT MAC AGE"},
+	} {
+		args := append([]string{"get", "hostclaims.admin.tenant.io", "-A", "--field-selector", "metadata.name=kubectl-seen,spec.hostClass=" + demoHostClass}, c.args...)
+		out, _, err := isoAdmin.kubectl(ctx, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) != 3 || strings.Join(strings.Fields(lines[0]), " ") != c.header {
+			t.Fatalf("kubectl %v: want the header %s and 2 rows, got\n%s", args, c.header, out)
+		}
+		for i, want := range []string{"acme.dev kubectl-seen acme Pending " + demoHostClass, "globex.dev kubectl-seen globex Pending " + demoHostClass} {
+			if got := strings.Join(strings.Fields(lines[1+i]), " "); !strings.HasPrefix(got, want+" ") {
+				t.Errorf("kubectl %v: row %q, want it to start with %q", args, got, want)
+			}
+		}
+	}
+
 	out, _, err = isoAdmin.kubectl(ctx, "get", "tenantio-admin", "-A", "-o", "name")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"network.admin.tenant.io/acme.default", "namespace.admin.tenant.io/globex.dev", "floatingip.admin.tenant.io/kubectl-seen"} {
+	for _, want := range []string{"network.admin.tenant.io/acme.default", "namespace.admin.tenant.io/globex.dev", "floatingip.admin.tenant.io/kubectl-seen", "hostclaim.admin.tenant.io/kubectl-seen"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("kubectl get tenantio-admin: no %s in\n%s", want, out)
 		}

@@ -108,6 +108,14 @@ var kinds = []kindCase{
 	{kind: "LoadBalancer", resource: "loadbalancers", shortName: "lb", namespaced: true, tenantOwned: true,
 		spec:  map[string]interface{}{"selector": map[string]interface{}{"app": "web"}, "ports": []interface{}{map[string]interface{}{"name": "http", "port": int64(80), "targetPort": int64(8080), "protocol": "TCP"}}},
 		patch: map[string]interface{}{"spec": map[string]interface{}{"sourceRanges": []interface{}{"198.51.100.0/24"}}}},
+	{kind: "HostClass", resource: "hostclasses", shortName: "hcls",
+		spec:  map[string]interface{}{"hostNamespace": "it-no-servers", "tenantLabels": []interface{}{"rack"}, "tenants": []interface{}{"acme", "globex"}},
+		patch: map[string]interface{}{"spec": map[string]interface{}{"hardware": "None"}}},
+	{kind: "HostClaim", resource: "hostclaims", shortName: "hc", namespaced: true, tenantOwned: true,
+		// The demo tenants' class, whose namespace holds no server: a
+		// claim stays Pending (demoHostClass).
+		spec:  map[string]interface{}{"hostClass": demoHostClass},
+		patch: map[string]interface{}{"spec": map[string]interface{}{"online": true}}},
 }
 
 func manifest(k kindCase, name string, spec map[string]interface{}) map[string]interface{} {
@@ -184,8 +192,8 @@ func dynamicFor(t *testing.T, user string, k kindCase) dynamic.ResourceInterface
 	return dyn.Resource(k.gvr())
 }
 
-// TestDiscovery checks that kubectl finds the eight kinds through the
-// aggregator with their scope and short names.
+// TestDiscovery checks that kubectl finds every kind through the
+// aggregator with its scope and short name.
 func TestDiscovery(t *testing.T) {
 	ctx := framework.Context(t, 2*time.Minute)
 	out, _, err := framework.Current().Kubectl(ctx, stack.AdminUser, "api-resources", "--api-group=tenant.io", "--no-headers", "-o", "wide")
@@ -579,6 +587,9 @@ func TestExplain(t *testing.T) {
 		{"floatingips.tenant.io.spec.target", "VirtualMachine or Pod"},
 		{"loadbalancers.tenant.io.status", "address"},
 		{"addresspools.tenant.io.spec.purpose", "TenantNetworks"},
+		{"hostclaims.tenant.io.spec", "rebootRequestedAt"},
+		{"hostclaims.tenant.io.spec.hostClass", "Immutable"},
+		{"hostclasses.tenant.io", "bare-metal servers the provider offers"},
 	} {
 		out, _, err := framework.Current().Kubectl(ctx, alice, "explain", c.path)
 		if err != nil {
@@ -736,6 +747,11 @@ func TestInvalidInputs(t *testing.T) {
 		{"load balancer bad source range", "LoadBalancer", "bad-range", map[string]interface{}{"selector": map[string]interface{}{"app": "web"}, "ports": []interface{}{map[string]interface{}{"port": int64(80)}}, "sourceRanges": []interface{}{"0.0.0.0/33"}}, "spec.sourceRanges[0]"},
 		{"load balancer bad target port", "LoadBalancer", "bad-target-port", map[string]interface{}{"selector": map[string]interface{}{"app": "web"}, "ports": []interface{}{map[string]interface{}{"port": int64(80), "targetPort": int64(70000)}}}, "spec.ports[0].targetPort"},
 		{"load balancer bad selector", "LoadBalancer", "bad-selector", map[string]interface{}{"selector": map[string]interface{}{"bad key!": "web"}, "ports": []interface{}{map[string]interface{}{"port": int64(80)}}}, "spec.selector"},
+		{"host class platform label", "HostClass", "bad-label", map[string]interface{}{"hostNamespace": "it-no-servers", "tenantLabels": []interface{}{"kubernetes.io/hostname"}}, "spec.tenantLabels[0]"},
+		{"host class offered twice over", "HostClass", "bad-offer", map[string]interface{}{"hostNamespace": "it-no-servers", "allTenants": true, "tenants": []interface{}{"acme"}}, "spec.tenants"},
+		{"host claim of no class", "HostClaim", "bad-class", map[string]interface{}{"hostClass": "no-such-class"}, "spec.hostClass"},
+		{"host claim local image", "HostClaim", "bad-image", map[string]interface{}{"hostClass": demoHostClass, "image": map[string]interface{}{"url": "file:///etc/passwd", "checksum": "https://images.example.net/x.sha256sum"}}, "spec.image.url"},
+		{"host claim data from another namespace", "HostClaim", "bad-data", map[string]interface{}{"hostClass": demoHostClass, "userData": map[string]interface{}{"name": "../other/boot"}}, "spec.userData.name"},
 	}
 	if len(cases) < 20 {
 		t.Fatalf("only %d bad inputs", len(cases))

@@ -1,7 +1,8 @@
 package integration
 
-// Isolation of provider kinds: what tenant members read of Tenants and
-// ProviderServices, provider list pagination, admin impersonation.
+// Isolation of provider kinds: what tenant members read of Tenants,
+// ProviderServices, VRFPeerings and HostClasses, provider list pagination,
+// admin impersonation.
 
 import (
 	"context"
@@ -30,7 +31,7 @@ func TestIsolationProviderScope(t *testing.T) {
 	isoDemoTenants(t)
 	ctx := framework.Context(t, 2*time.Minute)
 	tenantKind, poolKind, psvcKind, peeringKind := isoKind(t, "Tenant"), isoKind(t, "AddressPool"), isoKind(t, "ProviderService"), isoKind(t, "VRFPeering")
-	netKind := isoKind(t, "Network")
+	netKind, hclsKind := isoKind(t, "Network"), isoKind(t, "HostClass")
 
 	// Provider objects of every kind, by the admin.
 	createPsvc := func(name string, extra map[string]interface{}) *unstructured.Unstructured {
@@ -58,16 +59,31 @@ func TestIsolationProviderScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	isoDeleteAtEnd(t, isoAdmin, peeringKind, peeringGlobex)
+	createClass := func(name string, offer map[string]interface{}) *unstructured.Unstructured {
+		spec := map[string]interface{}{"hostNamespace": "iso-servers", "tenantLabels": []interface{}{"rack"}}
+		for k, v := range offer {
+			spec[k] = v
+		}
+		created, err := isoAdmin.resource(t, hclsKind, "").Create(ctx, &unstructured.Unstructured{Object: manifest(hclsKind, name, spec)}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		isoDeleteAtEnd(t, isoAdmin, hclsKind, created)
+		return created
+	}
+	classAcme := createClass("iso-hcls-acme", map[string]interface{}{"tenants": []interface{}{"acme"}})
+	classGlobex := createClass("iso-hcls-globex", map[string]interface{}{"tenants": []interface{}{"globex"}})
+	classAll := createClass("iso-hcls-all", map[string]interface{}{"allTenants": true})
 	acmeTenant, err := isoAdmin.resource(t, tenantKind, "").Get(ctx, "acme", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	existing := map[string]*unstructured.Unstructured{
-		"Tenant": acmeTenant, "AddressPool": pool, "ProviderService": offerAcme, "VRFPeering": peering,
+		"Tenant": acmeTenant, "AddressPool": pool, "ProviderService": offerAcme, "VRFPeering": peering, "HostClass": classAcme,
 	}
 
 	t.Run("tenant members may not write provider kinds", func(t *testing.T) {
-		for _, k := range []kindCase{tenantKind, poolKind, psvcKind, peeringKind} {
+		for _, k := range []kindCase{tenantKind, poolKind, psvcKind, peeringKind, hclsKind} {
 			target := existing[k.kind]
 			for _, c := range []struct {
 				caller isoCaller
@@ -218,6 +234,69 @@ func TestIsolationProviderScope(t *testing.T) {
 		}
 	})
 
+	t.Run("host classes offered", func(t *testing.T) {
+		for _, m := range []struct {
+			c            isoCaller
+			tenant       string
+			want, hidden *unstructured.Unstructured
+		}{{isoAlice, "acme", classAcme, classGlobex}, {isoBob, "globex", classGlobex, classAcme}} {
+			res := m.c.resource(t, hclsKind, "")
+			for _, opts := range []metav1.ListOptions{{}, {ResourceVersion: "0"}, {FieldSelector: "metadata.name=" + m.hidden.GetName()},
+				{FieldSelector: "spec.hostNamespace=iso-servers"}, {Limit: 1}} {
+				list, err := res.List(ctx, opts)
+				if err != nil {
+					t.Fatalf("%s lists hostclasses %+v: %v", m.c, opts, err)
+				}
+				for _, it := range list.Items {
+					tenants, _, _ := unstructured.NestedStringSlice(it.Object, "spec", "tenants")
+					hostNS, _, _ := unstructured.NestedString(it.Object, "spec", "hostNamespace")
+					if it.GetName() == m.hidden.GetName() || !isoOfferedTo(&it, m.tenant) {
+						t.Errorf("%s lists hostclasses %+v: LEAK: %s", m.c, opts, it.GetName())
+					}
+					raw, _ := it.MarshalJSON()
+					if hostNS != "" || len(tenants) > 1 || len(it.GetAnnotations()) > 0 || strings.Contains(string(raw), "iso-servers") || strings.Contains(string(raw), "it-no-servers") {
+						t.Errorf("%s lists hostclasses %+v: %s unredacted: hostNamespace %q, tenants %v, annotations %v",
+							m.c, opts, it.GetName(), hostNS, tenants, it.GetAnnotations())
+					}
+				}
+				if opts.FieldSelector == "" && opts.Limit == 0 {
+					if names := isoNames(list); !slices.Contains(names, m.want.GetName()) || !slices.Contains(names, classAll.GetName()) {
+						t.Errorf("%s lists hostclasses %v, want %s and %s among them", m.c, names, m.want.GetName(), classAll.GetName())
+					}
+				}
+			}
+			for _, name := range []string{m.want.GetName(), classAll.GetName()} {
+				if _, err := res.Get(ctx, name, metav1.GetOptions{}); err != nil {
+					t.Errorf("%s get hostclass %s: %v", m.c, name, err)
+				}
+			}
+			for _, opts := range []metav1.GetOptions{{}, {ResourceVersion: "0"}} {
+				_, err := res.Get(ctx, m.hidden.GetName(), opts)
+				_, errMissing := res.Get(ctx, "no-such-class", opts)
+				isoSameAsMissing(t, fmt.Sprintf("%s get hostclass %s rv=%q", m.c, m.hidden.GetName(), opts.ResourceVersion), err, m.hidden.GetName(), errMissing, "no-such-class")
+			}
+			// Host RBAC grants members no hostclasses/status: the same 403
+			// whether the class is offered, hidden or missing.
+			for _, name := range []string{m.want.GetName(), m.hidden.GetName(), "no-such-class"} {
+				_, err := res.Get(ctx, name, metav1.GetOptions{}, "status")
+				isoWantErr(t, m.c.String()+" get hostclass status "+name, err, 403, `cannot get resource "hostclasses/status"`)
+			}
+			_, stderr, err := m.c.kubectl(ctx, "get", "hostclass", m.hidden.GetName())
+			isoWantKubectlErr(t, m.c.String()+" kubectl get hostclass "+m.hidden.GetName(), stderr, err, "NotFound")
+			out, _, err := m.c.kubectl(ctx, "get", "hostclasses", "-o", "name")
+			if names := strings.Fields(out); err != nil || slices.Contains(names, "hostclass.tenant.io/"+m.hidden.GetName()) || !slices.Contains(names, "hostclass.tenant.io/"+m.want.GetName()) {
+				t.Errorf("%s kubectl get hostclasses: %v %q; want %s and not %s", m.c, err, out, m.want.GetName(), m.hidden.GetName())
+			}
+
+			t.Run(m.c.user+" watches", func(t *testing.T) {
+				for _, opts := range []metav1.ListOptions{{}, {ResourceVersion: "0", AllowWatchBookmarks: true}} {
+					isoProviderWatch(ctx, t, m.c, hclsKind, opts, []string{m.hidden.GetName(), m.want.GetName()},
+						func(name string) bool { return name != m.hidden.GetName() })
+				}
+			})
+		}
+	})
+
 	t.Run("vrf peerings of their own networks", func(t *testing.T) {
 		for _, m := range []struct {
 			c            isoCaller
@@ -345,7 +424,7 @@ func TestIsolationProviderScope(t *testing.T) {
 func TestIsolationProviderListPagination(t *testing.T) {
 	isoDemoTenants(t)
 	ctx := framework.Context(t, 2*time.Minute)
-	tenantKind, psvcKind := isoKind(t, "Tenant"), isoKind(t, "ProviderService")
+	tenantKind, psvcKind, hclsKind := isoKind(t, "Tenant"), isoKind(t, "ProviderService"), isoKind(t, "HostClass")
 	// Objects alice may not see, named to sort before and after hers.
 	isoTenant(ctx, t, "aaa-hidden", "10.56.0.0/16", tenantv1alpha1.TenantQuota{})
 	isoTenant(ctx, t, "zzz-hidden", "10.57.0.0/16", tenantv1alpha1.TenantQuota{})
@@ -363,6 +442,18 @@ func TestIsolationProviderListPagination(t *testing.T) {
 		}
 		isoDeleteAtEnd(t, isoAdmin, psvcKind, created)
 	}
+	for _, name := range []string{"aaa-hidden-hcls", "iso-page-hcls", "zzz-hidden-hcls"} {
+		tenants := []interface{}{"globex"}
+		if name == "iso-page-hcls" {
+			tenants = []interface{}{"acme"}
+		}
+		obj := &unstructured.Unstructured{Object: manifest(hclsKind, name, map[string]interface{}{"hostNamespace": "iso-servers", "tenants": tenants})}
+		created, err := isoAdmin.resource(t, hclsKind, "").Create(ctx, obj, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		isoDeleteAtEnd(t, isoAdmin, hclsKind, created)
+	}
 
 	for _, c := range []struct {
 		k       kindCase
@@ -370,6 +461,7 @@ func TestIsolationProviderListPagination(t *testing.T) {
 	}{
 		{tenantKind, func(o *unstructured.Unstructured) bool { return o.GetName() == "acme" }},
 		{psvcKind, func(o *unstructured.Unstructured) bool { return isoOfferedTo(o, "acme") }},
+		{hclsKind, func(o *unstructured.Unstructured) bool { return isoOfferedTo(o, "acme") }},
 	} {
 		t.Run(c.k.kind, func(t *testing.T) {
 			all, err := isoAdmin.resource(t, c.k, "").List(ctx, metav1.ListOptions{})

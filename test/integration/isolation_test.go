@@ -39,6 +39,7 @@ func TestIsolationSameNames(t *testing.T) {
 		{"Network", "", "shared"},
 		{"FloatingIP", "dev", "shared"},
 		{"LoadBalancer", "dev", "shared"},
+		{"HostClaim", "dev", "shared"},
 	}
 
 	// created[tenant][kind] is the object the tenant's member created.
@@ -431,7 +432,7 @@ func TestIsolationTenantLabel(t *testing.T) {
 func TestIsolationVirtualNamespaces(t *testing.T) {
 	isoDemoTenants(t)
 	ctx := framework.Context(t, 2*time.Minute)
-	nsKind, fipKind, lbKind := isoKind(t, "Namespace"), isoKind(t, "FloatingIP"), isoKind(t, "LoadBalancer")
+	nsKind, fipKind, lbKind, hcKind := isoKind(t, "Namespace"), isoKind(t, "FloatingIP"), isoKind(t, "LoadBalancer"), isoKind(t, "HostClaim")
 	isoCreate(ctx, t, isoAlice, nsKind, "", "iso-ns-both", nil)
 	isoCreate(ctx, t, isoAlice, nsKind, "", "iso-ns-alice", nil)
 	isoCreate(ctx, t, isoBob, nsKind, "", "iso-ns-both", nil)
@@ -444,6 +445,7 @@ func TestIsolationVirtualNamespaces(t *testing.T) {
 		bobFIPs.add(isoCreate(ctx, t, isoBob, fipKind, ns, "web", nil))
 	}
 	aliceLB := isoCreate(ctx, t, isoAlice, lbKind, "iso-ns-alice", "web", nil)
+	isoCreate(ctx, t, isoAlice, hcKind, "iso-ns-alice", "web", nil)
 
 	t.Run("a namespace nobody has", func(t *testing.T) {
 		_, stderr, err := isoAlice.kubectl(ctx, "get", "floatingips", "-n", "nosuch")
@@ -491,7 +493,7 @@ func TestIsolationVirtualNamespaces(t *testing.T) {
 	})
 
 	t.Run("another tenant's namespace", func(t *testing.T) {
-		for _, k := range []kindCase{fipKind, lbKind} {
+		for _, k := range []kindCase{fipKind, lbKind, hcKind} {
 			res := isoBob.resource(t, k, "iso-ns-alice")
 			_, err := res.List(ctx, metav1.ListOptions{})
 			_, errMissing := isoBob.resource(t, k, "iso-ns-never").List(ctx, metav1.ListOptions{})

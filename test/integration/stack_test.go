@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
@@ -32,6 +34,7 @@ func TestMain(m *testing.M) {
 // "default" made sure of before its Namespace "dev" names it: a Namespace
 // must name an existing Network, and onboarding creates "default" only a
 // moment after the Tenant (whoever is first, the other finds it there).
+// Each demo tenant may also claim servers of demoHostClass.
 func demoTenants(ctx context.Context, s *stack.Stack) error {
 	if err := stack.DemoPools(ctx, s); err != nil {
 		return err
@@ -47,7 +50,55 @@ func demoTenants(ctx context.Context, s *stack.Stack) error {
 			return err
 		}
 	}
-	return stack.DemoTenants(ctx, s)
+	if err := stack.DemoTenants(ctx, s); err != nil {
+		return err
+	}
+	return demoHostClaims(ctx, s.RESTConfig(stack.AdminUser))
+}
+
+// demoHostClass is the HostClass offered to the demo tenants acme and
+// globex by demoTenants. Its namespace holds no BareMetalHost: claims of
+// it are stored and stay Pending, which is all the API tests need.
+const demoHostClass = "it-hosts"
+
+// demoHostClaimQuota is the demo tenants' least quota of HostClaims: the
+// isolation tests hold up to five claims a tenant at once.
+const demoHostClaimQuota = 8
+
+// demoHostClaims makes sure of demoHostClass and of each demo tenant's
+// quota of HostClaims, with the provider admin's configuration cfg: a
+// test that applies artifacts/examples/tenant.yaml lowers acme's.
+func demoHostClaims(ctx context.Context, cfg *rest.Config) error {
+	c, err := clientset.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	_, err = c.TenantV1alpha1().HostClasses().Create(ctx, &tenantv1alpha1.HostClass{
+		ObjectMeta: metav1.ObjectMeta{Name: demoHostClass},
+		Spec:       tenantv1alpha1.HostClassSpec{HostNamespace: "it-no-servers", Tenants: []string{"acme", "globex"}},
+	}, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating HostClass %s: %w", demoHostClass, err)
+	}
+	tenants := c.TenantV1alpha1().Tenants()
+	for _, name := range []string{"acme", "globex"} {
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			tn, err := tenants.Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			if q := tn.Spec.Quota.HostClaims; q != nil && *q >= demoHostClaimQuota {
+				return nil
+			}
+			tn.Spec.Quota.HostClaims = ptr.To[int32](demoHostClaimQuota)
+			_, err = tenants.Update(ctx, tn, metav1.UpdateOptions{})
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("giving tenant %s a quota of %d HostClaims: %w", name, demoHostClaimQuota, err)
+		}
+	}
+	return nil
 }
 
 // ensureNetwork creates the Network name (Layer2, subnet defaulted by the

@@ -1,15 +1,15 @@
 // Package admin is the admin.tenant.io API group: the provider's read-only
 // views of every tenant's objects. Its kinds are tenant.io's Namespace,
-// Network, FloatingIP and LoadBalancer, with the same fields; what differs
-// is their names, which carry their tenant so that objects of different
-// tenants never share a key:
+// Network, FloatingIP, LoadBalancer and HostClaim, with the same fields;
+// what differs is their names, which carry their tenant so that objects of
+// different tenants never share a key:
 //
 //   - a tenant kind's object (Namespace, Network) is named
 //     "<tenant>.<name>": Network "default" of tenant acme is "acme.default";
-//   - a namespaced kind's object (FloatingIP, LoadBalancer) keeps its name
-//     and lives in namespace "<tenant>.<namespace>": FloatingIP "web" in
-//     acme's Namespace "prod" is "web" in "acme.prod", which is also the
-//     name of that Namespace in this group.
+//   - a namespaced kind's object (FloatingIP, LoadBalancer, HostClaim)
+//     keeps its name and lives in namespace "<tenant>.<namespace>":
+//     FloatingIP "web" in acme's Namespace "prod" is "web" in "acme.prod",
+//     which is also the name of that Namespace in this group.
 //
 // Tenant names are DNS labels, so the first "." of a name always ends the
 // tenant. Every object also carries the label tenant.io/tenant.
@@ -42,7 +42,7 @@ func Resource(resource string) schema.GroupResource {
 }
 
 // Kinds are the kinds the group serves.
-var Kinds = []string{"Namespace", "Network", "FloatingIP", "LoadBalancer"}
+var Kinds = []string{"Namespace", "Network", "FloatingIP", "LoadBalancer", "HostClaim"}
 
 // AddToScheme registers the group's kinds, internal and v1alpha1, with
 // tenant.io's conversions and field selectors, v1alpha1 preferred.
@@ -52,6 +52,7 @@ func AddToScheme(scheme *runtime.Scheme) error {
 		&tenant.Network{}, &tenant.NetworkList{},
 		&tenant.FloatingIP{}, &tenant.FloatingIPList{},
 		&tenant.LoadBalancer{}, &tenant.LoadBalancerList{},
+		&tenant.HostClaim{}, &tenant.HostClaimList{},
 	)
 	AddVersionedToScheme(scheme)
 	if err := v1alpha1.RegisterConversions(scheme); err != nil {
@@ -72,6 +73,7 @@ func AddVersionedToScheme(scheme *runtime.Scheme) {
 		&v1alpha1.Network{}, &v1alpha1.NetworkList{},
 		&v1alpha1.FloatingIP{}, &v1alpha1.FloatingIPList{},
 		&v1alpha1.LoadBalancer{}, &v1alpha1.LoadBalancerList{},
+		&v1alpha1.HostClaim{}, &v1alpha1.HostClaimList{},
 	)
 	metav1.AddToGroupVersion(scheme, SchemeGroupVersion)
 }

@@ -1,6 +1,6 @@
 // Package admin serves admin.tenant.io: the provider's read-only views of
-// every tenant's Namespaces, Networks, FloatingIPs and LoadBalancers,
-// read from tenant.io's own storage and watch caches. Objects are renamed
+// every tenant's Namespaces, Networks, FloatingIPs, LoadBalancers and
+// HostClaims, read from tenant.io's own storage and watch caches. Objects are renamed
 // on the way out (see pkg/apis/admin) so that no two tenants' objects share
 // a key, and kubectl tables gain a TENANT column.
 package admin
@@ -71,6 +71,7 @@ func NewViews(storages *kindstore.Storages, resolver tenancy.Resolver, watches *
 		{storages.Networks, "network", false},
 		{storages.FloatingIPs, "floatingip", true},
 		{storages.LoadBalancers, "loadbalancer", true},
+		{storages.HostClaims, "hostclaim", true},
 	} {
 		out[v.st.Resource] = &View{Store: v.st.Store, Resolver: resolver, Watches: watches,
 			Resource: admin.Resource(v.st.Resource), Singular: v.singular, Namespaced: v.namespaced}

@@ -2,6 +2,7 @@ package plugin
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -165,6 +166,16 @@ func TestHosts(t *testing.T) {
 			t.Errorf("admin tenants: hostco's HOSTS %q, want 1/2:\n%s", f[8], out)
 		}
 	}
+	// The provider's view of every tenant's claims.
+	out = admin.ok(ctx, t, "admin", "hosts", "--tenant", "hostco", "-o", "wide")
+	mustContain(t, "admin hosts --tenant hostco -o wide", out, "NAMESPACE", "TENANT", "CLASS", "ONLINE", "BOOT MAC")
+	if !slices.ContainsFunc(strings.Split(out, "\n"), func(line string) bool {
+		f := strings.Fields(line)
+		return len(f) > 4 && f[0] == "hostco.dev" && f[1] == "db-1" && f[2] == "hostco" && f[4] == "metal-hostco"
+	}) {
+		t.Errorf("admin hosts --tenant hostco -o wide: no row hostco.dev db-1 hostco <phase> metal-hostco:\n%s", out)
+	}
+	mustNotContain(t, "admin hosts --tenant globex", admin.ok(ctx, t, "admin", "hosts", "--tenant", "globex"), "db-1")
 
 	// Completion of claim names.
 	r = hana.kubectlRun(ctx, "__complete", "tenant", "host", "reboot", "-n", "dev", "")

@@ -23,6 +23,8 @@ var selectableFields = map[string][]string{
 	"Network":         {"spec.topology", "spec.serviceNetwork"},
 	"FloatingIP":      {"metadata.namespace", "spec.address", "status.address", "status.phase"},
 	"LoadBalancer":    {"metadata.namespace", "spec.address", "status.address"},
+	"HostClass":       {"spec.hostNamespace"},
+	"HostClaim":       {"metadata.namespace", "spec.hostClass", "status.phase"},
 }
 
 func addFieldLabelConversionFuncs(scheme *runtime.Scheme) error {

@@ -83,8 +83,9 @@ func OfferedTo(t string, _ types.UID, obj runtime.Object) bool {
 // ForTenant returns what a tenant reads of the HostClass obj: its name,
 // its tenant labels and their values, whether it shows hardware, and the
 // number of servers it has free. The provider's namespace, selector, the
-// other tenants it is offered to, the counts of claimed servers, managed
-// fields and kubectl's last-applied annotation are left out.
+// other tenants it is offered to, the counts of claimed servers, the
+// conditions' messages (the syncer's name the namespace), managed fields
+// and kubectl's last-applied annotation are left out.
 func ForTenant(t string, obj runtime.Object) runtime.Object {
 	o, ok := obj.(*tenant.HostClass)
 	if !ok {
@@ -100,5 +101,8 @@ func ForTenant(t string, obj runtime.Object) runtime.Object {
 		out.Spec.Tenants = []string{t}
 	}
 	out.Status.Hosts, out.Status.Claimed = 0, 0
+	for i := range out.Status.Conditions {
+		out.Status.Conditions[i].Message = ""
+	}
 	return out
 }
