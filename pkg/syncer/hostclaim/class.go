@@ -78,7 +78,8 @@ func (c *Classes) EnqueueAll() { c.keys.EnqueueAll() }
 
 func (c *Classes) sync(_ context.Context, _ *tenant.Tenant, class *tenant.HostClass, _ queue.Key) (controller.Outcome[classCount], error) {
 	if !c.src.HostBareMetalHosts.HasSynced() {
-		return controller.Outcome[classCount]{Reason: controller.ReasonWaiting, Message: "the host does not serve BareMetalHosts yet"}, nil
+		return controller.Outcome[classCount]{Reason: ReasonNoBareMetalHosts, Message: "the host does not serve Metal3 BareMetalHosts (yet)",
+			RequeueAfter: orphanPeriod, Background: true}, nil
 	}
 	hosts, err := c.hosts.classHosts(class)
 	if err != nil {

@@ -49,6 +49,8 @@ const (
 	ReasonPowering       = "Powering"
 	// ReasonNoBindings: the server runs without a binding record.
 	ReasonNoBindings = "NoBindingRecord"
+	// ReasonNoBareMetalHosts: the host does not serve Metal3's BareMetalHosts.
+	ReasonNoBareMetalHosts = "NoBareMetalHosts"
 )
 
 // details are what a sync reports besides the conditions.
@@ -77,7 +79,9 @@ func (c *Controller) sync(ctx context.Context, t *tenant.Tenant, hc *tenant.Host
 		return outcome{Reason: ReasonNoBindings, Message: "this server keeps no record of server bindings (no etcd): no server is bound"}, nil
 	}
 	if !c.src.HostBareMetalHosts.HasSynced() {
-		return outcome{Reason: controller.ReasonWaiting, Message: "the host does not serve BareMetalHosts yet"}, nil
+		// The informer starts once the host serves them (Metal3 installed
+		// later); its first list queues the pending claims.
+		return outcome{Reason: ReasonNoBareMetalHosts, Message: "the host does not serve Metal3 BareMetalHosts (yet)", RequeueAfter: orphanPeriod, Background: true}, nil
 	}
 	hostNS := hostnames.Namespace(t.Name, t.UID, key.Namespace)
 	b, bound, err := bindings.ByClaim(ctx, hc.UID)
@@ -337,8 +341,14 @@ func (c *Controller) setStatus(t *tenant.Tenant, key queue.Key, hc *tenant.HostC
 		assocReason, assocMessage = ReasonBound, fmt.Sprintf("a server of HostClass %q is bound to the claim", hc.Spec.HostClass)
 	}
 	if !out.Synced {
-		associated, assocReason, assocMessage = d.bound, out.Reason, out.Message
-		readyReason, readyMessage = out.Reason, out.Message
+		// What the server is and holds was not read: the last status
+		// stays as it was, and only says that it may be out of date.
+		return func(live *tenant.HostClaim) bool {
+			s := &live.Status
+			gen := live.Generation
+			changed := controller.SetCondition(&s.Conditions, gen, tenant.ConditionHostSynced, false, out.Reason, out.Message)
+			return controller.SetCondition(&s.Conditions, gen, tenant.ConditionReady, false, out.Reason, out.Message) || changed
+		}
 	}
 	if readyReason == "" {
 		readyReason, readyMessage = ReasonNoHostAvailable, "no server is bound yet"
