@@ -75,6 +75,9 @@ type ExtraConfig struct {
 	// TenantDNSAddress is the provider's tenant DNS server
 	// (kindstore.Deps.TenantDNSAddress); empty: none.
 	TenantDNSAddress string
+	// RouteDomain is the provider's route domain
+	// (kindstore.Deps.RouteDomain); empty: none.
+	RouteDomain string
 }
 
 // Config is the configuration of a tenant.io API server.
@@ -142,6 +145,7 @@ func (c completedConfig) New() (*Server, error) {
 		IPAM:               c.ExtraConfig.IPAM,
 		DefaultObjectQuota: c.ExtraConfig.DefaultObjectQuota,
 		TenantDNSAddress:   c.ExtraConfig.TenantDNSAddress,
+		RouteDomain:        c.ExtraConfig.RouteDomain,
 	}
 	s.Storage, err = NewStorage(c.GenericConfig.RESTOptionsGetter, deps)
 	if err != nil {

@@ -125,6 +125,12 @@ const (
 	// the provider granted (Tenant.spec.priorityClasses) and the host's
 	// default class. The scheduling guard policy reads it.
 	PriorityClassesAnnotation = KindLabelPrefix + "priority-classes"
+	// RouteDomainsAnnotation on a host namespace lists, comma-separated,
+	// the DNS domains the HTTP routes of the namespace may name: each
+	// domain and every name below it (Tenant.status.routeDomain, see
+	// TenantRouteDomain). Empty: none. The routes guard policy
+	// (artifacts/deploy/base/82-route-policies.yaml) reads it.
+	RouteDomainsAnnotation = KindLabelPrefix + "route-domains"
 	// DNSNameserverAnnotation on a host namespace of a tenant of Hard
 	// isolation holds the address of the provider's tenant DNS server
 	// (tenant-apiserver's --tenant-dns-address); DNSSearchesAnnotation the

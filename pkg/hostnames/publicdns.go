@@ -50,6 +50,25 @@ func PublicDNSName(zone, tenant, namespace, name string) (string, error) {
 	return full, nil
 }
 
+// TenantRouteDomain returns the DNS domain of tenant's HTTP routes under
+// the provider's route domain (tenant-apiserver --route-domain):
+// "<tenant>.<domain>" in canonical form (CanonicalDNSName), or "" when
+// domain is empty. The tenant owns that name and every name below it on
+// the provider's gateways; tenant names are DNS labels, so tenants'
+// domains never overlap.
+func TenantRouteDomain(tenant, domain string) string {
+	domain = CanonicalDNSName(domain)
+	if domain == "" {
+		return ""
+	}
+	return strings.ToLower(tenant) + "." + domain
+}
+
+// MaxRouteDomainLength is the longest provider route domain: with the
+// longest tenant name in front (a DNS label) and a wildcard or a label of
+// a route's own below it, a tenant's names still fit in MaxDNSNameLength.
+const MaxRouteDomainLength = MaxDNSNameLength - 2*(MaxDNSLabelLength+1)
+
 // CanonicalDNSName is name in lower case without a trailing dot.
 func CanonicalDNSName(name string) string {
 	return strings.ToLower(strings.TrimSuffix(name, "."))

@@ -297,10 +297,15 @@ func (s *Stack) startTenantAPIServer(ctx context.Context) (*process, error) {
 // (RFC 2606), so no real zone is ever named.
 const PublicDNSZone = "tenants.example.net"
 
+// RouteDomain is the provider's route domain of the stack's
+// tenant-apiserver (--route-domain): tenant acme's HTTP routes on the
+// stack's gateway may name acme.apps.example.net and the names below it.
+const RouteDomain = "apps.example.net"
+
 // tenantAPIServerArgs are the flags of a tenant-apiserver process of the
 // stack listening on port: every replica serves the same certificate, acts
 // on the host as TenantAPIServerUser, stores into the same etcd prefix and
-// names public addresses in PublicDNSZone. Options.TenantAPIServerArgs,
+// names public addresses in PublicDNSZone and routes in RouteDomain. Options.TenantAPIServerArgs,
 // then extra, follow (a later flag wins).
 func (s *Stack) tenantAPIServerArgs(port int, extra ...string) []string {
 	kubeconfig := s.KubeconfigPath(TenantAPIServerUser)
@@ -315,6 +320,7 @@ func (s *Stack) tenantAPIServerArgs(port int, extra ...string) []string {
 		"--etcd-servers=" + s.TenantEtcdURL(),
 		"--etcd-prefix=/tenant.io",
 		"--public-dns-zone=" + PublicDNSZone,
+		"--route-domain=" + RouteDomain,
 		// The audit policy the deployment ships; each process its own log.
 		"--audit-policy-file=" + filepath.Join(s.opts.DeployDir, "audit", "policy.yaml"),
 		"--audit-log-path=" + s.AuditLogPath(port),

@@ -238,6 +238,11 @@ type TenantStatus struct {
 	Phase TenantPhase
 	// namespacePrefix is the prefix of the tenant's host namespaces: <tenant>-<6 hex of sha256(uid)>.
 	NamespacePrefix string
+	// routeDomain is the DNS domain of the tenant's HTTP routes on the
+	// provider's gateways: <tenant>.<the provider's route domain>. The
+	// HTTPRoutes of its host namespaces may name it and any name below it
+	// (a wildcard included), and no other. Empty: the provider offers none.
+	RouteDomain string
 	// network is the private IPv4 block allocated to the tenant.
 	Network *TenantNetworkStatus
 	// publicIPs are the public IPv4 addresses allocated to the tenant.

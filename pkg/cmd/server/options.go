@@ -47,6 +47,7 @@ import (
 	generatedopenapi "tenant.io/tenant-apiserver/pkg/generated/openapi"
 	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostbinding"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
@@ -298,6 +299,7 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		ExtraConfig: apiserver.ExtraConfig{
 			DefaultObjectQuota: objectQuota,
 			TenantDNSAddress:   o.Syncer.Config.TenantDNSAddress,
+			RouteDomain:        hostnames.CanonicalDNSName(o.Syncer.RouteDomain),
 			QuotaRecountPeriod: o.QuotaRecountPeriod,
 			IPAM:               kindstore.IPAM{Allocator: allocator, PoolSpace: poolSpace, TenantSpace: tenantSpace},
 			HostBindings:       bindings,

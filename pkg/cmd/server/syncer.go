@@ -22,7 +22,9 @@ type SyncerOptions struct {
 	// HostQPS and HostBurst limit the syncer's requests to the host.
 	HostQPS   float32
 	HostBurst int
-	advertise string
+	// RouteDomain is --route-domain, read by every replica.
+	RouteDomain string
+	advertise   string
 	// flowSchemas is --tenant-flow-schemas (Config.NoFlowSchemas inverted).
 	flowSchemas bool
 }
@@ -69,6 +71,9 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 		"Read by every replica, syncer or not: give all replicas the same.")
 	fs.StringVar(&c.PublicDNSZone, "public-dns-zone", c.PublicDNSZone, "The provider's public DNS zone (e.g. tenants.example.net): the public address of every FloatingIP and LoadBalancer "+
 		"is named <name>.<namespace>.<tenant>.<zone> in it, in their status.dnsName, which the tenant DNS server answers. Empty: no names.")
+	fs.StringVar(&o.RouteDomain, "route-domain", o.RouteDomain, "The provider's route domain (e.g. apps.example.net): each tenant's HTTPRoutes on the provider's gateways may name <tenant>.<domain> "+
+		"and the names below it, and no other (Tenant status.routeDomain; the routes guard policy). Empty: tenants' routes are refused. "+
+		"Read by every replica, syncer or not: give all replicas the same.")
 	fs.StringVar(&o.advertise, "metallb-advertisement", o.advertise, "How MetalLB announces tenants' public IPs: L2 or BGP.")
 	fs.BoolVar(&o.flowSchemas, "tenant-flow-schemas", o.flowSchemas, "Give each tenant a FlowSchema on the host (tenant.io-<tenant>), so that all its requests there are one flow of the tenant-workloads priority level. "+
 		"Every host request that matches none of them is tried against all of them first; see docs/deploy.md for the cost per tenant. Off, the syncer deletes the ones it made.")
@@ -89,6 +94,15 @@ func (o *SyncerOptions) Validate() []error {
 	if zone := o.Config.PublicDNSZone; zone != "" {
 		if msgs := hostnames.ValidateDNSName(hostnames.CanonicalDNSName(zone)); len(msgs) > 0 {
 			errs = append(errs, fmt.Errorf("--public-dns-zone %q is not a DNS name: %s", zone, strings.Join(msgs, "; ")))
+		}
+	}
+	if d := hostnames.CanonicalDNSName(o.RouteDomain); d != "" {
+		msgs := hostnames.ValidateDNSName(d)
+		if len(d) > hostnames.MaxRouteDomainLength {
+			msgs = append(msgs, fmt.Sprintf("is %d characters, more than %d: with a tenant's name and a name of its own in front it would not be a DNS name", len(d), hostnames.MaxRouteDomainLength))
+		}
+		if len(msgs) > 0 {
+			errs = append(errs, fmt.Errorf("--route-domain %q is not a DNS name: %s", o.RouteDomain, strings.Join(msgs, "; ")))
 		}
 	}
 	if !o.Enabled {

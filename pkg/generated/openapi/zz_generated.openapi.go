@@ -5977,6 +5977,13 @@ func schema_pkg_apis_tenant_v1alpha1_TenantStatus(ref common.ReferenceCallback) 
 							Format:      "",
 						},
 					},
+					"routeDomain": {
+						SchemaProps: spec.SchemaProps{
+							Description: "routeDomain is the DNS domain of the tenant's HTTP routes on the provider's gateways: <tenant>.<the provider's route domain>. The HTTPRoutes of its host namespaces may name it and any name below it (a wildcard included), and no other. Empty: the provider offers none.",
+							Type:        []string{"string"},
+							Format:      "",
+						},
+					},
 					"network": {
 						SchemaProps: spec.SchemaProps{
 							Description: "network is the private IPv4 block allocated to the tenant.",

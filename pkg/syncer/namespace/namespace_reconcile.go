@@ -87,6 +87,7 @@ func PodSecurityLevel(t *tenant.Tenant) tenant.PodSecurityLevel {
 func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, t *tenant.Tenant, ns *tenant.Namespace, hostName string) (outcome, error) {
 	annotations := marks.Annotations()
 	annotations[hostnames.PriorityClassesAnnotation] = strings.Join(c.src.PriorityClassesAllowed(t), ",")
+	annotations[hostnames.RouteDomainsAnnotation] = t.Status.RouteDomain
 	var have *corev1.Namespace
 	if obj, exists, err := c.src.HostNamespaces.GetStore().GetByKey(hostName); err == nil && exists {
 		have = obj.(*corev1.Namespace)

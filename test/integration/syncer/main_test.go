@@ -43,23 +43,26 @@ const (
 	quotaUser                       = "cora" // TestComputeQuota
 	egressUser                      = "elsa" // TestEgressDisjointProperty
 
-	backDoorUser       = "bob"  // TestHostBackDoors: the attacking tenant's member
-	overGrantedUser    = "rex"  // TestHostBackDoors: a member of it with more host RBAC than the product gives
-	backDoorVictimUser = "tom"  // TestHostBackDoors: the victim tenant's member
-	podSecurityUser    = "pat"  // TestPodSecurityLevels
-	mtbUser            = "mel"  // TestMultiTenancyBenchmark: the tenant member performing the checks
-	mtbOverGrantedUser = "moe"  // TestMultiTenancyBenchmark: its over-granted co-member
-	mtbVictimUser      = "max"  // TestMultiTenancyBenchmark: the other tenant's member
-	operateUser        = "mia"  // TestMetricsAndAudit
-	attachUser         = "ada"  // TestNamespaceNetworkAttached
-	deleteUser         = "dina" // TestNamespaceDeleteLeavesNetworkReady
-	dnsUser            = "dana" // TestTenantDNS: the member of the Hard tenant
-	dnsOverGrantedUser = "dex"  // TestTenantDNS: a member of it with namespace writes on the host
-	softDNSUser        = "sol"  // TestTenantDNS: the member of the Soft tenant
-	shareUserA         = "sam"  // TestServiceNetworks, tenant A
-	shareUserB         = "uma"  // TestServiceNetworks, tenant B
-	hostUserA          = "mira" // TestHostClaims, the tenant that claims first
-	hostUserB          = "moss" // TestHostClaims, the tenant that waits
+	backDoorUser         = "bob"  // TestHostBackDoors: the attacking tenant's member
+	overGrantedUser      = "rex"  // TestHostBackDoors: a member of it with more host RBAC than the product gives
+	backDoorVictimUser   = "tom"  // TestHostBackDoors: the victim tenant's member
+	podSecurityUser      = "pat"  // TestPodSecurityLevels
+	mtbUser              = "mel"  // TestMultiTenancyBenchmark: the tenant member performing the checks
+	mtbOverGrantedUser   = "moe"  // TestMultiTenancyBenchmark: its over-granted co-member
+	mtbVictimUser        = "max"  // TestMultiTenancyBenchmark: the other tenant's member
+	operateUser          = "mia"  // TestMetricsAndAudit
+	attachUser           = "ada"  // TestNamespaceNetworkAttached
+	deleteUser           = "dina" // TestNamespaceDeleteLeavesNetworkReady
+	dnsUser              = "dana" // TestTenantDNS: the member of the Hard tenant
+	dnsOverGrantedUser   = "dex"  // TestTenantDNS: a member of it with namespace writes on the host
+	softDNSUser          = "sol"  // TestTenantDNS: the member of the Soft tenant
+	shareUserA           = "sam"  // TestServiceNetworks, tenant A
+	shareUserB           = "uma"  // TestServiceNetworks, tenant B
+	hostUserA            = "mira" // TestHostClaims, the tenant that claims first
+	hostUserB            = "moss" // TestHostClaims, the tenant that waits
+	routeUser            = "ross" // TestRoutes: the attacking tenant's member
+	routeOverGrantedUser = "rolf" // TestRoutes: a member of it with more host RBAC than the product gives
+	routeVictimUser      = "rhea" // TestRoutes: the member of the tenant whose hostname is attacked
 )
 
 func TestMain(m *testing.M) {
@@ -74,6 +77,7 @@ func TestMain(m *testing.M) {
 			{Name: dnsUser}, {Name: dnsOverGrantedUser}, {Name: softDNSUser},
 			{Name: shareUserA}, {Name: shareUserB},
 			{Name: hostUserA}, {Name: hostUserB},
+			{Name: routeUser}, {Name: routeOverGrantedUser}, {Name: routeVictimUser},
 		},
 		BareMetalStandIn: true,
 		Setup:            stack.DemoPools,

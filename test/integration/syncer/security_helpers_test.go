@@ -57,8 +57,9 @@ func onboardSecurityEnv(ctx context.Context, t *testing.T, attacker, overGranted
 }
 
 // tooMuchRBAC is host RBAC that no tenant member gets from the product: write
-// access to the networking kinds and to namespaces. overGranted holds it in
-// the security tests so that what refuses it is the guard policies. (VM
+// access to the networking kinds (Gateway API's included) and to
+// namespaces. overGranted holds it in the security tests so that what
+// refuses it is the guard policies. (VM
 // rights every member has: KubeVirt's aggregated roles add them to admin.)
 const tooMuchRBAC = `
 apiVersion: rbac.authorization.k8s.io/v1
@@ -66,7 +67,7 @@ kind: ClusterRole
 metadata:
   name: %[1]s
 rules:
-- apiGroups: ["k8s.ovn.org", "metallb.io", "frrk8s.metallb.io", "k8s.cni.cncf.io"]
+- apiGroups: ["k8s.ovn.org", "metallb.io", "frrk8s.metallb.io", "k8s.cni.cncf.io", "gateway.networking.k8s.io", "gateway.networking.x-k8s.io"]
   resources: ["*"]
   verbs: ["*"]
 - apiGroups: [""]

@@ -263,6 +263,12 @@ type TenantStatus struct {
 	// namespacePrefix is the prefix of the tenant's host namespaces: <tenant>-<6 hex of sha256(uid)>.
 	// +optional
 	NamespacePrefix string `json:"namespacePrefix,omitempty"`
+	// routeDomain is the DNS domain of the tenant's HTTP routes on the
+	// provider's gateways: <tenant>.<the provider's route domain>. The
+	// HTTPRoutes of its host namespaces may name it and any name below it
+	// (a wildcard included), and no other. Empty: the provider offers none.
+	// +optional
+	RouteDomain string `json:"routeDomain,omitempty"`
 	// network is the private IPv4 block allocated to the tenant.
 	// +optional
 	Network *TenantNetworkStatus `json:"network,omitempty"`

@@ -2226,6 +2226,7 @@ func autoConvert_v1alpha1_TenantStatus_To_tenant_TenantStatus(in *TenantStatus, 
 	out.ObservedGeneration = in.ObservedGeneration
 	out.Phase = tenant.TenantPhase(in.Phase)
 	out.NamespacePrefix = in.NamespacePrefix
+	out.RouteDomain = in.RouteDomain
 	out.Network = (*tenant.TenantNetworkStatus)(unsafe.Pointer(in.Network))
 	out.PublicIPs = *(*[]string)(unsafe.Pointer(&in.PublicIPs))
 	if err := Convert_v1alpha1_TenantUsage_To_tenant_TenantUsage(&in.Usage, &out.Usage, s); err != nil {
@@ -2244,6 +2245,7 @@ func autoConvert_tenant_TenantStatus_To_v1alpha1_TenantStatus(in *tenant.TenantS
 	out.ObservedGeneration = in.ObservedGeneration
 	out.Phase = TenantPhase(in.Phase)
 	out.NamespacePrefix = in.NamespacePrefix
+	out.RouteDomain = in.RouteDomain
 	out.Network = (*TenantNetworkStatus)(unsafe.Pointer(in.Network))
 	out.PublicIPs = *(*[]string)(unsafe.Pointer(&in.PublicIPs))
 	if err := Convert_tenant_TenantUsage_To_v1alpha1_TenantUsage(&in.Usage, &out.Usage, s); err != nil {

@@ -80,6 +80,10 @@ type Deps struct {
 	// (--tenant-dns-address), which Tenants of Hard isolation need; empty:
 	// there is none, and such Tenants are refused. Tenants only.
 	TenantDNSAddress string
+	// RouteDomain is the provider's route domain (--route-domain): each
+	// Tenant's status.routeDomain is <tenant>.<RouteDomain>; empty: none.
+	// Tenants only.
+	RouteDomain string
 	// Storages is the set the new storage joins, as far as it is built:
 	// the hooks of a kind read the storage of another kind from it when
 	// they run, by which time every storage is built. Namespaced kinds

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
 )
 
@@ -36,7 +37,7 @@ var Resource = kindstore.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.Tena
 // when deps have an IPAM allocator, made Hard only when deps name a tenant
 // DNS server, and deleted only when nothing is attached to it (Offboarding).
 func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, deps kindstore.Deps) (*kindstore.Storage, error) {
-	st, err := kindstore.NewStorage(scheme, optsGetter, Resource, deps)
+	st, err := kindstore.NewStorage(scheme, optsGetter, withRouteDomain(Resource, deps.RouteDomain), deps)
 	if err != nil {
 		return nil, err
 	}
@@ -50,9 +51,22 @@ func NewStorage(scheme *runtime.Scheme, optsGetter generic.RESTOptionsGetter, de
 	return st, nil
 }
 
+// withRouteDomain returns r with status.routeDomain set by the server on
+// every write, create and status update alike: <tenant>.<domain>, or
+// empty without a provider route domain. Nobody else sets it.
+func withRouteDomain(r kindstore.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus], domain string) kindstore.Resource[*tenant.Tenant, tenant.TenantSpec, tenant.TenantStatus] {
+	serverOwned := r.Kind.ServerOwnedStatus
+	r.Kind.ServerOwnedStatus = func(dst, src *tenant.Tenant) {
+		serverOwned(dst, src)
+		dst.Status.RouteDomain = hostnames.TenantRouteDomain(dst.Name, domain)
+	}
+	return r
+}
+
 var columns = []kindstore.Column[*tenant.Tenant]{
 	{Name: "Display Name", Type: "string", Priority: 1, Description: "Human readable name.", Cell: func(o *tenant.Tenant) interface{} { return o.Spec.DisplayName }},
 	{Name: "Phase", Type: "string", Description: "Lifecycle phase.", Cell: func(o *tenant.Tenant) interface{} { return string(o.Status.Phase) }},
+	{Name: "Route Domain", Type: "string", Priority: 1, Description: "DNS domain of the tenant's HTTP routes.", Cell: func(o *tenant.Tenant) interface{} { return kindstore.OrNone(o.Status.RouteDomain) }},
 	{Name: "CIDR", Type: "string", Description: "Private IPv4 block.", Cell: func(o *tenant.Tenant) interface{} {
 		if o.Status.Network != nil {
 			return o.Status.Network.CIDR

@@ -34,6 +34,11 @@ type TenantStatusApplyConfiguration struct {
 	Phase *tenantv1alpha1.TenantPhase `json:"phase,omitempty"`
 	// namespacePrefix is the prefix of the tenant's host namespaces: <tenant>-<6 hex of sha256(uid)>.
 	NamespacePrefix *string `json:"namespacePrefix,omitempty"`
+	// routeDomain is the DNS domain of the tenant's HTTP routes on the
+	// provider's gateways: <tenant>.<the provider's route domain>. The
+	// HTTPRoutes of its host namespaces may name it and any name below it
+	// (a wildcard included), and no other. Empty: the provider offers none.
+	RouteDomain *string `json:"routeDomain,omitempty"`
 	// network is the private IPv4 block allocated to the tenant.
 	Network *TenantNetworkStatusApplyConfiguration `json:"network,omitempty"`
 	// publicIPs are the public IPv4 addresses allocated to the tenant.
@@ -71,6 +76,14 @@ func (b *TenantStatusApplyConfiguration) WithPhase(value tenantv1alpha1.TenantPh
 // If called multiple times, the NamespacePrefix field is set to the value of the last call.
 func (b *TenantStatusApplyConfiguration) WithNamespacePrefix(value string) *TenantStatusApplyConfiguration {
 	b.NamespacePrefix = &value
+	return b
+}
+
+// WithRouteDomain sets the RouteDomain field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the RouteDomain field is set to the value of the last call.
+func (b *TenantStatusApplyConfiguration) WithRouteDomain(value string) *TenantStatusApplyConfiguration {
+	b.RouteDomain = &value
 	return b
 }
 

@@ -1,0 +1,224 @@
+package syncer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/stack"
+	"tenant.io/tenant-apiserver/test/integration/framework"
+)
+
+// Messages of the route policies (artifacts/deploy/base/82-route-policies.yaml).
+const (
+	msgRouteForeign     = "is not a name of this tenant: a route may name"
+	msgRouteNoHostnames = "spec.hostnames must list the names the route serves"
+	msgRouteParent      = "routes in tenant namespaces attach to the provider's Gateways only"
+	msgGatewayKinds     = "in tenant namespaces are the provider's"
+	msgReferenceGrant   = "a ReferenceGrant in a tenant namespace may let in the tenant's own namespaces only"
+)
+
+// TestRoutes publishes an HTTP service of one tenant (the victim) on a
+// hostname of its route domain through the stack's gateway, then tries,
+// as a member of another tenant, every way to take, shadow or share that
+// hostname: its exact name, wildcards over it, the provider's domain, no
+// hostname at all, capitals and a trailing dot, an update of an admitted
+// route, a GRPCRoute, a route attached to something other than a
+// Gateway, a Gateway or listener set of its own, and ReferenceGrants
+// across tenants. Each is refused with the reason, and the victim's
+// hostname serves the victim's backend throughout; the attacker's own
+// hostname serves the attacker's.
+func TestRoutes(t *testing.T) {
+	ctx := framework.Context(t, 5*time.Minute)
+	env := onboardSecurityEnv(ctx, t, routeUser, routeOverGrantedUser, routeVictimUser)
+	attacker, overGranted, own, foreign := env.attacker, env.overGranted, env.own, env.foreign
+	victimDomain, ownDomain := env.victim.Status.RouteDomain, env.tenant.Status.RouteDomain
+
+	t.Run("RouteDomains", func(t *testing.T) {
+		for _, c := range []struct{ tenant, got, ns string }{{env.victim.Name, victimDomain, foreign}, {env.tenant.Name, ownDomain, own}} {
+			want := c.tenant + "." + stack.RouteDomain
+			if c.got != want {
+				t.Errorf("Tenant %s: status.routeDomain %q, want %q", c.tenant, c.got, want)
+			}
+			host, _ := hostClients(t)
+			eventually(ctx, t, syncTimeout, "route domain annotation of "+c.ns, func(ctx context.Context) (bool, string) {
+				ns, err := host.CoreV1().Namespaces().Get(ctx, c.ns, metav1.GetOptions{})
+				if err != nil {
+					return false, err.Error()
+				}
+				got := ns.Annotations[hostnames.RouteDomainsAnnotation]
+				return got == want, fmt.Sprintf("%s=%q", hostnames.RouteDomainsAnnotation, got)
+			})
+		}
+	})
+
+	victimHost := "shop." + victimDomain
+	victimBackend := newRouteBackend(ctx, t, foreign, "shop", "victim's shop")
+	victimRoute := httpRoute(foreign, "shop", []string{victimHost}, "shop", "")
+	admitted(ctx, t, routeVictimUser, victimRoute)
+	waitRouteAccepted(ctx, t, foreign, "shop")
+	expectServed(ctx, t, victimHost, victimBackend.body)
+
+	t.Run("TakeExactHostname", func(t *testing.T) {
+		refused(ctx, t, attacker, httpRoute(own, "steal", []string{victimHost}, "web", ""), msgRouteForeign, victimHost)
+	})
+	t.Run("TakeRouteDomain", func(t *testing.T) {
+		refused(ctx, t, attacker, httpRoute(own, "steal-domain", []string{victimDomain}, "web", ""), msgRouteForeign, victimDomain)
+	})
+	t.Run("Wildcards", func(t *testing.T) {
+		for i, h := range []string{"*." + victimDomain, "*." + stack.RouteDomain, "*.example.net", "*.shop." + victimDomain} {
+			refused(ctx, t, attacker, httpRoute(own, fmt.Sprintf("wild-%d", i), []string{h}, "web", ""), msgRouteForeign, h)
+		}
+	})
+	t.Run("LookAlikeSuffix", func(t *testing.T) {
+		// A name that ends like the attacker's domain without the dot
+		// before it is not below it.
+		h := "x" + ownDomain
+		refused(ctx, t, attacker, httpRoute(own, "look-alike", []string{h}, "web", ""), msgRouteForeign, h)
+		// One foreign name among the tenant's own is enough.
+		refused(ctx, t, attacker, httpRoute(own, "mixed", []string{"web." + ownDomain, victimHost}, "web", ""), msgRouteForeign, victimHost)
+	})
+	t.Run("NoHostnames", func(t *testing.T) {
+		refused(ctx, t, attacker, httpRoute(own, "catch-all", nil, "web", ""), msgRouteNoHostnames, ownDomain)
+	})
+	t.Run("CaseAndTrailingDot", func(t *testing.T) {
+		// Gateway API's schema takes hostnames in lower case without a
+		// trailing dot: the host refuses the rest as invalid before any
+		// policy runs.
+		for i, h := range []string{strings.ToUpper(victimHost), victimHost + ".", "Shop." + victimDomain} {
+			invalidCommand(ctx, t, attacker, []string{"create", "-f", writeJSON(t, httpRoute(own, fmt.Sprintf("case-%d", i), []string{h}, "web", ""))}, "spec.hostnames")
+		}
+	})
+	t.Run("UpdateToForeignHostname", func(t *testing.T) {
+		admitted(ctx, t, attacker, httpRoute(own, "later", []string{"later." + ownDomain}, "web", ""))
+		refusedCommand(ctx, t, attacker, []string{"-n", own, "patch", "httproute", "later", "--type=merge",
+			"-p", `{"spec":{"hostnames":["` + victimHost + `"]}}`}, msgRouteForeign, victimHost)
+	})
+	t.Run("GRPCRoute", func(t *testing.T) {
+		r := httpRoute(own, "grpc-steal", []string{victimHost}, "web", "")
+		r.SetKind("GRPCRoute")
+		unstructured.RemoveNestedField(r.Object, "spec", "rules")
+		refused(ctx, t, attacker, r, msgRouteForeign, victimHost)
+	})
+	t.Run("ParentNotAGateway", func(t *testing.T) {
+		r := httpRoute(own, "mesh", []string{"mesh." + ownDomain}, "web", "")
+		_ = unstructured.SetNestedSlice(r.Object, []interface{}{map[string]interface{}{
+			"group": "", "kind": "Service", "name": "shop", "namespace": foreign,
+		}}, "spec", "parentRefs")
+		refused(ctx, t, attacker, r, msgRouteParent)
+	})
+	t.Run("OwnGateway", func(t *testing.T) {
+		gw := gateway(own, "mine", victimHost)
+		// A member's roles grant no Gateways; a member given more RBAC
+		// than the product gives meets the guard policy.
+		refused(ctx, t, attacker, gw, msgRBAC)
+		refused(ctx, t, overGranted, gw, msgGatewayKinds)
+		ls := gateway(own, "listeners", victimHost)
+		ls.SetKind("ListenerSet")
+		refused(ctx, t, overGranted, ls, msgGatewayKinds)
+	})
+	t.Run("ReferenceGrantAcrossTenants", func(t *testing.T) {
+		// A grant in the attacker's namespace to the victim's namespace,
+		// and one in the victim's namespace, which RBAC does not allow.
+		refused(ctx, t, attacker, referenceGrant(own, "to-victim", foreign), msgReferenceGrant, foreign)
+		refused(ctx, t, attacker, referenceGrant(foreign, "into-victim", own), msgRBAC)
+		admitted(ctx, t, attacker, referenceGrant(own, "own", own))
+	})
+
+	// The attacker's own hostname works, and a backend in the victim's
+	// namespace is not reached from it: without a ReferenceGrant there
+	// the gateway refuses the reference.
+	attackerBackend := newRouteBackend(ctx, t, own, "web", "attacker's web")
+	admitted(ctx, t, attacker, httpRoute(own, "web", []string{"web." + ownDomain}, "web", ""))
+	waitRouteAccepted(ctx, t, own, "web")
+	expectServed(ctx, t, "web."+ownDomain, attackerBackend.body)
+	t.Run("BackendInOtherTenant", func(t *testing.T) {
+		admitted(ctx, t, attacker, httpRoute(own, "borrow", []string{"borrow." + ownDomain}, "shop", foreign))
+		waitRouteCondition(ctx, t, own, "borrow", "ResolvedRefs", "False", "RefNotPermitted")
+		expectNotServed(ctx, t, "borrow."+ownDomain, victimBackend.body)
+	})
+
+	// After every attempt the victim's hostname still serves the victim.
+	expectServed(ctx, t, victimHost, victimBackend.body)
+}
+
+// httpRoute is an HTTPRoute in ns attached to the stack's shared Gateway,
+// sending every request for hostnames to Service backend (port 80) of
+// backendNamespace ("" for ns).
+func httpRoute(ns, name string, hostnames []string, backend, backendNamespace string) *unstructured.Unstructured {
+	ref := map[string]interface{}{"name": backend, "port": int64(80)}
+	if backendNamespace != "" {
+		ref["namespace"] = backendNamespace
+	}
+	spec := map[string]interface{}{
+		"parentRefs": []interface{}{map[string]interface{}{"name": stack.GatewayName, "namespace": stack.GatewayNamespace}},
+		"rules":      []interface{}{map[string]interface{}{"backendRefs": []interface{}{ref}}},
+	}
+	if hostnames != nil {
+		hs := make([]interface{}, len(hostnames))
+		for i, h := range hostnames {
+			hs[i] = h
+		}
+		spec["hostnames"] = hs
+	}
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "gateway.networking.k8s.io/v1",
+		"kind":       "HTTPRoute",
+		"metadata":   map[string]interface{}{"name": name, "namespace": ns},
+		"spec":       spec,
+	}}
+}
+
+// gateway is a Gateway in ns of the stack's GatewayClass with one HTTP
+// listener for hostname.
+func gateway(ns, name, hostname string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "gateway.networking.k8s.io/v1",
+		"kind":       "Gateway",
+		"metadata":   map[string]interface{}{"name": name, "namespace": ns},
+		"spec": map[string]interface{}{
+			"gatewayClassName": stack.GatewayClassName,
+			"listeners": []interface{}{map[string]interface{}{
+				"name": "http", "protocol": "HTTP", "port": int64(80), "hostname": hostname,
+			}},
+		},
+	}}
+}
+
+// referenceGrant is a ReferenceGrant in ns letting HTTPRoutes of from use
+// the Services of ns.
+func referenceGrant(ns, name, from string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]interface{}{
+		"apiVersion": "gateway.networking.k8s.io/v1beta1",
+		"kind":       "ReferenceGrant",
+		"metadata":   map[string]interface{}{"name": name, "namespace": ns},
+		"spec": map[string]interface{}{
+			"from": []interface{}{map[string]interface{}{"group": "gateway.networking.k8s.io", "kind": "HTTPRoute", "namespace": from}},
+			"to":   []interface{}{map[string]interface{}{"group": "", "kind": "Service"}},
+		},
+	}}
+}
+
+// invalidCommand runs kubectl args as user and fails the test unless the
+// host refuses it as invalid (422) with a message containing every want.
+func invalidCommand(ctx context.Context, t *testing.T, user string, args []string, wants ...string) {
+	t.Helper()
+	_, stderr, err := theStack().Kubectl(ctx, user, args...)
+	if err == nil {
+		t.Fatalf("%s: kubectl %s was accepted, want it refused as invalid", user, strings.Join(args, " "))
+	}
+	if !strings.Contains(stderr, "is invalid") {
+		t.Fatalf("%s: kubectl %s: want 422 Invalid, got: %s", user, strings.Join(args, " "), stderr)
+	}
+	for _, w := range wants {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("%s: kubectl %s: refusal %q does not say %q", user, strings.Join(args, " "), strings.TrimSpace(stderr), w)
+		}
+	}
+}
