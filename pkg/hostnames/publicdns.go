@@ -64,9 +64,9 @@ func TenantRouteDomain(tenant, domain string) string {
 	return strings.ToLower(tenant) + "." + domain
 }
 
-// MaxRouteDomainLength is the longest provider route domain: with the
-// longest tenant name in front (a DNS label) and a wildcard or a label of
-// a route's own below it, a tenant's names still fit in MaxDNSNameLength.
+// MaxRouteDomainLength is the longest provider route domain: with a
+// tenant's name in front and a label of a route's own below it (each a
+// DNS label), a tenant's names still fit in MaxDNSNameLength.
 const MaxRouteDomainLength = MaxDNSNameLength - 2*(MaxDNSLabelLength+1)
 
 // CanonicalDNSName is name in lower case without a trailing dot.

@@ -99,3 +99,23 @@ func FuzzPublicDNSName(f *testing.F) {
 		}
 	})
 }
+
+// TestTenantRouteDomain: a tenant's route domain is its name under the
+// provider's, in canonical form; none without the provider's.
+func TestTenantRouteDomain(t *testing.T) {
+	for _, c := range []struct{ tenant, domain, want string }{
+		{"acme", "apps.example.net", "acme.apps.example.net"},
+		{"acme", "Apps.Example.NET.", "acme.apps.example.net"},
+		{"acme", "", ""},
+		{"acme", ".", ""},
+	} {
+		if got := TenantRouteDomain(c.tenant, c.domain); got != c.want {
+			t.Errorf("TenantRouteDomain(%q, %q) = %q, want %q", c.tenant, c.domain, got, c.want)
+		}
+	}
+	longest := strings.Repeat("a.", MaxRouteDomainLength/2-1) + "net"
+	name := strings.Repeat("b", MaxDNSLabelLength) + "." + TenantRouteDomain(strings.Repeat("t", MaxDNSLabelLength), longest)
+	if len(longest) > MaxRouteDomainLength || len(name) > MaxDNSNameLength {
+		t.Errorf("a route domain of %d characters gives names of %d, more than %d", len(longest), len(name), MaxDNSNameLength)
+	}
+}

@@ -103,14 +103,16 @@ func TestTenantDNSAddressFlag(t *testing.T) {
 	}
 }
 
-// TestPublicDNSZoneFlag: --public-dns-zone takes a DNS name (any case,
-// with or without its trailing dot) and refuses anything else at start-up,
-// with the syncer on or off.
-func TestPublicDNSZoneFlag(t *testing.T) {
-	for _, c := range []struct {
+// TestDNSNameFlags: --public-dns-zone and --route-domain take a DNS name
+// (any case, with or without its trailing dot) and refuse anything else at
+// start-up, with the syncer on or off; a route domain leaves room for a
+// tenant's name and a name of its own in front.
+func TestDNSNameFlags(t *testing.T) {
+	type flagCase struct {
 		value string
 		error string // part of the refusal; "" when accepted
-	}{
+	}
+	cases := []flagCase{
 		{value: ""},
 		{value: "tenants.example.net"},
 		{value: "Tenants.Example.NET."},
@@ -122,25 +124,32 @@ func TestPublicDNSZoneFlag(t *testing.T) {
 		{value: strings.Repeat("a", 64) + ".net", error: "more than the 63 a DNS label may have"},
 		{value: strings.Repeat("a.", 126) + "net", error: "more than the 253 a DNS name may have"},
 		{value: "https://tenants.example.net", error: "is not a DNS name"},
-	} {
-		for _, syncer := range []bool{true, false} {
-			o := NewOptions(io.Discard, io.Discard)
-			fss := o.Flags()
-			fs := fss.FlagSet("syncer")
-			if err := fs.Parse([]string{"--public-dns-zone=" + c.value, "--syncer=" + strconv.FormatBool(syncer)}); err != nil {
-				t.Fatal(err)
-			}
-			var refusal error
-			for _, err := range o.Syncer.Validate() {
-				if strings.Contains(err.Error(), "--public-dns-zone") {
-					refusal = err
+	}
+	routeCases := append(cases,
+		flagCase{value: strings.Repeat("a.", 61) + "net"},
+		flagCase{value: strings.Repeat("a.", 61) + "nets", error: "more than 125"},
+	)
+	for flag, cases := range map[string][]flagCase{"--public-dns-zone": cases, "--route-domain": routeCases} {
+		for _, c := range cases {
+			for _, syncer := range []bool{true, false} {
+				o := NewOptions(io.Discard, io.Discard)
+				fss := o.Flags()
+				fs := fss.FlagSet("syncer")
+				if err := fs.Parse([]string{flag + "=" + c.value, "--syncer=" + strconv.FormatBool(syncer)}); err != nil {
+					t.Fatal(err)
 				}
-			}
-			switch {
-			case c.error == "" && refusal != nil:
-				t.Errorf("%q (syncer %v): refused: %v", c.value, syncer, refusal)
-			case c.error != "" && (refusal == nil || !strings.Contains(refusal.Error(), c.error)):
-				t.Errorf("%q (syncer %v): refusal %v, want one saying %q", c.value, syncer, refusal, c.error)
+				var refusal error
+				for _, err := range o.Syncer.Validate() {
+					if strings.Contains(err.Error(), flag) {
+						refusal = err
+					}
+				}
+				switch {
+				case c.error == "" && refusal != nil:
+					t.Errorf("%s %q (syncer %v): refused: %v", flag, c.value, syncer, refusal)
+				case c.error != "" && (refusal == nil || !strings.Contains(refusal.Error(), c.error)):
+					t.Errorf("%s %q (syncer %v): refusal %v, want one saying %q", flag, c.value, syncer, refusal, c.error)
+				}
 			}
 		}
 	}

@@ -96,7 +96,8 @@ func (o *SyncerOptions) Validate() []error {
 			errs = append(errs, fmt.Errorf("--public-dns-zone %q is not a DNS name: %s", zone, strings.Join(msgs, "; ")))
 		}
 	}
-	if d := hostnames.CanonicalDNSName(o.RouteDomain); d != "" {
+	if o.RouteDomain != "" {
+		d := hostnames.CanonicalDNSName(o.RouteDomain)
 		msgs := hostnames.ValidateDNSName(d)
 		if len(d) > hostnames.MaxRouteDomainLength {
 			msgs = append(msgs, fmt.Sprintf("is %d characters, more than %d: with a tenant's name and a name of its own in front it would not be a DNS name", len(d), hostnames.MaxRouteDomainLength))

@@ -3,12 +3,21 @@ package syncer
 import (
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/utils/ptr"
 
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
@@ -123,6 +132,12 @@ func TestRoutes(t *testing.T) {
 		ls.SetKind("ListenerSet")
 		refused(ctx, t, overGranted, ls, msgGatewayKinds)
 	})
+	t.Run("WidenOwnDomain", func(t *testing.T) {
+		// The domains the policy reads are an annotation of the namespace.
+		args := []string{"annotate", "namespace", own, "--overwrite", hostnames.RouteDomainsAnnotation + "=" + ownDomain + "," + victimDomain}
+		refusedCommand(ctx, t, attacker, args, msgRBAC)
+		refusedCommand(ctx, t, overGranted, args, msgNamespaceLabel)
+	})
 	t.Run("ReferenceGrantAcrossTenants", func(t *testing.T) {
 		// A grant in the attacker's namespace to the victim's namespace,
 		// and one in the victim's namespace, which RBAC does not allow.
@@ -220,5 +235,129 @@ func invalidCommand(ctx context.Context, t *testing.T, user string, args []strin
 		if !strings.Contains(stderr, w) {
 			t.Errorf("%s: kubectl %s: refusal %q does not say %q", user, strings.Join(args, " "), strings.TrimSpace(stderr), w)
 		}
+	}
+}
+
+// routeBackend is an HTTP server on loopback that answers every request
+// with body, published as Service name (port 80) of host namespace ns.
+type routeBackend struct {
+	body string
+}
+
+// newRouteBackend starts a backend answering body and publishes it as
+// Service name in ns, with an EndpointSlice that the test writes as
+// kube-controller-manager's endpoint controller would for a pod: its
+// address is one of the pod network, which the stack's endpoint stand-in
+// connects to the loopback server (stack.EndpointStandIn).
+func newRouteBackend(ctx context.Context, t *testing.T, ns, name, body string) *routeBackend {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	port := srv.Listener.Addr().(*net.TCPAddr).Port
+	host, _ := hostClients(t)
+	svc := service(ns, name, func(s *corev1.Service) {
+		s.Spec.Selector = nil
+		s.Spec.Ports[0].TargetPort = intstr.FromInt32(int32(port))
+	})
+	if _, err := host.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	ready := true
+	slice := &discoveryv1.EndpointSlice{
+		ObjectMeta:  metav1.ObjectMeta{Name: name + "-standin", Namespace: ns, Labels: map[string]string{discoveryv1.LabelServiceName: name}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{
+			// An address of the pod network; the stand-in dials the port on loopback.
+			Addresses:  []string{"10.128.0.10"},
+			Conditions: discoveryv1.EndpointConditions{Ready: &ready},
+		}},
+		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To(int32(port)), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	}
+	if _, err := host.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	return &routeBackend{body: body}
+}
+
+var httpRoutesGVR = schema.GroupVersionResource{Group: "gateway.networking.k8s.io", Version: "v1", Resource: "httproutes"}
+
+// waitRouteAccepted waits until the gateway has accepted HTTPRoute name of
+// ns on the shared Gateway and resolved its backends.
+func waitRouteAccepted(ctx context.Context, t *testing.T, ns, name string) {
+	t.Helper()
+	waitRouteCondition(ctx, t, ns, name, "Accepted", "True", "Accepted")
+	waitRouteCondition(ctx, t, ns, name, "ResolvedRefs", "True", "ResolvedRefs")
+}
+
+// waitRouteCondition waits until the gateway's controller reports
+// condition of HTTPRoute name of ns, for the shared Gateway, with status
+// and reason.
+func waitRouteCondition(ctx context.Context, t *testing.T, ns, name, condition, status, reason string) {
+	t.Helper()
+	_, dyn := hostClients(t)
+	eventually(ctx, t, syncTimeout, fmt.Sprintf("HTTPRoute %s/%s %s=%s (%s)", ns, name, condition, status, reason), func(ctx context.Context) (bool, string) {
+		r, err := dyn.Resource(httpRoutesGVR).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		parents, _, _ := unstructured.NestedSlice(r.Object, "status", "parents")
+		for _, p := range parents {
+			parent, _ := p.(map[string]interface{})
+			if parent["controllerName"] != stack.GatewayControllerName {
+				continue
+			}
+			conditions, _, _ := unstructured.NestedSlice(parent, "conditions")
+			for _, c := range conditions {
+				cond, _ := c.(map[string]interface{})
+				if cond["type"] == condition {
+					return cond["status"] == status && cond["reason"] == reason, fmt.Sprintf("%s=%v (%v): %v", condition, cond["status"], cond["reason"], cond["message"])
+				}
+			}
+		}
+		return false, fmt.Sprintf("no %s condition from %s in %v", condition, stack.GatewayControllerName, parents)
+	})
+}
+
+// gatewayGet asks the stack's gateway for http://<hostname>/ and returns
+// the status code and body.
+func gatewayGet(ctx context.Context, hostname string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, theStack().GatewayURL()+"/", nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Host = hostname
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// expectServed waits until the gateway answers hostname with body: a
+// route just accepted may take Traefik a moment to load.
+func expectServed(ctx context.Context, t *testing.T, hostname, body string) {
+	t.Helper()
+	eventually(ctx, t, syncTimeout, hostname+" served by the gateway", func(ctx context.Context) (bool, string) {
+		code, got, err := gatewayGet(ctx, hostname)
+		if err != nil {
+			return false, err.Error()
+		}
+		return code == http.StatusOK && got == body, fmt.Sprintf("%d %q", code, got)
+	})
+}
+
+// expectNotServed checks that the gateway does not answer hostname with body.
+func expectNotServed(ctx context.Context, t *testing.T, hostname, body string) {
+	t.Helper()
+	code, got, err := gatewayGet(ctx, hostname)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == body {
+		t.Errorf("%s: the gateway answered %d %q, the other tenant's backend", hostname, code, got)
 	}
 }
