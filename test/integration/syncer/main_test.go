@@ -80,6 +80,8 @@ func TestMain(m *testing.M) {
 			{Name: routeUser}, {Name: routeOverGrantedUser}, {Name: routeVictimUser},
 		},
 		BareMetalStandIn: true,
-		Setup:            stack.DemoPools,
+		// The provider's gateway, for TestRoutes.
+		Gateway: true,
+		Setup:   stack.DemoPools,
 	}))
 }
