@@ -9,6 +9,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${ROOT}"
 
 bash hack/build-tools.sh stack
+# The provider's gateway only when asked for (-gateway): Traefik takes
+# minutes to build the first time.
+for arg in "$@"; do
+  case "${arg}" in -gateway|--gateway) bash hack/build-tools.sh traefik ;; esac
+done
 # build NAME PACKAGE: a Go binary into _output/bin, saying how long it took.
 build() {
   local start=$(date +%s)

@@ -20,6 +20,7 @@ func main() {
 	skipDataPath := flag.Bool("skip-data-path", false, "do not run the logical data path (OVN's databases, ovn-northd, ovnkube-controller)")
 	skipBuild := flag.Bool("skip-build", false, "run _output/bin/tenant-apiserver and tenant-console as they are instead of building them")
 	noConsole := flag.Bool("no-console", false, "do not run the web console")
+	gateway := flag.Bool("gateway", false, "run the provider's gateway (Traefik, built by hack/local-up.sh on first use) for tenants' HTTP routes (docs/routes.md)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -41,6 +42,7 @@ func main() {
 	opts.SkipDataPath = *skipDataPath
 	opts.SkipBuild = *skipBuild
 	opts.Console = !*noConsole
+	opts.Gateway = *gateway
 	if err := stack.RunLocal(ctx, os.Stdout, opts, stack.Demo); err != nil {
 		fmt.Fprintln(os.Stderr, "local stack:", err)
 		os.Exit(1)

@@ -84,6 +84,10 @@ func RunLocal(ctx context.Context, out io.Writer, opts Options, hook func(contex
 		fmt.Fprintf(out, "  bare metal:      kubectl --kubeconfig %s get hostclasses; then apply artifacts/examples/hostclaim.yaml -n dev (servers of the stand-in, docs/baremetal.md)\n",
 			relToCwd(s.KubeconfigPath("alice")))
 	}
+	if url := s.GatewayURL(); url != "" {
+		fmt.Fprintf(out, "  HTTP routes:     HTTPRoutes on <tenant>.%s attached to %s/%s; curl -H 'Host: <hostname>' %s (docs/routes.md)\n",
+			RouteDomain, GatewayNamespace, GatewayName, url)
+	}
 	fmt.Fprintf(out, "  logs:            %s/*.log\n", relToCwd(s.path("logs")))
 	fmt.Fprintf(out, "  stop:            Ctrl-C (or SIGTERM) stops every process\n")
 
