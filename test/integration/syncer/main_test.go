@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"tenant.io/tenant-apiserver/pkg/stack"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -60,6 +61,15 @@ const (
 	shareUserB         = "uma"  // TestServiceNetworks, tenant B
 	hostUserA          = "mira" // TestHostClaims, the tenant that claims first
 	hostUserB          = "moss" // TestHostClaims, the tenant that waits
+
+	// TestIdentityGroups: its tenant (a fixed name: iris's group names
+	// it), the member users of the Tenant, and iris, a user the identity
+	// provider's group sync puts in the tenant's OpenShift Group, and whom
+	// the host therefore authenticates with that Group among its groups.
+	identityTenant  = "identity"
+	identityUser    = "ida"
+	identityUser2   = "ivo"
+	identityIdPUser = "iris"
 )
 
 func TestMain(m *testing.M) {
@@ -74,6 +84,7 @@ func TestMain(m *testing.M) {
 			{Name: dnsUser}, {Name: dnsOverGrantedUser}, {Name: softDNSUser},
 			{Name: shareUserA}, {Name: shareUserB},
 			{Name: hostUserA}, {Name: hostUserB},
+			{Name: identityUser}, {Name: identityUser2}, {Name: identityIdPUser, Groups: []string{tenancy.IdentityGroup(identityTenant)}},
 		},
 		BareMetalStandIn: true,
 		Setup:            stack.DemoPools,
