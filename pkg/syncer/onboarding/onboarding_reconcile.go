@@ -76,14 +76,13 @@ func (c *Controller) sync(ctx context.Context, _ *tenant.Tenant, t *tenant.Tenan
 	if err != nil {
 		return outcome{}, err
 	}
+	var lookAgain time.Duration
 	if id.known && !id.synced {
 		problems = append(problems, id.message)
-		if recheck == 0 || recheck > identityRecheck {
-			recheck = identityRecheck
-		}
+		lookAgain = identityRecheck
 	}
 	if len(problems) > 0 {
-		return outcome{Reason: controller.ReasonHostObjectsMissing, Message: summarize(problems), Details: details{identity: id}, RequeueAfter: recheck}, nil
+		return outcome{Reason: controller.ReasonHostObjectsMissing, Message: summarize(problems), Details: details{identity: id}, RequeueAfter: lookAgain}, nil
 	}
 	// No counts in the message: it would change, and be written, with
 	// every Namespace the tenant creates.
