@@ -28,6 +28,14 @@
 #     manifest): the schema of the ClusterResourceQuota a tenant's compute
 #     quota is on OpenShift (docs/quota.md). No OpenShift controller runs in
 #     the stack: the host only validates it.
+#   - OpenShift Group (user.openshift.io/v1): generated with controller-gen
+#     from the user/v1 types of that openshift/api module, which ships no
+#     manifest for it (openshift-apiserver serves Groups natively). The
+#     one change: the types carry no kubebuilder scope marker, so
+#     controller-gen makes the CRD Namespaced; it is made Cluster, as
+#     OpenShift serves Groups. Only Group: the syncer registers each tenant
+#     as one (docs/identity.md); Users and Identities are the OAuth
+#     server's business.
 #   - NetworkAttachmentDefinition (Multus): copied from the
 #     network-attachment-definition-client module's artifacts/networks-crd.yaml.
 #     OVN-Kubernetes renders every user-defined network into one in each
@@ -214,6 +222,19 @@ gatewayapi_ref=$(cd "${GATEWAYAPI_DIR}" && go list -m -f '{{.Path}}@{{.Version}}
 for crd in "${GATEWAYAPI_CRDS[@]}"; do
   emit "${gatewayapi_dir}/config/crd/standard/${crd}.yaml" "${gatewayapi_ref} config/crd/standard/${crd}.yaml"
 done
+
+# controller-gen runs in the openshift module, so it loads user/v1 at that
+# module's pins.
+mkdir -p "${WORK_DIR}/openshift-user"
+(cd "${OPENSHIFT_DIR}" && "${CONTROLLER_GEN}" crd:crdVersions=v1 "paths=github.com/openshift/api/user/v1" "output:crd:dir=${WORK_DIR}/openshift-user")
+groups=${WORK_DIR}/openshift-user/user.openshift.io_groups.yaml
+if [[ "$(grep -c '^  scope: Namespaced$' "${groups}")" != 1 ]]; then
+  echo "${groups}: expected controller-gen's one 'scope: Namespaced' (user/v1 has no scope marker): review the patch below" >&2
+  exit 1
+fi
+sed -i 's/^  scope: Namespaced$/  scope: Cluster/' "${groups}"
+emit "${groups}" "${openshift_ref} user/v1 with controller-gen $(module_ref sigs.k8s.io/controller-tools | cut -d@ -f2)"
+sed -i '1s/$/ Scope: Cluster (see hack\/update-host-crds.sh)./' "${WORK_DIR}/out/user.openshift.io_groups.yaml"
 
 # cert-manager has a module of its own (hack/tools/certmanager); its CRDs
 # go to a subdirectory that no stack installs.

@@ -146,6 +146,11 @@ const (
 	// the syncer deletes it once OVN-Kubernetes has removed the network's
 	// attachment there (see the host namespaces of pkg/syncer/hostkinds).
 	DetachedAnnotation = KindLabelPrefix + "detached"
+	// ManagedUsersAnnotation on a tenant's OpenShift Group lists, as a JSON
+	// array, the users the syncer put there from Tenant.spec.members.users:
+	// the only ones it takes out again. Users the identity provider's group
+	// sync (or an admin) added stay.
+	ManagedUsersAnnotation = KindLabelPrefix + "managed-users"
 
 	// PodLabel is the label the syncer puts on the Pod a FloatingIP
 	// targets, with the pod's own name as value: a Service can select a

@@ -37,6 +37,8 @@ func TestMembership(t *testing.T) {
 	}{
 		{alice, []string{"acme", "globex"}},
 		{inAcmeGroup, []string{"acme"}},
+		{&user.DefaultInfo{Name: "z", Groups: []string{"tenant.io-acme"}}, []string{"acme"}},
+		{&user.DefaultInfo{Name: "w", Groups: []string{"tenant.io-initech"}}, nil},
 		{inAdmins, []string{"acme"}},
 		{&user.DefaultInfo{Name: "carol"}, nil},
 	} {

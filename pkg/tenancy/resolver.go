@@ -15,6 +15,21 @@ import (
 // members of a tenant: group "tenant.io:acme" means tenant acme.
 const GroupPrefix = "tenant.io:"
 
+// IdentityGroupPrefix is the prefix of the group the syncer registers each
+// tenant as in the platform's identity layer, whose members are members of
+// the tenant too: OpenShift Group "tenant.io-acme" means tenant acme.
+// OpenShift refuses ':' in a Group's name, so that Group cannot be called
+// GroupPrefix+tenant; its members reach the API with the Group's name
+// among their groups (docs/identity.md).
+const IdentityGroupPrefix = "tenant.io-"
+
+// IdentityGroup is the name of tenant t's group in the identity layer.
+func IdentityGroup(t string) string { return IdentityGroupPrefix + t }
+
+// TenantGroups are the host groups whose members are members of tenant t
+// whatever its spec.members say: GroupPrefix+t and IdentityGroup(t).
+func TenantGroups(t string) []string { return []string{GroupPrefix + t, IdentityGroup(t)} }
+
 // Resolver maps an authenticated user to the tenants it is a member of.
 type Resolver interface {
 	// TenantsOf returns the names of the tenants u is a member of, sorted.
@@ -40,9 +55,13 @@ func (GroupResolver) TenantsOf(u user.Info) []string {
 	return dedupSorted(tenants)
 }
 
-// cutTenantGroup returns T for a group "tenant.io:T" whose T can be a tenant name.
+// cutTenantGroup returns T for a group "tenant.io:T" or "tenant.io-T"
+// whose T can be a tenant name.
 func cutTenantGroup(g string) (string, bool) {
 	name, ok := strings.CutPrefix(g, GroupPrefix)
+	if !ok {
+		name, ok = strings.CutPrefix(g, IdentityGroupPrefix)
+	}
 	if !ok || len(validation.IsDNS1123Label(name)) != 0 {
 		return "", false
 	}

@@ -38,6 +38,9 @@ func TestGroupResolverTenantsOf(t *testing.T) {
 		{name: "several sorted", groups: []string{"tenant.io:globex", "tenant.io:acme", "tenant.io:initech"}, want: []string{"acme", "globex", "initech"}},
 		{name: "several with duplicates", groups: []string{"tenant.io:globex", "tenant.io:acme", "tenant.io:globex", "tenant.io:acme"}, want: []string{"acme", "globex"}},
 		{name: "t1 and t10", groups: []string{"tenant.io:t10", "tenant.io:t1"}, want: []string{"t1", "t10"}},
+		{name: "identity group", groups: []string{"tenant.io-acme"}, want: []string{"acme"}},
+		{name: "identity group and host group of one tenant", groups: []string{"tenant.io-acme", "tenant.io:acme"}, want: []string{"acme"}},
+		{name: "identity group not a tenant name", groups: []string{"tenant.io-", "tenant.io-Acme", "tenant.io--acme", "tenant.io-acme.corp", "xtenant.io-acme"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

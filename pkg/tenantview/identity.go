@@ -11,11 +11,17 @@ import (
 // tenant.io:<tenant>.
 const HostGroupPrefix = "tenant.io:"
 
+// IdentityGroupPrefix makes the tenant's group in the platform's identity
+// layer (an OpenShift Group), whose members belong to the tenant too:
+// tenant.io-<tenant>.
+const IdentityGroupPrefix = "tenant.io-"
+
 // Membership is one tenant the caller belongs to and through what.
 type Membership struct {
 	Tenant string `json:"tenant"`
 	// Via says how: "member" (spec.members.users), "group <g>"
-	// (spec.members.groups) or "host group tenant.io:<tenant>".
+	// (spec.members.groups), "host group tenant.io:<tenant>" or
+	// "identity group tenant.io-<tenant>".
 	Via []string `json:"via"`
 }
 
@@ -36,6 +42,9 @@ func Memberships(user string, groups []string, tenants []tenantv1alpha1.Tenant) 
 		}
 		if slices.Contains(groups, HostGroupPrefix+t.Name) {
 			via = append(via, "host group "+HostGroupPrefix+t.Name)
+		}
+		if slices.Contains(groups, IdentityGroupPrefix+t.Name) {
+			via = append(via, "identity group "+IdentityGroupPrefix+t.Name)
 		}
 		if len(via) > 0 {
 			out = append(out, Membership{Tenant: t.Name, Via: via})

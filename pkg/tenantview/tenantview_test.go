@@ -17,8 +17,9 @@ func TestMemberships(t *testing.T) {
 		{ObjectMeta: metav1.ObjectMeta{Name: "a"}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Spec: tenantv1alpha1.TenantSpec{Members: tenantv1alpha1.TenantMembers{Users: []string{"other"}}}},
 	}
-	got := Memberships("u", []string{"devs", "tenant.io:a", "tenant.io:zz"}, tenants)
-	want := []Membership{{Tenant: "a", Via: []string{"host group tenant.io:a"}}, {Tenant: "b", Via: []string{"member", "group devs"}}}
+	got := Memberships("u", []string{"devs", "tenant.io:a", "tenant.io:zz", "tenant.io-a", "tenant.io-c"}, tenants)
+	want := []Membership{{Tenant: "a", Via: []string{"host group tenant.io:a", "identity group tenant.io-a"}}, {Tenant: "b", Via: []string{"member", "group devs"}},
+		{Tenant: "c", Via: []string{"identity group tenant.io-c"}}}
 	if len(got) != len(want) {
 		t.Fatalf("memberships: %+v, want %+v", got, want)
 	}

@@ -299,6 +299,8 @@ func TestEachTenantIsOneFlowOnTheHost(t *testing.T) {
 	}
 	asGroupMember := s.RESTConfig(stack.AdminUser)
 	asGroupMember.Impersonate = rest.ImpersonationConfig{UserName: "carol", Groups: []string{"tenant.io:acme", "system:authenticated"}}
+	asIdentityGroupMember := s.RESTConfig(stack.AdminUser)
+	asIdentityGroupMember.Impersonate = rest.ImpersonationConfig{UserName: "carol", Groups: []string{"tenant.io-acme", "system:authenticated"}}
 	nobody := s.RESTConfig(stack.AdminUser)
 	nobody.Impersonate = rest.ImpersonationConfig{UserName: "dave", Groups: []string{"system:authenticated"}}
 	pods := func(ns string) string { return "/api/v1/namespaces/" + ns + "/pods" }
@@ -307,6 +309,7 @@ func TestEachTenantIsOneFlowOnTheHost(t *testing.T) {
 		{"a member's host list in its host namespace", s.RESTConfig(alice), pods(acmeNS), acme.is},
 		{"a member's host request elsewhere (discovery)", s.RESTConfig(alice), "/apis", acme.is},
 		{"a member of the tenant's host group", asGroupMember, pods(acmeNS), acme.is},
+		{"a member of the tenant's identity group (its OpenShift Group)", asIdentityGroupMember, pods(acmeNS), acme.is},
 		{"a service account of the tenant's host namespace", serviceAccount(acmeNS, "builder"), pods(acmeNS), acme.is},
 		{"the other tenant's member", s.RESTConfig("bob"), pods(globexNS), globex.is},
 		{"the other tenant's service account", serviceAccount(globexNS, "default"), pods(globexNS), globex.is},

@@ -56,6 +56,10 @@ var (
 	NetworkAttachmentDefinitions = schema.GroupVersionResource{Group: "k8s.cni.cncf.io", Version: "v1", Resource: "network-attachment-definitions"}
 	// BareMetalHosts are Metal3's servers, which HostClaims bind.
 	BareMetalHosts = schema.GroupVersionResource{Group: "metal3.io", Version: "v1alpha1", Resource: "baremetalhosts"}
+	// Groups are OpenShift's groups of users (openshift-apiserver serves
+	// them; plain Kubernetes has none): each tenant is one in the
+	// platform's identity layer.
+	Groups = schema.GroupVersionResource{Group: "user.openshift.io", Version: "v1", Resource: "groups"}
 )
 
 // servedRecheck is how often the syncer asks the host whether it serves
@@ -92,6 +96,10 @@ type Sources struct {
 	// indexed by namespace and ByConsumer. It runs once the host serves
 	// them, and is left out of Synced, like HostVirtualMachines.
 	HostBareMetalHosts cache.SharedIndexInformer
+	// HostGroups are the OpenShift Groups carrying the tenant label,
+	// indexed ByTenant. It runs once the host serves them, and is left
+	// out of Synced, like HostVirtualMachines: see GroupsKnown.
+	HostGroups cache.SharedIndexInformer
 	// Host objects carrying the tenant label, and only those; of
 	// HostNamespaces, when it is the process' informer of every host
 	// namespace (HostClients.Namespaces), only its handlers see just
@@ -239,6 +247,11 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	}
 	s.HostBareMetalHosts = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, BareMetalHosts, metav1.NamespaceAll, 0,
 		cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc, ByConsumer: indexByConsumer}, nil).Informer()
+	s.HostGroups = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, Groups, metav1.NamespaceAll, 0,
+		cache.Indexers{ByTenant: indexByTenant}, selected).Informer()
+	if err := s.HostGroups.SetTransform(hostapi.Compact); err != nil {
+		panic(err) // only fails once started
+	}
 	s.HostPriorityClasses = schedulinginformers.NewPriorityClassInformer(host.Kube, 0, cache.Indexers{})
 	s.HostNetworkAttachments = metadatainformer.NewFilteredMetadataInformer(host.Metadata, NetworkAttachmentDefinitions, metav1.NamespaceAll, 0,
 		cache.Indexers{}, func(o *metav1.ListOptions) { o.LabelSelector = hostnames.UDNRenderedLabel }).Informer()
@@ -320,6 +333,7 @@ func (s *Sources) Start(ctx context.Context) {
 	go s.HostPriorityClasses.RunWithContext(ctx)
 	go s.runWhenServed(ctx, VirtualMachines, s.HostVirtualMachines)
 	go s.runWhenServed(ctx, BareMetalHosts, s.HostBareMetalHosts)
+	go s.runWhenServed(ctx, Groups, s.HostGroups)
 	go s.Health.Run(ctx, time.Second)
 	if t, ok := s.HostNamespaces.(*termInformer); ok {
 		go func() {

@@ -31,6 +31,11 @@ func (s *Sources) PriorityClassesAllowed(t *tenant.Tenant) []string {
 // VirtualMachines: the host serves them and the informer has synced.
 func (s *Sources) VirtualMachinesKnown() bool { return s.HostVirtualMachines.HasSynced() }
 
+// GroupsKnown says whether HostGroups holds the tenants' OpenShift Groups:
+// the host serves user.openshift.io Groups and the informer has synced.
+// Until then (forever on a host without them) no Group is written.
+func (s *Sources) GroupsKnown() bool { return s.HostGroups.HasSynced() }
+
 // Attached says whether OVN-Kubernetes has rendered the host network
 // named cudn into host namespace ns, and the attachment is not being
 // deleted.

@@ -42,6 +42,9 @@ type Catalogue struct {
 	RouteAdvertisements controller.HostKind[*rav1.RouteAdvertisements]
 	// FlowSchemas are the tenants' shares of the host API.
 	FlowSchemas controller.HostKind[*flowcontrolv1.FlowSchema]
+	// Groups are the tenants' OpenShift Groups, in the platform's
+	// identity layer (only on a host that serves them).
+	Groups controller.HostKind[*unstructured.Unstructured]
 
 	// The kinds read through the dynamic client, whose specs compare in
 	// the typed form the caller gives (MetalLB, FRRConfigurations,
@@ -64,6 +67,7 @@ func New(src *controller.Sources) *Catalogue {
 		EgressIPs:                  newEgressIPs(src),
 		RouteAdvertisements:        newRouteAdvertisements(src),
 		FlowSchemas:                newFlowSchemas(src),
+		Groups:                     newGroups(src),
 		metalLB:                    map[schema.GroupVersionResource]controller.HostKind[*unstructured.Unstructured]{},
 		frr:                        dynamicKind(src, controller.FRRConfigurations, "FRRConfiguration", src.HostFRRConfigurations),
 		connects:                   newClusterNetworkConnects(src),

@@ -140,13 +140,14 @@ func (c *Controller) getNamespace(ctx context.Context, t, name string) (*tenant.
 }
 
 // MembersSubjects are the subjects of a tenant's members RoleBinding: its
-// users and groups, and the host group "tenant.io:<tenant>".
+// users and groups, the host group "tenant.io:<tenant>" and its group in
+// the identity layer, "tenant.io-<tenant>" (tenancy.TenantGroups).
 func MembersSubjects(t *tenant.Tenant) []rbacv1.Subject {
 	var subjects []rbacv1.Subject
 	for _, u := range t.Spec.Members.Users {
 		subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: u})
 	}
-	for _, g := range append(append([]string{}, t.Spec.Members.Groups...), tenancy.GroupPrefix+t.Name) {
+	for _, g := range append(append([]string{}, t.Spec.Members.Groups...), tenancy.TenantGroups(t.Name)...) {
 		subjects = append(subjects, rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: g})
 	}
 	return subjects

@@ -30,7 +30,7 @@ const (
 func FlowSchemaName(t string) string { return "tenant.io-" + t }
 
 // FlowSchema is tenant t's FlowSchema: every request its members (users,
-// groups, the host group tenant.io:<t>) and the service accounts of its
+// groups, the host groups tenant.io:<t> and tenant.io-<t>) and the service accounts of its
 // host namespaces send to the host, in TenantsPriorityLevel, with no
 // distinguisher, so that all of them are one flow. However many users and
 // service accounts a tenant floods the host with, they queue in that one
@@ -40,7 +40,7 @@ func FlowSchema(t *tenant.Tenant, hostNamespaces []string) *flowcontrolv1.FlowSc
 	for _, u := range t.Spec.Members.Users {
 		subjects = append(subjects, flowcontrolv1.Subject{Kind: flowcontrolv1.SubjectKindUser, User: &flowcontrolv1.UserSubject{Name: u}})
 	}
-	for _, g := range append(slices.Clone(t.Spec.Members.Groups), tenancy.GroupPrefix+t.Name) {
+	for _, g := range append(slices.Clone(t.Spec.Members.Groups), tenancy.TenantGroups(t.Name)...) {
 		subjects = append(subjects, flowcontrolv1.Subject{Kind: flowcontrolv1.SubjectKindGroup, Group: &flowcontrolv1.GroupSubject{Name: g}})
 	}
 	for _, ns := range hostNamespaces {

@@ -64,7 +64,7 @@ func TestSyncFlowSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"user alice", "group acme-devs", "group tenant.io:acme",
+	want := []string{"user alice", "group acme-devs", "group tenant.io:acme", "group tenant.io-acme",
 		"sa " + hostnames.Namespace(tn.Name, tn.UID, "default") + "/*", "sa " + hostnames.Namespace(tn.Name, tn.UID, "web") + "/*"}
 	if got := subjects(fs); !slices.Equal(got, want) {
 		t.Errorf("subjects %q, want %q", got, want)

@@ -130,6 +130,8 @@ func (c *Controller) deleteHostObjects(ctx context.Context, t *tenant.Tenant) ([
 			return c.src.HostEgressIP.K8sV1().EgressIPs().Delete(ctx, name, opts)
 		}},
 		hostKind{"FlowSchema", c.src.HostFlowSchemas, c.kinds.FlowSchemas.Delete},
+		// Its Group in the identity layer (none where the host serves no Groups).
+		hostKind{"Group", c.src.HostGroups, c.kinds.Groups.Delete},
 		// Its service network's and its provider services' connections.
 		hostKind{"ClusterNetworkConnect", c.src.HostClusterNetworkConnects, c.kinds.ClusterNetworkConnects(nil).Delete},
 	)

@@ -1,7 +1,8 @@
 // Package onboarding brings Tenants onto the host and off it again: the
 // tenant Namespace "default", the MetalLB pool of the tenant's public IPs
-// with its advertisement, the tenant's FlowSchema on the host, the
-// Tenant's phase and conditions, and, when a
+// with its advertisement, the tenant's FlowSchema on the host, its Group
+// in the platform's identity layer (OpenShift's, when the host serves
+// them), the Tenant's phase and conditions, and, when a
 // Tenant is deleted, the removal of everything made for it.
 package onboarding
 
@@ -50,7 +51,7 @@ type Controller struct {
 func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertisement) (*Controller, error) {
 	c := &Controller{src: src, kinds: kinds, Advertise: advertise, FlowSchemas: true,
 		status: controller.StatusWriter[*tenant.Tenant]{Store: src.Storage.Tenants.Status, Written: src.WrittenOf(src.Tenants)}}
-	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Tenant, struct{}]{
+	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Tenant, details]{
 		Kind: "tenant", Tenants: src.Tenants, Objects: src.Tenants, Status: c.status, Health: src.Health, TenantObjects: true,
 		Prepare: c.prepare, Sync: c.sync, Remove: c.gone, SetStatus: c.setStatus,
 	}).Reconcile)
@@ -59,7 +60,7 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertis
 		kinds.MetalLB(controller.IPAddressPools, metalLBKinds[controller.IPAddressPools], nil).Objects(),
 		kinds.MetalLB(controller.L2Advertisements, metalLBKinds[controller.L2Advertisements], nil).Objects(),
 		kinds.MetalLB(controller.BGPAdvertisements, metalLBKinds[controller.BGPAdvertisements], nil).Objects(),
-		kinds.FlowSchemas.Objects())
+		kinds.FlowSchemas.Objects(), kinds.Groups.Objects())
 	if err := c.Watch(src.Tenants, controller.OnChange(c.enqueueTenant, func(o, n *tenant.Tenant) bool {
 		return !onlyUsageChanged(o, n)
 	})); err != nil {
@@ -99,6 +100,13 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertis
 		informers = append(informers, src.HostMetalLB[gvr])
 	}
 	if err := c.WatchAll(byLabel, informers...); err != nil {
+		return nil, err
+	}
+	// The tenants' Groups: not watched through the worker (the informer
+	// runs only once the host serves Groups, and the worker must not wait
+	// for it). Every Tenant is looked at by the periodic check once it
+	// has synced.
+	if _, err := src.HostGroups.AddEventHandler(byLabel); err != nil {
 		return nil, err
 	}
 	src.Health.OnChange(func(bool) { c.EnqueueAll() })

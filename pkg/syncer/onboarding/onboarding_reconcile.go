@@ -33,7 +33,7 @@ import (
 var SyncerUser = &user.DefaultInfo{Name: "system:tenant-apiserver:syncer"}
 
 // outcome is what a sync of a Tenant found.
-type outcome = controller.Outcome[struct{}]
+type outcome = controller.Outcome[details]
 
 // prepare onboards a Tenant that is not yet, and offboards one being
 // deleted; either is all its reconcile does.
@@ -72,12 +72,21 @@ func (c *Controller) sync(ctx context.Context, _ *tenant.Tenant, t *tenant.Tenan
 	if flowProblem != "" {
 		problems = append(problems, flowProblem)
 	}
+	id, err := c.syncIdentity(ctx, t)
+	if err != nil {
+		return outcome{}, err
+	}
+	var lookAgain time.Duration
+	if id.known && !id.synced {
+		problems = append(problems, id.message)
+		lookAgain = identityRecheck
+	}
 	if len(problems) > 0 {
-		return outcome{Reason: controller.ReasonHostObjectsMissing, Message: summarize(problems)}, nil
+		return outcome{Reason: controller.ReasonHostObjectsMissing, Message: summarize(problems), Details: details{identity: id}, RequeueAfter: lookAgain}, nil
 	}
 	// No counts in the message: it would change, and be written, with
 	// every Namespace the tenant creates.
-	return outcome{Synced: true, Reason: controller.ReasonSynced, Message: syncedMessage, RequeueAfter: recheck}, nil
+	return outcome{Synced: true, Reason: controller.ReasonSynced, Message: syncedMessage, RequeueAfter: recheck, Details: details{identity: id}}, nil
 }
 
 // syncedMessage is the message of a Tenant's HostSynced and Ready
@@ -285,22 +294,23 @@ func (c *Controller) networks(t *tenant.Tenant) []string {
 
 // setStatus records out in the Tenant's status (see tenantStatus).
 func (c *Controller) setStatus(_ *tenant.Tenant, _ queue.Key, t *tenant.Tenant, out outcome) func(*tenant.Tenant) bool {
-	return c.tenantStatus(t, out.Synced, out.Reason, out.Message)
+	return c.tenantStatus(t, out.Synced, out.Reason, out.Message, out.Details.identity)
 }
 
 // writeStatus writes the Tenant's status outside a sync (offboarding).
 func (c *Controller) writeStatus(ctx context.Context, t *tenant.Tenant, synced bool, reason, message string) error {
-	return c.status.Write(ctx, "", "", t, c.tenantStatus(t, synced, reason, message))
+	return c.status.Write(ctx, "", "", t, c.tenantStatus(t, synced, reason, message, identity{}))
 }
 
 // tenantStatus sets the Tenant's phase, HostSynced and Ready conditions,
-// and the compute its workloads use (status.usage.compute, from the
-// host ResourceQuotas).
-func (c *Controller) tenantStatus(t *tenant.Tenant, synced bool, reason, message string) func(*tenant.Tenant) bool {
+// IdentitySynced when id is known, and the compute its workloads use
+// (status.usage.compute, from the host ResourceQuotas).
+func (c *Controller) tenantStatus(t *tenant.Tenant, synced bool, reason, message string, id identity) func(*tenant.Tenant) bool {
 	usage := quotausage.Of(c.src, t)
 	return func(live *tenant.Tenant) bool {
 		s := &live.Status
 		changed := controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionHostSynced, synced, reason, message)
+		changed = setIdentityCondition(&s.Conditions, live.Generation, id) || changed
 		allocated := meta.IsStatusConditionTrue(s.Conditions, tenant.ConditionAddressesAllocated)
 		ready, readyReason, readyMessage := synced && allocated, reason, message
 		if synced && !allocated {

@@ -467,7 +467,7 @@ func subjectsOf(rb *rbacv1.RoleBinding) []subject {
 }
 
 // wantSubjects are the subjects of a tenant's members RoleBinding: its
-// users, its groups and group tenant.io:<tenant>.
+// users, its groups and groups tenant.io:<tenant> and tenant.io-<tenant>.
 func wantSubjects(tn *tenantv1alpha1.Tenant) []subject {
 	var out []subject
 	for _, u := range tn.Spec.Members.Users {
@@ -476,7 +476,7 @@ func wantSubjects(tn *tenantv1alpha1.Tenant) []subject {
 	for _, g := range tn.Spec.Members.Groups {
 		out = append(out, subject{rbacv1.GroupKind, g})
 	}
-	out = append(out, subject{rbacv1.GroupKind, "tenant.io:" + tn.Name})
+	out = append(out, subject{rbacv1.GroupKind, "tenant.io:" + tn.Name}, subject{rbacv1.GroupKind, "tenant.io-" + tn.Name})
 	sort.Slice(out, func(i, j int) bool { return out[i].kind+"/"+out[i].name < out[j].kind+"/"+out[j].name })
 	return out
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"tenant.io/tenant-apiserver/pkg/stack"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
@@ -63,6 +64,15 @@ const (
 	routeUser            = "ross" // TestRoutes: the attacking tenant's member
 	routeOverGrantedUser = "rolf" // TestRoutes: a member of it with more host RBAC than the product gives
 	routeVictimUser      = "rhea" // TestRoutes: the member of the tenant whose hostname is attacked
+
+	// TestIdentityGroups: its tenant (a fixed name: iris's group names
+	// it), the member users of the Tenant, and iris, a user the identity
+	// provider's group sync puts in the tenant's OpenShift Group, and whom
+	// the host therefore authenticates with that Group among its groups.
+	identityTenant  = "identity"
+	identityUser    = "ida"
+	identityUser2   = "ivo"
+	identityIdPUser = "iris"
 )
 
 func TestMain(m *testing.M) {
@@ -78,6 +88,7 @@ func TestMain(m *testing.M) {
 			{Name: shareUserA}, {Name: shareUserB},
 			{Name: hostUserA}, {Name: hostUserB},
 			{Name: routeUser}, {Name: routeOverGrantedUser}, {Name: routeVictimUser},
+			{Name: identityUser}, {Name: identityUser2}, {Name: identityIdPUser, Groups: []string{tenancy.IdentityGroup(identityTenant)}},
 		},
 		BareMetalStandIn: true,
 		// The provider's gateway, for TestRoutes.

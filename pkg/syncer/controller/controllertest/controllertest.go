@@ -193,6 +193,7 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 		controller.ClusterNetworkConnects: "ClusterNetworkConnectList",
 		controller.VirtualMachines:        "VirtualMachineList",
 		controller.BareMetalHosts:         "BareMetalHostList",
+		controller.Groups:                 "GroupList",
 	}
 	for _, gvr := range controller.MetalLBResources {
 		listKinds[gvr] = map[string]string{"ipaddresspools": "IPAddressPoolList", "l2advertisements": "L2AdvertisementList", "bgpadvertisements": "BGPAdvertisementList"}[gvr.Resource]
