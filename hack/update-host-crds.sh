@@ -32,6 +32,17 @@
 #     network-attachment-definition-client module's artifacts/networks-crd.yaml.
 #     OVN-Kubernetes renders every user-defined network into one in each
 #     namespace it selects; tenants must not write them (the guard policies).
+#   - Gateway API GatewayClass, Gateway, HTTPRoute, GRPCRoute and
+#     ReferenceGrant: copied from the standard channel of the gateway-api
+#     module pinned in hack/tools/gatewayapi/go.mod (config/crd/standard).
+#     Tenants publish HTTP services with HTTPRoutes attached to the
+#     provider's Gateway; these five are what the gateway the stack runs
+#     (Traefik, hack/tools/traefik) watches without its experimental
+#     channel. The channel's other kinds (BackendTLSPolicy, ListenerSet,
+#     TCPRoute, TLSRoute, UDPRoute) are left out: nothing here serves
+#     them, and a ListenerSet would add listeners to a shared Gateway. So
+#     is its ValidatingAdmissionPolicy against mixing channels, which is
+#     no CRD.
 #
 #   - cert-manager Certificate and Issuer, in the subdirectory cert-manager/
 #     (which stacks do not install): copied from the cert-manager module
@@ -190,6 +201,19 @@ mkdir -p "${WORK_DIR}/openshift"
 crq=quota/v1/zz_generated.crd-manifests/0000_03_config-operator_01_clusterresourcequotas.crd.yaml
 cp "${openshift_dir}/${crq}" "${WORK_DIR}/openshift/quota.openshift.io_clusterresourcequotas.yaml"
 emit "${WORK_DIR}/openshift/quota.openshift.io_clusterresourcequotas.yaml" "${openshift_ref} ${crq}"
+
+# The Gateway API has a module of its own (hack/tools/gatewayapi); its
+# standard channel's files already have emit's names.
+GATEWAYAPI_DIR=${ROOT}/hack/tools/gatewayapi
+GATEWAYAPI_MODULE=sigs.k8s.io/gateway-api
+GATEWAYAPI_CRDS=(gateway.networking.k8s.io_gatewayclasses gateway.networking.k8s.io_gateways
+  gateway.networking.k8s.io_httproutes gateway.networking.k8s.io_grpcroutes gateway.networking.k8s.io_referencegrants)
+(cd "${GATEWAYAPI_DIR}" && go mod download "${GATEWAYAPI_MODULE}")
+gatewayapi_dir=$(cd "${GATEWAYAPI_DIR}" && go list -m -f '{{.Dir}}' "${GATEWAYAPI_MODULE}")
+gatewayapi_ref=$(cd "${GATEWAYAPI_DIR}" && go list -m -f '{{.Path}}@{{.Version}}' "${GATEWAYAPI_MODULE}")
+for crd in "${GATEWAYAPI_CRDS[@]}"; do
+  emit "${gatewayapi_dir}/config/crd/standard/${crd}.yaml" "${gatewayapi_ref} config/crd/standard/${crd}.yaml"
+done
 
 # cert-manager has a module of its own (hack/tools/certmanager); its CRDs
 # go to a subdirectory that no stack installs.

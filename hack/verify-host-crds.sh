@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fails when artifacts/host-crds differs from what hack/update-host-crds.sh
 # generates from the pins in the hack/tools modules (crds, openshift,
-# certmanager, monitoring).
+# gatewayapi, certmanager, monitoring).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
