@@ -23,6 +23,7 @@ import (
 const (
 	newcomer = "ida"  // TestNewTenantJourney: the member of a tenant onboarded by the plugin
 	hoster   = "hana" // TestHosts: the member of a tenant granted bare-metal servers
+	router   = "gil"  // TestRoutes: the member of a tenant publishing HTTP routes
 )
 
 // pluginDir holds the built kubectl-tenant and kubectl_complete-tenant; the
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 		}
 		pluginDir = dir
 		return framework.RunMain(m, stack.Options{
-			ExtraUsers: []stack.User{{Name: newcomer}, {Name: hoster}},
+			ExtraUsers: []stack.User{{Name: newcomer}, {Name: hoster}, {Name: router}},
 			Setup:      stack.Demo,
 		})
 	}()
