@@ -21,7 +21,8 @@ import (
 // an HTTPRoute and a GRPCRoute in the host namespace of its namespace web
 // with kubectl's credentials, naming names of its domain, and routes lists
 // them (table, -n, -o json and -o name) with what the gateway said of
-// them. bob (globex) sees none of them and cannot read them on the host.
+// them; the provider sees them with --tenant. bob (globex) sees none of
+// them and cannot read them on the host.
 func TestRoutes(t *testing.T) {
 	ctx := framework.Context(t, 4*time.Minute)
 	admin, gil, bob := newUser(t, stack.AdminUser), newUser(t, router), newUser(t, "bob")
@@ -121,6 +122,9 @@ func TestRoutes(t *testing.T) {
 	}
 	r = gil.fails(ctx, t, 1, "routes", "-n", "dev")
 	mustContain(t, "routes -n of no namespace of routeco", r.stderr, "Error from server (NotFound): ", `"dev" not found`)
+
+	// The provider looks inside routeco (as its host group).
+	mustContain(t, "admin's --tenant routeco routes -o wide", admin.ok(ctx, t, "--tenant", "routeco", "routes", "-o", "wide"), "HOST NAMESPACE", hostNS, shop)
 
 	// bob: none of it, in the plugin or on the host.
 	r = bob.tenant(ctx, "routes")
