@@ -429,8 +429,9 @@ type routesData struct {
 	Routes      []tenantview.Route
 }
 
-// routes lists the HTTPRoutes and GRPCRoutes of the host namespaces of the
-// caller's tenant, read from the host with the caller's credentials.
+// routesPage is the Routes page: the HTTPRoutes and GRPCRoutes of the host
+// namespaces of the caller's tenant, read from the host with the caller's
+// credentials.
 func (s *Server) routesPage(w http.ResponseWriter, r *http.Request) {
 	c := callerFrom(r)
 	p := &page{Title: "Routes", Nav: "routes"}
