@@ -71,6 +71,12 @@ type Options struct {
 	// TenantDNS runs tenant-dns (cmd/tenant-dns) too, on a loopback port,
 	// once the tenant-apiserver is registered.
 	TenantDNS bool
+	// Gateway runs the provider's gateway too: Traefik
+	// (hack/build-tools.sh's traefik) with only its Gateway API provider,
+	// serving the shared Gateway of artifacts/host-addons/gateway on a
+	// loopback port (GatewayURL), with the endpoint stand-in for the pods
+	// behind Services (EndpointStandIn).
+	Gateway bool
 	// DNSUpstream is where tenant-dns forwards the names that are not the
 	// cluster's ("127.0.0.1:<port>"); empty: it forwards nothing.
 	DNSUpstream string
@@ -96,7 +102,8 @@ type Options struct {
 	HostCRDDir string
 	// HostAddonDir holds what the host's add-ons install besides their
 	// CRDs and no process here would (KubeVirt's aggregated roles);
-	// default <RepoRoot>/artifacts/host-addons.
+	// default <RepoRoot>/artifacts/host-addons. Its files are installed in
+	// every stack; its subdirectory gateway/ with Options.Gateway.
 	HostAddonDir string
 	// DeployDir holds the deploy manifests; default <RepoRoot>/artifacts/deploy/base.
 	DeployDir string
@@ -143,7 +150,12 @@ type Stack struct {
 
 	dnsPort, dnsMetricsPort, dnsBaselinePort int
 
-	etcd, tenantEtcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console, tenantDNS *process
+	// gatewayPort is Traefik's web entrypoint, the shared Gateway's
+	// listener port (Options.Gateway).
+	gatewayPort     int
+	endpointStandIn *EndpointStandIn
+
+	etcd, tenantEtcd, kubeAPIServer, controllerManager, metallb, ovnkube, tenantAPIServer, console, tenantDNS, gateway *process
 	// The logical data path (ovn.go).
 	ovnNB, ovnSB, ovnNorthd, ovnkubeController *process
 	packets                                    *Packets
@@ -234,6 +246,11 @@ func (s *Stack) complete(opts Options) error {
 	}
 	if !opts.SkipControllerManager {
 		if err := requireBinary(filepath.Join(opts.BinDir, "kube-controller-manager")); err != nil {
+			return err
+		}
+	}
+	if opts.Gateway {
+		if err := requireBinary(filepath.Join(opts.BinDir, "traefik")); err != nil {
 			return err
 		}
 	}
@@ -378,6 +395,11 @@ func (s *Stack) start(ctx context.Context) error {
 			return err
 		}
 	}
+	if s.opts.Gateway {
+		if err := s.retryOnPortClash(ctx, s.startGateway); err != nil {
+			return err
+		}
+	}
 	if !s.opts.SkipMetalLB {
 		if err := s.retryOnPortClash(ctx, s.startMetalLB); err != nil {
 			return err
@@ -485,13 +507,16 @@ func (s *Stack) Stop() error {
 	for _, r := range s.replicas {
 		procs = append(procs, r.proc)
 	}
-	for _, p := range append(procs, s.tenantDNS, s.console, s.tenantAPIServer, s.ovnkubeController, s.ovnNorthd, s.ovnSB, s.ovnNB, s.ovnkube, s.metallb, s.controllerManager, s.kubeAPIServer, s.tenantEtcd, s.etcd) {
+	for _, p := range append(procs, s.tenantDNS, s.console, s.tenantAPIServer, s.ovnkubeController, s.ovnNorthd, s.ovnSB, s.ovnNB, s.ovnkube, s.metallb, s.gateway, s.controllerManager, s.kubeAPIServer, s.tenantEtcd, s.etcd) {
 		if p == nil {
 			continue
 		}
 		if err := p.stop(s.opts.StopTimeout); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if s.endpointStandIn != nil {
+		errs = append(errs, s.endpointStandIn.stop(s.opts.StopTimeout))
 	}
 	if s.removeWork && !s.keep && s.workDir != "" {
 		if err := os.RemoveAll(s.workDir); err != nil {
@@ -534,7 +559,7 @@ func (s *Stack) KeepWorkDir() {
 func (s *Stack) WorkDir() string { return s.workDir }
 
 // LogPath is the log file of a process: etcd, kube-apiserver,
-// kube-controller-manager, metallb-controller, tenant-apiserver or a
+// kube-controller-manager, metallb-controller, traefik, tenant-apiserver or a
 // tenant-apiserver replica by its name.
 func (s *Stack) LogPath(process string) string { return s.path("logs", process+".log") }
 

@@ -34,8 +34,8 @@ type User struct {
 
 // DefaultUsers returns the users of every stack: the provider admin, alice
 // (tenant acme), bob (tenant globex), carol (a tenant user of no tenant), the
-// tenant-apiserver's own service account, kube-controller-manager and
-// tenant-dns's service account.
+// tenant-apiserver's own service account, kube-controller-manager,
+// tenant-dns's service account and the gateway's (Traefik's).
 func DefaultUsers() []User {
 	return []User{
 		{Name: AdminUser, Groups: []string{"system:masters"}},
@@ -45,6 +45,7 @@ func DefaultUsers() []User {
 		{Name: TenantAPIServerUser, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + TenantAPIServerNamespace, "system:authenticated"}},
 		{Name: KubeControllerManagerUser},
 		{Name: TenantDNSUser, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + TenantAPIServerNamespace, "system:authenticated"}},
+		{Name: GatewayUser, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + GatewayNamespace, "system:authenticated"}},
 	}
 }
 

@@ -27,6 +27,9 @@ func TestMain(m *testing.M) {
 		Setup:                demoTenants,
 		BareMetalStandIn:     true,
 		BareMetalStandInStep: 100 * time.Millisecond,
+		// The provider's gateway (gateway_test.go): Traefik starts in
+		// seconds, once built.
+		Gateway: true,
 	}))
 }
 
