@@ -44,7 +44,10 @@ func TestMain(m *testing.M) {
 		pluginDir = dir
 		return framework.RunMain(m, stack.Options{
 			ExtraUsers: []stack.User{{Name: newcomer}, {Name: hoster}, {Name: router}},
-			Setup:      stack.Demo,
+			// The provider's gateway, which writes the status of TestRoutes'
+			// routes.
+			Gateway: true,
+			Setup:   stack.Demo,
 		})
 	}()
 	_ = os.RemoveAll(dir)

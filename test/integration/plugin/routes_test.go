@@ -2,14 +2,16 @@ package plugin
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/dynamic"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/pkg/tenantview"
@@ -20,11 +22,13 @@ import (
 // route domain, routes says how to publish while there is none; gil writes
 // an HTTPRoute and a GRPCRoute in the host namespace of its namespace web
 // with kubectl's credentials, naming names of its domain, and routes lists
-// them (table, -n, -o json and -o name) with what the gateway said of
-// them; the provider sees them with --tenant. bob (globex) sees none of
+// them (table, -n, -o json and -o name) with what the stack's gateway
+// said of them: the HTTPRoute Accepted, its backend missing until gil
+// creates the Service; the GRPCRoute, which the shared Gateway does not
+// take, not Accepted; the provider sees them with --tenant. bob (globex) sees none of
 // them and cannot read them on the host.
 func TestRoutes(t *testing.T) {
-	ctx := framework.Context(t, 4*time.Minute)
+	ctx := framework.Context(t, 5*time.Minute)
 	admin, gil, bob := newUser(t, stack.AdminUser), newUser(t, router), newUser(t, "bob")
 	adminAPI := api(t, stack.AdminUser).TenantV1alpha1()
 
@@ -62,7 +66,7 @@ func TestRoutes(t *testing.T) {
 	mustContain(t, "routes without routes", r.stderr, "Publish one", "naming "+domain+" or names below it (*."+domain+")", "No resources found.")
 
 	// gil's routes, written on the host with gil's own credentials.
-	gilHost, err := dynamic.NewForConfig(framework.Current().RESTConfig(router))
+	gilKube, gilHost, err := framework.Current().Clients(router)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,30 +83,28 @@ func TestRoutes(t *testing.T) {
 			t.Fatalf("gil's %s %s in %s: %v", obj.GetKind(), obj.GetName(), hostNS, err)
 		}
 	}
-	// The stack runs no gateway: nothing writes the routes' status, and
-	// routes says so rather than guess.
-	const accepted = "Unknown"
-
-	out := gil.ok(ctx, t, "routes")
-	t.Logf("routes:\n%s", out)
-	rows := map[string][]string{}
-	for _, line := range strings.Split(out, "\n") {
-		if f := strings.Fields(line); len(f) > 1 {
-			rows[f[1]] = f
-		}
+	// The stack's gateway (Traefik) accepts the HTTPRoute, and says its
+	// backend is missing until the Service is there.
+	waitRoute(ctx, t, gil, "shop", "a missing backend", func(a string) bool { return strings.HasPrefix(a, "True, ResolvedRefs False (") })
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "shop", Namespace: hostNS},
+		Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "shop"}, Ports: []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}}}
+	if _, err := gilKube.CoreV1().Services(hostNS).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("gil's Service shop in %s: %v", hostNS, err)
 	}
-	if h := rows["NAME"]; strings.Join(h, " ") != "NAMESPACE NAME KIND HOSTNAMES ACCEPTED BACKENDS" {
-		t.Errorf("routes' header: %v", h)
+	rows := waitRoute(ctx, t, gil, "shop", "True", func(a string) bool { return a == "True" })
+	t.Logf("routes:\n%s", gil.ok(ctx, t, "routes"))
+	if want := (map[string]string{"NAMESPACE": "web", "NAME": "shop", "KIND": "HTTPRoute", "HOSTNAMES": shop + ",*." + domain, "ACCEPTED": "True", "BACKENDS": "shop"}); !maps.Equal(rows["shop"], want) {
+		t.Errorf("routes: shop's row %v, want %v", rows["shop"], want)
 	}
-	for name, want := range map[string]string{
-		"shop": "web shop HTTPRoute " + shop + ",*." + domain + " " + accepted + " shop",
-		"api":  "web api GRPCRoute api." + domain + " " + accepted + " api",
-	} {
-		if got := strings.Join(rows[name], " "); got != want {
-			t.Errorf("routes: %s's row %q, want %q", name, got, want)
-		}
+	// The shared Gateway's listener takes HTTPRoutes only: the GRPCRoute
+	// is not accepted, and routes does not say it is.
+	if want := (map[string]string{"NAMESPACE": "web", "NAME": "api", "KIND": "GRPCRoute", "HOSTNAMES": "api." + domain, "BACKENDS": "api"}); !maps.Equal(withoutAccepted(rows["api"]), want) {
+		t.Errorf("routes: api's row %v, want %v", rows["api"], want)
 	}
-	out = gil.ok(ctx, t, "route", "-n", "web", "-o", "name")
+	if a := rows["api"]["ACCEPTED"]; a != "Unknown" && !strings.HasPrefix(a, "False (") {
+		t.Errorf("routes: the GRPCRoute api is ACCEPTED %q, want Unknown or False (reason)", a)
+	}
+	out := gil.ok(ctx, t, "route", "-n", "web", "-o", "name")
 	if want := "grpcroute.gateway.networking.k8s.io/api\nhttproute.gateway.networking.k8s.io/shop\n"; out != want {
 		t.Errorf("route -n web -o name: %q, want %q", out, want)
 	}
@@ -135,7 +137,7 @@ func TestRoutes(t *testing.T) {
 	r = bob.fails(ctx, t, 1, "routes", "-n", hostNS)
 	mustContain(t, "bob's routes -n "+hostNS, r.stderr, "Error from server (NotFound): ")
 	mustNotContain(t, "bob's info", bob.ok(ctx, t, "info"), domain)
-	bobHost, err := dynamic.NewForConfig(framework.Current().RESTConfig("bob"))
+	_, bobHost, err := framework.Current().Clients("bob")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,9 +158,65 @@ func gatewayRoute(kind, ns, name string, hostnames []string, backend string) *un
 		"kind":       kind,
 		"metadata":   map[string]any{"name": name, "namespace": ns},
 		"spec": map[string]any{
-			"parentRefs": []any{map[string]any{"name": "shared", "namespace": "tenant-gateway"}},
+			"parentRefs": []any{map[string]any{"name": stack.GatewayName, "namespace": stack.GatewayNamespace, "sectionName": stack.GatewayListenerName}},
 			"hostnames":  hs,
 			"rules":      []any{map[string]any{"backendRefs": []any{map[string]any{"name": backend, "port": int64(80)}}}},
 		},
 	}}
+}
+
+// routeRows are the rows of routes' table by NAME, each cell by its
+// column's header; cells may hold spaces (ACCEPTED: "False (Reason)").
+func routeRows(t *testing.T, out string) map[string]map[string]string {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	headers := []string{"NAMESPACE", "NAME", "KIND", "HOSTNAMES", "ACCEPTED", "BACKENDS"}
+	starts := make([]int, len(headers))
+	from := 0
+	for i, h := range headers {
+		// Each header after the one before (NAME is in NAMESPACE).
+		j := strings.Index(lines[0][from:], h)
+		if j < 0 {
+			t.Fatalf("routes' header %q, want the columns %v", lines[0], headers)
+		}
+		starts[i] = from + j
+		from = starts[i] + len(h)
+	}
+	rows := map[string]map[string]string{}
+	for _, line := range lines[1:] {
+		row := map[string]string{}
+		for i, h := range headers {
+			end := len(line)
+			if i+1 < len(headers) && starts[i+1] < end {
+				end = starts[i+1]
+			}
+			if starts[i] < end {
+				row[h] = strings.TrimSpace(line[starts[i]:end])
+			}
+		}
+		rows[row["NAME"]] = row
+	}
+	return rows
+}
+
+// waitRoute runs routes as u until route name's ACCEPTED satisfies ok, and
+// returns the table's rows then.
+func waitRoute(ctx context.Context, t *testing.T, u *user, name, what string, ok func(string) bool) map[string]map[string]string {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		out := u.ok(ctx, t, "routes")
+		rows := routeRows(t, out)
+		if ok(rows[name]["ACCEPTED"]) {
+			return rows
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("routes: %s's ACCEPTED %q after a minute, want %s:\n%s", name, rows[name]["ACCEPTED"], what, out)
+		}
+	}
+}
+
+func withoutAccepted(row map[string]string) map[string]string {
+	out := maps.Clone(row)
+	delete(out, "ACCEPTED")
+	return out
 }
