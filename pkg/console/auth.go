@@ -16,6 +16,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/transport"
@@ -52,24 +53,39 @@ func newAPIClients(cfg *rest.Config) (*apiClients, error) {
 	return &apiClients{cfg: anonymous, rt: rt}, nil
 }
 
+// userClients are the clients of one user's token.
+type userClients struct {
+	api  tenantclient.TenantV1alpha1Interface
+	kube kubernetes.Interface
+	// views reads admin.tenant.io, the provider's views of every tenant.
+	views *adminclient.Client
+	// dynamic reads the host's kinds this module has no types of: the
+	// Gateway API routes of the tenant's host namespaces.
+	dynamic dynamic.Interface
+}
+
 // forToken returns the clients of the user whose bearer token this is.
-func (a *apiClients) forToken(token string) (tenantclient.TenantV1alpha1Interface, kubernetes.Interface, *adminclient.Client, error) {
+func (a *apiClients) forToken(token string) (*userClients, error) {
 	hc := &http.Client{Transport: transport.NewBearerAuthRoundTripper(token, a.rt)}
 	cfg := rest.CopyConfig(a.cfg)
 	cfg.QPS, cfg.Burst = 50, 100
 	tc, err := versioned.NewForConfigAndClient(cfg, hc)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	kc, err := kubernetes.NewForConfigAndClient(cfg, hc)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	vc, err := adminclient.NewForConfigAndClient(cfg, hc)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	return tc.TenantV1alpha1(), kc, vc, nil
+	dc, err := dynamic.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, err
+	}
+	return &userClients{api: tc.TenantV1alpha1(), kube: kc, views: vc, dynamic: dc}, nil
 }
 
 // session is a signed-in user (AuthToken mode). The token stays here.
@@ -148,10 +164,7 @@ type caller struct {
 	// CSRF is the token forms carry back.
 	CSRF string
 
-	api  tenantclient.TenantV1alpha1Interface
-	kube kubernetes.Interface
-	// views reads admin.tenant.io, the provider's views of every tenant.
-	views *adminclient.Client
+	*userClients
 	// sessionID is set in AuthToken mode.
 	sessionID string
 }
@@ -236,7 +249,7 @@ func (s *Server) signedIn(h http.HandlerFunc) http.HandlerFunc {
 			}
 		}
 		var err error
-		if c.api, c.kube, c.views, err = s.api.forToken(token); err != nil {
+		if c.userClients, err = s.api.forToken(token); err != nil {
 			http.Error(w, "Internal error: "+err.Error(), http.StatusInternalServerError)
 			return
 		}
@@ -357,12 +370,12 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request) {
 		s.renderSignIn(w, r, http.StatusUnprocessableEntity, "Enter a token.")
 		return
 	}
-	_, kube, _, err := s.api.forToken(token)
+	clients, err := s.api.forToken(token)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	review, err := kube.AuthenticationV1().SelfSubjectReviews().Create(r.Context(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	review, err := clients.kube.AuthenticationV1().SelfSubjectReviews().Create(r.Context(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err != nil {
 		status, msg := http.StatusBadGateway, "The API could not be asked who you are: "+err.Error()
 		if apierrors.IsUnauthorized(err) {

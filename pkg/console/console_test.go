@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
+	"tenant.io/tenant-apiserver/pkg/tenantview"
 )
 
 func newTestServer(t *testing.T, mode string) *Server {
@@ -178,5 +179,35 @@ func TestHostClaimPages(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("a HostClaim's page lacks %s:\n%s", want, body)
 		}
+	}
+}
+
+// TestRoutesPage: the Routes page shows the route domain and each route's
+// columns; without a domain it says routes cannot be published; an
+// unsigned request goes to sign in.
+func TestRoutesPage(t *testing.T) {
+	s := newTestServer(t, AuthToken)
+	rec := httptest.NewRecorder()
+	s.render(rec, httptest.NewRequest("GET", "/routes", nil), http.StatusOK, "routes", &page{Title: "Routes", Nav: "routes", CSRF: "tok", Caller: &caller{User: "alice", Tenant: "acme"}, Data: &routesData{
+		RouteDomain: "acme.apps.example.net",
+		Routes: []tenantview.Route{{Namespace: "dev", Name: "shop", Kind: "HTTPRoute", Hostnames: []string{"shop.acme.apps.example.net", "*.acme.apps.example.net"},
+			Accepted: "False (NotAllowedByListeners)", Backends: []string{"shop", "prod/api"}}},
+	}})
+	body := rec.Body.String()
+	for _, want := range []string{`<code id="route-domain">acme.apps.example.net</code>`, `<tr data-key="dev/shop/HTTPRoute"><td>dev</td><td>shop</td><td>HTTPRoute</td>` +
+		`<td>shop.acme.apps.example.net, *.acme.apps.example.net</td><td>False (NotAllowedByListeners)</td><td>shop, prod/api</td></tr>`, "read-only", `aria-current="page">Routes`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the Routes page does not contain %q:\n%s", want, body)
+		}
+	}
+	rec = httptest.NewRecorder()
+	s.render(rec, httptest.NewRequest("GET", "/routes", nil), http.StatusOK, "routes", &page{Title: "Routes", Nav: "routes", Data: &routesData{}})
+	if body := rec.Body.String(); !strings.Contains(body, "no route domain") || !strings.Contains(body, "No routes.") {
+		t.Errorf("the Routes page without a domain:\n%s", body)
+	}
+	rec = httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest("GET", "/routes", nil))
+	if rec.Code != http.StatusSeeOther {
+		t.Errorf("GET /routes without a session: %d, want 303", rec.Code)
 	}
 }

@@ -420,3 +420,36 @@ func (s *Server) patchSpec(w http.ResponseWriter, r *http.Request, k *kind, spec
 	}
 	http.Redirect(w, r, k.objectLink(ns, name)+"?changed=1", http.StatusSeeOther)
 }
+
+// routesData is the Routes page: the tenant's route domain and its
+// Gateway API routes, read-only (routes are written with kubectl).
+type routesData struct {
+	Reason      string
+	RouteDomain string
+	Routes      []tenantview.Route
+}
+
+// routesPage is the Routes page: the HTTPRoutes and GRPCRoutes of the host
+// namespaces of the caller's tenant, read from the host with the caller's
+// credentials.
+func (s *Server) routesPage(w http.ResponseWriter, r *http.Request) {
+	c := callerFrom(r)
+	p := &page{Title: "Routes", Nav: "routes"}
+	if c.Tenant == "" {
+		p.Data = &routesData{Reason: noTenant(c)}
+		s.render(w, r, http.StatusOK, "routes", p)
+		return
+	}
+	t, err := c.api.Tenants().Get(r.Context(), c.Tenant, metav1.GetOptions{})
+	if err != nil {
+		s.renderError(w, r, c, err)
+		return
+	}
+	routes, err := tenantview.TenantRoutes(r.Context(), c.api, c.dynamic, "")
+	if err != nil {
+		s.renderError(w, r, c, err)
+		return
+	}
+	p.Data = &routesData{RouteDomain: t.Status.RouteDomain, Routes: routes}
+	s.render(w, r, http.StatusOK, "routes", p)
+}

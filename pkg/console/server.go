@@ -114,6 +114,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /{$}", s.signedIn(s.home))
 	s.mux.HandleFunc("GET /overview", s.signedIn(s.overview))
 	s.mux.HandleFunc("GET /offboarding", s.signedIn(s.offboarding))
+	s.mux.HandleFunc("GET /routes", s.signedIn(s.routesPage))
 	for _, k := range tenantKinds {
 		s.mux.HandleFunc("GET /"+k.Resource, s.signedIn(s.listPage(k)))
 		s.mux.HandleFunc("POST /"+k.Resource, s.signedIn(s.createObject(k)))

@@ -57,6 +57,7 @@ func writeInfo(w io.Writer, info *tenantview.Info) error {
 	}
 	fmt.Fprintf(w, "Private block:  %s\n", orNone(info.PrivateBlock))
 	fmt.Fprintf(w, "Host prefix:    %s\n", orNone(info.NamespacePrefix))
+	fmt.Fprintf(w, "Route domain:   %s\n", orNone(info.RouteDomain))
 
 	free := 0
 	for _, p := range info.PublicIPs {

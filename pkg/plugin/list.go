@@ -16,8 +16,10 @@ import (
 // listing is what a list command prints: the objects, their kubectl
 // resource name, and the columns of the human table.
 type listing struct {
+	// kind of the objects for -o json|yaml; empty: the objects carry their
+	// own (unstructured objects of several kinds).
 	kind     string // FloatingIP
-	resource string // for -o name: floatingip.tenant.io
+	resource string // for -o name: floatingip.tenant.io; empty: names are resource/name
 	// gv is the objects' API group version for -o json|yaml; zero: tenant.io/v1alpha1.
 	gv schema.GroupVersion
 	// all (-A) adds a NAMESPACE column.
@@ -55,12 +57,19 @@ func (o *Options) printListing(l *listing) error {
 		}
 		for _, obj := range l.objects {
 			obj = obj.DeepCopyObject()
-			obj.GetObjectKind().SetGroupVersionKind(gv.WithKind(l.kind))
+			if l.kind != "" {
+				obj.GetObjectKind().SetGroupVersionKind(gv.WithKind(l.kind))
+			}
 			items = append(items, obj)
 		}
 		return printStructured(o.Out, o.Output, map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{}})
 	case "name":
 		for _, n := range l.names {
+			if l.resource == "" {
+				// The names carry their resource (several kinds).
+				fmt.Fprintln(o.Out, n)
+				continue
+			}
 			fmt.Fprintf(o.Out, "%s/%s\n", l.resource, n)
 		}
 		return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -63,7 +64,8 @@ Tenants: "info" shows what your tenancy holds (private block, public IPs and
 who uses them, quota, networks, namespaces); "ns use dev" points your
 kubeconfig at the host namespace of your namespace dev, so plain
 "kubectl get pods" works there; "fip" and "lb" give workloads public
-addresses; "host" claims bare-metal servers of the classes the provider
+addresses; "routes" lists the HTTP routes published on the provider's
+gateway; "host" claims bare-metal servers of the classes the provider
 offers; "offboarding" says what still blocks deleting the tenancy.
 
 Providers: "admin onboard", "admin tenants", "admin pools", "admin offboard".
@@ -95,6 +97,7 @@ It works as "oc tenant" too. Every request goes with your own credentials.`,
 		newFloatingIPCommand(o),
 		newLoadBalancerCommand(o),
 		newHostCommand(o),
+		newRoutesCommand(o),
 		newOffboardingCommand(o),
 		newAdminCommand(o),
 	)
@@ -154,6 +157,9 @@ type clients struct {
 	kube kubernetes.Interface
 	// views reads admin.tenant.io, the provider's views of every tenant.
 	views *adminclient.Client
+	// dynamic reads the host's kinds this module has no types of: the
+	// Gateway API routes of the tenant's host namespaces.
+	dynamic dynamic.Interface
 }
 
 func newClients(cfg *rest.Config) (*clients, error) {
@@ -169,7 +175,11 @@ func newClients(cfg *rest.Config) (*clients, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &clients{api: tc.TenantV1alpha1(), kube: kc, views: views}, nil
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &clients{api: tc.TenantV1alpha1(), kube: kc, views: views, dynamic: dc}, nil
 }
 
 // withTimeout bounds a waiting command by --timeout.

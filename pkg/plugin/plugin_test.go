@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/tenantview"
@@ -178,5 +181,69 @@ func TestInfoHosts(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "Hosts") {
 		t.Errorf("info without hosts:\n%s", b.String())
+	}
+}
+
+// TestRoutesTable: routes prints the tenant Namespace, not the host's, the
+// gateway's verdict as it is (Unknown without status), and -o name the
+// resource of each route's own kind; info prints the route domain.
+func TestRoutesTable(t *testing.T) {
+	web := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "HTTPRoute",
+		"metadata": map[string]any{"name": "web", "namespace": "acme-1a2b3c-dev"},
+		"spec": map[string]any{"hostnames": []any{"www.acme.apps.example.net", "acme.apps.example.net"},
+			"rules": []any{map[string]any{"backendRefs": []any{map[string]any{"name": "web"}, map[string]any{"name": "api", "namespace": "acme-1a2b3c-prod"}}}}},
+		"status": map[string]any{"parents": []any{map[string]any{"parentRef": map[string]any{"name": "shared"},
+			"conditions": []any{map[string]any{"type": "Accepted", "status": "False", "reason": "NotAllowedByListeners"}}}}},
+	}}
+	grpc := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "gateway.networking.k8s.io/v1", "kind": "GRPCRoute",
+		"metadata": map[string]any{"name": "api", "namespace": "acme-1a2b3c-dev"},
+		"spec":     map[string]any{"hostnames": []any{"api.acme.apps.example.net"}},
+	}}
+	names := map[string]string{"acme-1a2b3c-dev": "dev", "acme-1a2b3c-prod": "prod"}
+	routes := []tenantview.Route{tenantview.NewRoute(web, "dev", names), tenantview.NewRoute(grpc, "dev", names)}
+	var out bytes.Buffer
+	o := &Options{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}, Now: time.Now}
+	if err := o.printListing(routesListing(routes, o)); err != nil {
+		t.Fatal(err)
+	}
+	want := "NAMESPACE   NAME   KIND        HOSTNAMES                                         ACCEPTED                        BACKENDS\n" +
+		"dev         web    HTTPRoute   www.acme.apps.example.net,acme.apps.example.net   False (NotAllowedByListeners)   web,prod/api\n" +
+		"dev         api    GRPCRoute   api.acme.apps.example.net                         Unknown                         <none>\n"
+	if out.String() != want {
+		t.Errorf("routes:\n%s\nwant:\n%s", out.String(), want)
+	}
+	out.Reset()
+	o.Output = "name"
+	if err := o.printListing(routesListing(routes, o)); err != nil {
+		t.Fatal(err)
+	}
+	if want := "httproute.gateway.networking.k8s.io/web\ngrpcroute.gateway.networking.k8s.io/api\n"; out.String() != want {
+		t.Errorf("routes -o name:\n%s\nwant:\n%s", out.String(), want)
+	}
+	out.Reset()
+	o.Output = "json"
+	if err := o.printListing(routesListing(routes, o)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), `"kind": "GRPCRoute"`) || !strings.Contains(out.String(), `"kind": "HTTPRoute"`) {
+		t.Errorf("routes -o json keeps each route's kind:\n%s", out.String())
+	}
+
+	out.Reset()
+	if err := writeInfo(&out, &tenantview.Info{Tenant: "acme", RouteDomain: "acme.apps.example.net"}); err != nil {
+		t.Fatal(err)
+	}
+	mustHave := "Route domain:   acme.apps.example.net\n"
+	if !strings.Contains(out.String(), mustHave) {
+		t.Errorf("info:\n%s\nwant %q", out.String(), mustHave)
+	}
+	out.Reset()
+	if err := writeInfo(&out, &tenantview.Info{Tenant: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Route domain:   <none>\n") {
+		t.Errorf("info without a route domain:\n%s", out.String())
 	}
 }

@@ -26,6 +26,10 @@ type Info struct {
 	// Problems are the Tenant's conditions that are not True.
 	Problems        []Problem `json:"problems,omitempty"`
 	NamespacePrefix string    `json:"namespacePrefix,omitempty"`
+	// RouteDomain is the DNS domain the tenant's HTTP routes may name, with
+	// every name below it (Tenant status.routeDomain); empty when the
+	// provider offers none.
+	RouteDomain string `json:"routeDomain,omitempty"`
 	// PrivateBlock is the tenant's private IPv4 block.
 	PrivateBlock string `json:"privateBlock,omitempty"`
 	// PublicIPs are the tenant's public addresses and who uses each.
@@ -83,6 +87,15 @@ type NamespaceInfo struct {
 	Network       string `json:"network,omitempty"`
 	HostNamespace string `json:"hostNamespace,omitempty"`
 	Phase         string `json:"phase"`
+}
+
+// NamespaceInfos are the Namespaces as Info shows them.
+func NamespaceInfos(nss []tenantv1alpha1.Namespace) []NamespaceInfo {
+	out := make([]NamespaceInfo, 0, len(nss))
+	for _, ns := range nss {
+		out = append(out, NamespaceInfo{Name: ns.Name, Network: ns.Spec.Network, HostNamespace: ns.Status.HostNamespace, Phase: string(ns.Status.Phase)})
+	}
+	return out
 }
 
 // PeeringInfo is a VRF peering of one of the tenant's Networks.
@@ -146,6 +159,7 @@ func Gather(ctx context.Context, api tenantclient.TenantV1alpha1Interface, tenan
 		DisplayName:     t.Spec.DisplayName,
 		Phase:           string(t.Status.Phase),
 		NamespacePrefix: t.Status.NamespacePrefix,
+		RouteDomain:     t.Status.RouteDomain,
 	}
 	for _, c := range t.Status.Conditions {
 		if c.Status != metav1.ConditionTrue {
@@ -174,10 +188,7 @@ func Gather(ctx context.Context, api tenantclient.TenantV1alpha1Interface, tenan
 		}
 		info.Networks = append(info.Networks, ni)
 	}
-	info.Namespaces = []NamespaceInfo{}
-	for _, ns := range nss.Items {
-		info.Namespaces = append(info.Namespaces, NamespaceInfo{Name: ns.Name, Network: ns.Spec.Network, HostNamespace: ns.Status.HostNamespace, Phase: string(ns.Status.Phase)})
-	}
+	info.Namespaces = NamespaceInfos(nss.Items)
 	info.VRFPeerings = []PeeringInfo{}
 	for _, p := range peerings.Items {
 		pi := PeeringInfo{Name: p.Name, Network: p.Spec.Network, Ready: Ready(p.Status.Conditions)}

@@ -484,7 +484,7 @@ func TestProviderOnboarding(t *testing.T) {
 // their columns.
 func TestAccessible(t *testing.T) {
 	for user, pages := range map[string][]string{
-		"alice": {"/overview", "/namespaces", "/networks", "/floatingips", "/loadbalancers", "/hostclaims", "/offboarding", "/networks/default"},
+		"alice": {"/overview", "/namespaces", "/networks", "/floatingips", "/loadbalancers", "/hostclaims", "/routes", "/offboarding", "/networks/default"},
 		"admin": {"/admin/tenants", "/admin/tenants/acme", "/admin/pools"},
 	} {
 		w := openWindow(t, user)

@@ -24,8 +24,12 @@ import (
 	"tenant.io/tenant-apiserver/test/integration/framework"
 )
 
-// newcomer is the member of the tenant the admin onboards in the browser.
-const newcomer = "ida"
+// Users of the tests besides the stack's alice (acme), bob (globex), carol
+// (no tenant) and admin.
+const (
+	newcomer = "ida" // TestProviderOnboarding (the tenant the admin onboards in the browser) and the benchmarks
+	router   = "gia" // TestRoutes: the member of a tenant publishing HTTP routes
+)
 
 // browserCtx is the Chromium every test opens its users' windows in.
 var browserCtx context.Context
@@ -77,7 +81,7 @@ func TestMain(m *testing.M) {
 		browserCtx = ctx
 		return framework.RunMain(m, stack.Options{
 			Console:    true,
-			ExtraUsers: []stack.User{{Name: newcomer}},
+			ExtraUsers: []stack.User{{Name: newcomer}, {Name: router}},
 			Setup:      stack.Demo,
 		})
 	}()

@@ -23,6 +23,7 @@ import (
 const (
 	newcomer = "ida"  // TestNewTenantJourney: the member of a tenant onboarded by the plugin
 	hoster   = "hana" // TestHosts: the member of a tenant granted bare-metal servers
+	router   = "gil"  // TestRoutes: the member of a tenant publishing HTTP routes
 )
 
 // pluginDir holds the built kubectl-tenant and kubectl_complete-tenant; the
@@ -42,8 +43,11 @@ func TestMain(m *testing.M) {
 		}
 		pluginDir = dir
 		return framework.RunMain(m, stack.Options{
-			ExtraUsers: []stack.User{{Name: newcomer}, {Name: hoster}},
-			Setup:      stack.Demo,
+			ExtraUsers: []stack.User{{Name: newcomer}, {Name: hoster}, {Name: router}},
+			// The provider's gateway, which writes the status of TestRoutes'
+			// routes.
+			Gateway: true,
+			Setup:   stack.Demo,
 		})
 	}()
 	_ = os.RemoveAll(dir)
