@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	cncv1 "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/clusternetworkconnect/v1"
 	udnclientset "github.com/ovn-kubernetes/ovn-kubernetes/go-controller/pkg/crd/userdefinednetwork/v1/apis/clientset/versioned"
@@ -97,6 +98,28 @@ func hostNetworksOf(tn *tenantv1alpha1.Tenant, networks ...string) []string {
 
 // connectsAllocated is how many connect subnets the ConnectSubnets pool
 // of the stack has handed out, as its status says.
+// settledConnectsAllocated returns the ConnectSubnets pool's allocated
+// count once it has held still for three IPAM periods. The count is the
+// IPAM upkeep's, written once per period: read just after an allocation or
+// release it may not show it yet, and an exact comparison against it would
+// wait for a number that never comes.
+func settledConnectsAllocated(ctx context.Context, t *testing.T, admin clientset.Interface) int64 {
+	t.Helper()
+	var last int64 = -1
+	var since time.Time
+	eventually(ctx, t, slowTimeout, "the connects pool's allocated count settles", func(ctx context.Context) (bool, string) {
+		n, err := connectsAllocated(ctx, admin)
+		if err != nil {
+			return false, err.Error()
+		}
+		if n != last {
+			last, since = n, time.Now()
+		}
+		return time.Since(since) >= 3*framework.IPAMPeriod, fmt.Sprintf("allocated %d since %s", n, since.Format(time.StampMilli))
+	})
+	return last
+}
+
 func connectsAllocated(ctx context.Context, admin clientset.Interface) (int64, error) {
 	p, err := admin.TenantV1alpha1().AddressPools().Get(ctx, "connects", metav1.GetOptions{})
 	if err != nil {
@@ -331,10 +354,7 @@ func TestServiceNetworks(t *testing.T) {
 	})
 
 	t.Run("back to Private removes the connection", func(t *testing.T) {
-		before, err := connectsAllocated(ctx, admin)
-		if err != nil {
-			t.Fatal(err)
-		}
+		before := settledConnectsAllocated(ctx, t, admin)
 		share(shareUserA, "blue", tenantv1alpha1.ServiceNetworkPrivate)
 		waitConnectGone(tnA.UID)
 		waitNetwork(ctx, t, memberA, "default", "ServicesShared False, NoOtherSharedNetwork", servicesShared(metav1.ConditionFalse, "NoOtherSharedNetwork"))
@@ -358,10 +378,7 @@ func TestServiceNetworks(t *testing.T) {
 	})
 
 	t.Run("the Tenant's delete removes its connection", func(t *testing.T) {
-		before, err := connectsAllocated(ctx, admin)
-		if err != nil {
-			t.Fatal(err)
-		}
+		before := settledConnectsAllocated(ctx, t, admin)
 		b := serviceNetworkConnect(ctx, t, dyn, tnB.UID)
 		if b == nil {
 			t.Fatal("tenant B has no connection to remove")
