@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -235,6 +236,23 @@ func (s *Stack) GatewayURL() string {
 		return ""
 	}
 	return "http://127.0.0.1:" + strconv.Itoa(s.gatewayPort)
+}
+
+// GatewayGet sends GET / to the shared Gateway's listener with Host:
+// hostname (the name a route serves) and returns the status code and body.
+func (s *Stack) GatewayGet(ctx context.Context, hostname string) (int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.GatewayURL()+"/", nil)
+	if err != nil {
+		return 0, "", err
+	}
+	req.Host = hostname
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
 }
 
 // EndpointStandIn is the gateway's stand-in for pods' addresses (see

@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -164,22 +163,6 @@ func waitRouteCondition(ctx context.Context, t *testing.T, dyn dynamic.Interface
 	}
 }
 
-// gatewayGet sends GET / with Host: hostname to the gateway.
-func gatewayGet(ctx context.Context, s *stack.Stack, hostname string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.GatewayURL()+"/", nil)
-	if err != nil {
-		return 0, "", err
-	}
-	req.Host = hostname
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
-}
-
 // waitGatewayAnswer waits until the gateway answers hostname with 200 and
 // a body that starts with want.
 func waitGatewayAnswer(ctx context.Context, t *testing.T, s *stack.Stack, hostname, want string) string {
@@ -188,7 +171,7 @@ func waitGatewayAnswer(ctx context.Context, t *testing.T, s *stack.Stack, hostna
 	var body string
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		var err error
-		code, body, err = gatewayGet(ctx, s, hostname)
+		code, body, err = s.GatewayGet(ctx, hostname)
 		return err == nil && code == http.StatusOK && strings.HasPrefix(body, want), nil
 	})
 	if err != nil {
@@ -228,7 +211,7 @@ func TestGatewayStandalone(t *testing.T) {
 	waitRouteCondition(ctx, t, dyn, "gw-unlabelled", "app", "Accepted", "False", "NotAllowedByListeners")
 	// Give Traefik the time to act on it, then check it routes nothing.
 	time.Sleep(2 * time.Second)
-	if code, body, err := gatewayGet(ctx, s, "other.example.test"); err != nil || code != http.StatusNotFound {
+	if code, body, err := s.GatewayGet(ctx, "other.example.test"); err != nil || code != http.StatusNotFound {
 		t.Errorf("GET with Host other.example.test (route of an unlabelled namespace): %d %q %v, want 404", code, body, err)
 	}
 	// The accepted route still answers.
@@ -273,7 +256,7 @@ func TestGatewayDuplicateHostname(t *testing.T) {
 			t.Fatal(err)
 		}
 		time.Sleep(time.Second)
-		code, body, err := gatewayGet(ctx, s, "dup.example.test")
+		code, body, err := s.GatewayGet(ctx, "dup.example.test")
 		if err != nil || code != http.StatusOK {
 			t.Fatalf("GET with Host dup.example.test: %d %q %v", code, body, err)
 		}

@@ -317,29 +317,12 @@ func waitRouteCondition(ctx context.Context, t *testing.T, ns, name, condition, 
 	})
 }
 
-// gatewayGet asks the stack's gateway for http://<hostname>/ and returns
-// the status code and body.
-func gatewayGet(ctx context.Context, hostname string) (int, string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, theStack().GatewayURL()+"/", nil)
-	if err != nil {
-		return 0, "", err
-	}
-	req.Host = hostname
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(body), err
-}
-
 // expectServed waits until the gateway answers hostname with body: a
 // route just accepted may take Traefik a moment to load.
 func expectServed(ctx context.Context, t *testing.T, hostname, body string) {
 	t.Helper()
 	eventually(ctx, t, syncTimeout, hostname+" served by the gateway", func(ctx context.Context) (bool, string) {
-		code, got, err := gatewayGet(ctx, hostname)
+		code, got, err := theStack().GatewayGet(ctx, hostname)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -350,7 +333,7 @@ func expectServed(ctx context.Context, t *testing.T, hostname, body string) {
 // expectNotServed checks that the gateway does not answer hostname with body.
 func expectNotServed(ctx context.Context, t *testing.T, hostname, body string) {
 	t.Helper()
-	code, got, err := gatewayGet(ctx, hostname)
+	code, got, err := theStack().GatewayGet(ctx, hostname)
 	if err != nil {
 		t.Fatal(err)
 	}
