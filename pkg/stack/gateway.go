@@ -111,17 +111,8 @@ func (s *Stack) startGateway(ctx context.Context) (*process, error) {
 		return s.gateway, err
 	}
 	if err := s.gateway.waitReady(ctx, s.opts.StartTimeout, func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, ping, nil)
-		if err != nil {
+		if _, err := httpGet(ctx, http.DefaultClient, ping, ""); err != nil {
 			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		_ = resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET /ping: %s", resp.Status)
 		}
 		if err := conditionTrue(ctx, dyn, gatewayClassesGVR, "", GatewayClassName, "Accepted"); err != nil {
 			return err
