@@ -39,7 +39,7 @@ var (
 			u, q := t.Status.Usage, t.Spec.Quota
 			members := append(append([]string{}, t.Spec.Members.Users...), prefixedAll("group ", t.Spec.Members.Groups)...)
 			return []row{{Key: t.Name, Name: t.Name, Link: "/admin/tenants/" + url.PathEscape(t.Name), Cells: []string{
-				t.Name, string(t.Status.Phase), block, strconv.Itoa(len(t.Status.PublicIPs)),
+				t.Name, string(t.Status.Phase), block, fmt.Sprintf("%d/%d", u.PublicIPs, len(t.Status.PublicIPs)),
 				usedOf(u.Namespaces, q.Namespaces), usedOf(u.Networks, q.Networks), usedOf(u.FloatingIPs, q.FloatingIPs), usedOf(u.LoadBalancers, q.LoadBalancers),
 				usedOf(u.HostClaims, q.HostClaims), strings.Join(members, ", "),
 			}}}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"tenant.io/tenant-apiserver/pkg/tenantview"
@@ -215,30 +214,21 @@ func newTenantsCommand(o *Options) *cobra.Command {
 		if err != nil {
 			return nil, err
 		}
-		list, err := s.api.Tenants().List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return nil, err
-		}
-		inUse, err := publicIPsUsedByTenant(ctx, s)
-		if err != nil {
-			// Without the admin views (a role from before them): each
-			// tenant's own view, by impersonation.
-			inUse = o.publicIPsInUse(ctx, list.Items)
+		// The session's one list of Tenants holds all the table shows.
+		if s.listErr != nil {
+			return nil, s.listErr
 		}
 		l := &listing{kind: "Tenant", resource: tenantResource,
 			headers: []string{"NAME", "PHASE", "BLOCK", "PUBLIC IPS", "NS", "NETS", "FIPS", "LBS", "HOSTS", "AGE"},
 			wide:    []string{"CPU", "MEMORY", "MEMBERS"}}
-		for i := range list.Items {
-			t := &list.Items[i]
+		for i := range s.tenants {
+			t := &s.tenants[i]
 			block := ""
 			if t.Status.Network != nil {
 				block = t.Status.Network.CIDR
 			}
-			ips := "?/" + strconv.Itoa(len(t.Status.PublicIPs))
-			if n, ok := inUse[t.Name]; ok {
-				ips = fmt.Sprintf("%d/%d", n, len(t.Status.PublicIPs))
-			}
 			u, q := t.Status.Usage, t.Spec.Quota
+			ips := fmt.Sprintf("%d/%d", u.PublicIPs, len(t.Status.PublicIPs))
 			members := append(append([]string(nil), t.Spec.Members.Users...), prefixed("group:", t.Spec.Members.Groups)...)
 			l.add(t, t.Name,
 				[]string{t.Name, string(t.Status.Phase), block, ips, used(u.Namespaces, q.Namespaces), used(u.Networks, q.Networks),
@@ -265,47 +255,6 @@ func computeUsed(t *tenantv1alpha1.Tenant, name corev1.ResourceName) string {
 	}
 	u := t.Status.Usage.Compute[name]
 	return u.String() + "/" + limit.String()
-}
-
-// publicIPsInUse counts, per tenant, the public IPs its FloatingIPs,
-// LoadBalancers and NAT gateways hold, reading each tenant's view by
-// impersonation (a few at a time). A tenant that cannot be read is left
-// out (shown as "?").
-func (o *Options) publicIPsInUse(ctx context.Context, tenants []tenantv1alpha1.Tenant) map[string]int {
-	var mu sync.Mutex
-	out := map[string]int{}
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i := range tenants {
-		name := tenants[i].Name
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			n, err := o.countPublicIPsInUse(ctx, name)
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			out[name] = n
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
-func (o *Options) countPublicIPsInUse(ctx context.Context, tenant string) (int, error) {
-	sc, err := o.scopeOf(ctx, tenant)
-	if err != nil {
-		return 0, err
-	}
-	objs, err := tenantview.ListAddressHolders(ctx, sc.api)
-	if err != nil {
-		return 0, err
-	}
-	return len(objs.Users()), nil
 }
 
 func newPoolsCommand(o *Options) *cobra.Command {

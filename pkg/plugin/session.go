@@ -35,6 +35,8 @@ type session struct {
 	// tenants are the Tenants the caller can read (its own; all for a
 	// provider).
 	tenants []tenantv1alpha1.Tenant
+	// listErr is the API's 403 when the caller may not list Tenants.
+	listErr error
 }
 
 // session resolves the caller once per command.
@@ -75,6 +77,7 @@ func (o *Options) getSession(ctx context.Context) (*session, error) {
 	if list != nil {
 		s.tenants = list.Items
 	}
+	s.listErr = err
 	s.identity.Tenants = tenantview.Memberships(s.identity.User, s.identity.Groups, s.tenants)
 	o.session = s
 	return s, nil

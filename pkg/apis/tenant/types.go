@@ -222,6 +222,9 @@ type TenantUsage struct {
 	LoadBalancers int32
 	// hostClaims is the number of HostClaims.
 	HostClaims int32
+	// publicIPs is how many of the tenant's public IPv4 addresses its
+	// FloatingIPs, LoadBalancers and NAT gateways hold.
+	PublicIPs int32
 	// compute is what the tenant's workloads use of the resources its
 	// quota limits, in all its host namespaces together.
 	Compute corev1.ResourceList

@@ -6095,6 +6095,13 @@ func schema_pkg_apis_tenant_v1alpha1_TenantUsage(ref common.ReferenceCallback) c
 							Format:      "int32",
 						},
 					},
+					"publicIPs": {
+						SchemaProps: spec.SchemaProps{
+							Description: "publicIPs is how many of the addresses of status.publicIPs are in use: held by the tenant's FloatingIPs, LoadBalancers and NAT gateways, as their status reports them. The syncer counts them.",
+							Type:        []string{"integer"},
+							Format:      "int32",
+						},
+					},
 					"compute": {
 						SchemaProps: spec.SchemaProps{
 							Description: "compute is what the tenant's workloads use of the resources spec.quota.compute limits, in all its host namespaces together (as the host's ResourceQuotas count it).",

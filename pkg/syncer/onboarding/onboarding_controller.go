@@ -77,18 +77,25 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertis
 		return nil, err
 	}
 	// Of a Network's updates, only a change of its HostSynced condition
-	// (or of the generation it describes) matters to the Tenant.
+	// (or of the generation it describes) or of its NAT gateway's address
+	// (status.usage.publicIPs) matters to the Tenant.
 	if err := c.Watch(src.Networks, controller.OnChange(c.enqueueLabelled, func(o, n *tenant.Network) bool {
-		return networkSynced(o) != networkSynced(n)
+		return networkSynced(o) != networkSynced(n) || heldAddress(o) != heldAddress(n)
 	})); err != nil {
 		return nil, err
 	}
 	// The namespaces that hold LoadBalancers and FloatingIPs are the ones
 	// the pool serves: the first in a namespace waits for the pool to
-	// serve it (at once), the last one's going is paced.
+	// serve it (at once), the last one's going is paced. Of their updates,
+	// a change of the address they hold is counted in the Tenant's usage.
 	for _, inf := range []cache.SharedIndexInformer{src.LoadBalancers, src.FloatingIPs} {
 		if err := c.Watch(inf, cache.ResourceEventHandlerFuncs{
-			AddFunc:    c.enqueueLabelledNow,
+			AddFunc: c.enqueueLabelledNow,
+			UpdateFunc: func(old, obj interface{}) {
+				if heldAddress(old) != heldAddress(obj) {
+					c.enqueueLabelled(obj)
+				}
+			},
 			DeleteFunc: c.enqueueLabelled,
 		}); err != nil {
 			return nil, err

@@ -199,3 +199,33 @@ func TestNewNamespaceGrace(t *testing.T) {
 		t.Errorf("pending once the grace is over: %q, recheck %v; want all four and no recheck", pending, recheck)
 	}
 }
+
+// TestPublicIPsInUse: a tenant's usage counts each address its
+// FloatingIPs, LoadBalancers and NAT gateways hold once, and never
+// another tenant's or an object's that holds none yet.
+func TestPublicIPsInUse(t *testing.T) {
+	src, _ := controllertest.NewSources(t)
+	labelled := func(tn, name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Labels: map[string]string{hostnames.TenantLabel: tn}}
+	}
+	if got := publicIPsInUse(src, "acme"); got != 0 {
+		t.Errorf("with nothing cached: %d, want 0", got)
+	}
+	controllertest.Cache(t, src.FloatingIPs, "acme", "dev", &tenant.FloatingIP{ObjectMeta: labelled("acme", "fip"), Status: tenant.FloatingIPStatus{Address: "203.0.113.10"}})
+	controllertest.Cache(t, src.FloatingIPs, "acme", "dev", &tenant.FloatingIP{ObjectMeta: labelled("acme", "waiting")})
+	controllertest.Cache(t, src.LoadBalancers, "acme", "web", &tenant.LoadBalancer{ObjectMeta: labelled("acme", "lb"), Status: tenant.LoadBalancerStatus{Address: "203.0.113.11"}})
+	controllertest.Cache(t, src.Networks, "acme", "", &tenant.Network{ObjectMeta: labelled("acme", "default"), Status: tenant.NetworkStatus{NATGatewayIP: "203.0.113.12"}})
+	// An address reported twice counts once.
+	controllertest.Cache(t, src.Networks, "acme", "", &tenant.Network{ObjectMeta: labelled("acme", "blue"), Status: tenant.NetworkStatus{NATGatewayIP: "203.0.113.12"}})
+	controllertest.Cache(t, src.FloatingIPs, "globex", "dev", &tenant.FloatingIP{ObjectMeta: labelled("globex", "fip"), Status: tenant.FloatingIPStatus{Address: "203.0.113.20"}})
+	if got := publicIPsInUse(src, "acme"); got != 3 {
+		t.Errorf("acme: %d, want 3 (a FloatingIP, a LoadBalancer and a NAT gateway)", got)
+	}
+	if got := publicIPsInUse(src, "globex"); got != 1 {
+		t.Errorf("globex: %d, want 1", got)
+	}
+	controllertest.Uncache(t, src.LoadBalancers, "acme", "web", "lb")
+	if got := publicIPsInUse(src, "acme"); got != 2 {
+		t.Errorf("acme without its LoadBalancer: %d, want 2", got)
+	}
+}

@@ -303,10 +303,12 @@ func (c *Controller) writeStatus(ctx context.Context, t *tenant.Tenant, synced b
 }
 
 // tenantStatus sets the Tenant's phase, HostSynced and Ready conditions,
-// IdentitySynced when id is known, and the compute its workloads use
-// (status.usage.compute, from the host ResourceQuotas).
+// IdentitySynced when id is known, the compute its workloads use
+// (status.usage.compute, from the host ResourceQuotas) and the public
+// addresses its objects hold (status.usage.publicIPs).
 func (c *Controller) tenantStatus(t *tenant.Tenant, synced bool, reason, message string, id identity) func(*tenant.Tenant) bool {
 	usage := quotausage.Of(c.src, t)
+	publicIPs := publicIPsInUse(c.src, t.Name)
 	return func(live *tenant.Tenant) bool {
 		s := &live.Status
 		changed := controller.SetCondition(&s.Conditions, live.Generation, tenant.ConditionHostSynced, synced, reason, message)
@@ -346,6 +348,9 @@ func (c *Controller) tenantStatus(t *tenant.Tenant, synced bool, reason, message
 		}
 		if !apiequality.Semantic.DeepEqual(s.Usage.Objects, objects) {
 			s.Usage.Objects, changed = objects, true
+		}
+		if s.Usage.PublicIPs != publicIPs {
+			s.Usage.PublicIPs, changed = publicIPs, true
 		}
 		return changed
 	}

@@ -301,6 +301,12 @@ func TestNewTenantJourney(t *testing.T) {
 	}
 	out = ida.ok(ctx, t, "fip", "list")
 	mustContain(t, "fip list", out, "web-ip", fip.Status.Address, "Pod/web", "22/TCP,53/UDP", "Associated")
+	// The address is counted in use in initech's status: the provider's
+	// list of Tenants shows it without reading initech's objects.
+	adminTenantsRow(ctx, t, admin, "initech", func(row []string) bool {
+		held := publicIPsHeld(ctx, t, newcomer)
+		return held >= 1 && len(row) >= 4 && row[3] == itoa(held)+"/2"
+	})
 	// The address's name in the stack's public DNS zone, in the status, the
 	// wide list and both forms of info.
 	dnsName := "web-ip.web.initech." + stack.PublicDNSZone
@@ -382,49 +388,17 @@ func TestAdminCommands(t *testing.T) {
 	ctx := framework.Context(t, time.Minute)
 	admin := newUser(t, stack.AdminUser)
 
-	// acme's public IPs in use, as alice's own view counts them.
-	c := api(t, "alice").TenantV1alpha1()
-	inUse := map[string]bool{}
-	fips, err := c.FloatingIPs("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
+	// acme's public IPs in use, as alice's own view counts them, in the
+	// Tenant's status and so in the provider's one list of Tenants.
+	acmeRow := adminTenantsRow(ctx, t, admin, "acme", func(row []string) bool {
+		return len(row) >= 4 && row[3] == itoa(publicIPsHeld(ctx, t, "alice"))+"/4"
+	})
+	if acmeRow[1] != "Ready" || acmeRow[2] != "10.42.0.0/16" {
+		t.Errorf("admin tenants: acme's row %v, want Ready 10.42.0.0/16", acmeRow)
 	}
-	for _, f := range fips.Items {
-		inUse[f.Status.Address] = true
-	}
-	lbs, err := c.LoadBalancers("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, lb := range lbs.Items {
-		inUse[lb.Status.Address] = true
-	}
-	nets, err := c.Networks().List(ctx, metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range nets.Items {
-		inUse[n.Status.NATGatewayIP] = true
-	}
-	delete(inUse, "")
-
-	out := admin.ok(ctx, t, "admin", "tenants")
-	t.Logf("admin tenants:\n%s", out)
-	var acmeRow, globexRow []string
-	for _, line := range strings.Split(out, "\n") {
-		f := strings.Fields(line)
-		if len(f) > 0 && f[0] == "acme" {
-			acmeRow = f
-		}
-		if len(f) > 0 && f[0] == "globex" {
-			globexRow = f
-		}
-	}
-	if len(acmeRow) < 4 || acmeRow[1] != "Ready" || acmeRow[2] != "10.42.0.0/16" || acmeRow[3] != itoa(len(inUse))+"/4" {
-		t.Errorf("admin tenants: acme's row %v, want Ready 10.42.0.0/16 %d/4:\n%s", acmeRow, len(inUse), out)
-	}
-	if len(globexRow) < 4 || globexRow[2] != "10.43.0.0/16" || !strings.HasSuffix(globexRow[3], "/2") {
-		t.Errorf("admin tenants: globex's row %v:\n%s", globexRow, out)
+	globexRow := adminTenantsRow(ctx, t, admin, "globex", func(row []string) bool { return len(row) >= 4 })
+	if globexRow[2] != "10.43.0.0/16" || !strings.HasSuffix(globexRow[3], "/2") {
+		t.Errorf("admin tenants: globex's row %v", globexRow)
 	}
 	mustContain(t, "admin tenants -o name", admin.ok(ctx, t, "admin", "tenants", "-o", "name"), "tenant.tenant.io/acme\n", "tenant.tenant.io/globex\n")
 
@@ -432,7 +406,7 @@ func TestAdminCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out = admin.ok(ctx, t, "admin", "pools")
+	out := admin.ok(ctx, t, "admin", "pools")
 	t.Logf("admin pools:\n%s", out)
 	for _, p := range pools.Items {
 		want := strings.Join([]string{p.Name, string(p.Spec.Purpose), itoa64(p.Status.Capacity), itoa64(p.Status.Allocated), itoa64(p.Status.Free)}, " ")
@@ -629,4 +603,57 @@ func TestAdminViewCommands(t *testing.T) {
 	// Tenant members are refused, by host RBAC.
 	r = newUser(t, "alice").fails(ctx, t, 1, "admin", "networks")
 	mustContain(t, "alice's admin networks", r.stderr, "Forbidden", "networks.admin.tenant.io")
+}
+
+// publicIPsHeld counts the public addresses user's tenant's FloatingIPs,
+// LoadBalancers and NAT gateways hold, as the tenant's own view shows them.
+func publicIPsHeld(ctx context.Context, t *testing.T, user string) int {
+	t.Helper()
+	c := api(t, user).TenantV1alpha1()
+	held := map[string]bool{}
+	fips, err := c.FloatingIPs("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fips.Items {
+		held[f.Status.Address] = true
+	}
+	lbs, err := c.LoadBalancers("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, lb := range lbs.Items {
+		held[lb.Status.Address] = true
+	}
+	nets, err := c.Networks().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range nets.Items {
+		held[n.Status.NATGatewayIP] = true
+	}
+	delete(held, "")
+	return len(held)
+}
+
+// adminTenantsRow runs `admin tenants` until tenant's row is as want
+// says (the syncer counts public IPs in use a moment after they change),
+// and returns the row; after a minute the test fails with the last output.
+func adminTenantsRow(ctx context.Context, t *testing.T, admin *user, tenant string, want func(row []string) bool) []string {
+	t.Helper()
+	var out string
+	var row []string
+	if err := wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		out, row = admin.ok(ctx, t, "admin", "tenants"), nil
+		for _, line := range strings.Split(out, "\n") {
+			if f := strings.Fields(line); len(f) > 0 && f[0] == tenant {
+				row = f
+			}
+		}
+		return row != nil && want(row), nil
+	}); err != nil {
+		t.Fatalf("admin tenants: %s's row %v is not as expected:\n%s", tenant, row, out)
+	}
+	t.Logf("admin tenants:\n%s", out)
+	return row
 }

@@ -326,6 +326,9 @@ func TestNetworks(t *testing.T) {
 		if !slices.Contains(tn.Status.PublicIPs, n.Status.NATGatewayIP) {
 			t.Fatalf("natGatewayIP %s is not one of the tenant's public IPs %v", n.Status.NATGatewayIP, tn.Status.PublicIPs)
 		}
+		// The tenant holds no FloatingIP or LoadBalancer: the NAT gateway's
+		// is its one public address in use.
+		waitPublicIPsInUse(ctx, t, nina, tn.Name, 1)
 		var egress *egressipv1.EgressIP
 		eventually(ctx, t, syncTimeout, "EgressIP "+natName, func(ctx context.Context) (bool, string) {
 			got, err := eip.K8sV1().EgressIPs().Get(ctx, natName, metav1.GetOptions{})
@@ -396,6 +399,7 @@ func TestNetworks(t *testing.T) {
 		waitNetwork(ctx, t, nina, "blue", "no NAT gateway address, no EgressAssigned", func(n *tenantv1alpha1.Network) bool {
 			return n.Status.NATGatewayIP == "" && networkSynced(n) && meta.FindStatusCondition(n.Status.Conditions, tenantv1alpha1.ConditionEgressAssigned) == nil
 		})
+		waitPublicIPsInUse(ctx, t, nina, tn.Name, 0)
 		eventually(ctx, t, syncTimeout, "EgressIP "+natName+" gone", func(ctx context.Context) (bool, string) {
 			_, err := eip.K8sV1().EgressIPs().Get(ctx, natName, metav1.GetOptions{})
 			return apierrors.IsNotFound(err), fmt.Sprint(err)
@@ -522,5 +526,18 @@ func TestNetworks(t *testing.T) {
 		if !slices.Equal(names, []string{"default", "taken"}) {
 			t.Fatalf("the tenant's host networks are of Networks %v, want [default taken]", names)
 		}
+	})
+}
+
+// waitPublicIPsInUse waits for the Tenant's status.usage.publicIPs, as
+// its member reads it, to be want.
+func waitPublicIPsInUse(ctx context.Context, t *testing.T, member clientset.Interface, name string, want int32) {
+	t.Helper()
+	eventually(ctx, t, syncTimeout, fmt.Sprintf("tenant %s's status.usage.publicIPs %d", name, want), func(ctx context.Context) (bool, string) {
+		got, err := member.TenantV1alpha1().Tenants().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return got.Status.Usage.PublicIPs == want, fmt.Sprint(got.Status.Usage.PublicIPs)
 	})
 }

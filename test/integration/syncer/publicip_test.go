@@ -198,6 +198,11 @@ func TestLoadBalancers(t *testing.T) {
 	if api.Status.Address != free[0] {
 		t.Fatalf("api asked for %s and got %s", free[0], api.Status.Address)
 	}
+	// Both addresses are in use in the Tenant's status, as its list shows.
+	waitPublicIPsInUse(ctx, t, lena, tn.Name, 2)
+	if out := kubectl(ctx, t, lbUser, "get", "tenant", tn.Name); !strings.Contains(out, "2/4") {
+		t.Errorf("kubectl get tenant does not show 2 of 4 public IPs in use:\n%s", out)
+	}
 
 	t.Run("errors", func(t *testing.T) {
 		_, err := lena.TenantV1alpha1().LoadBalancers(defaultNamespace).Create(ctx, lbObject("dup", lb.Status.Address), metav1.CreateOptions{})

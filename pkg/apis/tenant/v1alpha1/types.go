@@ -240,6 +240,11 @@ type TenantUsage struct {
 	// hostClaims is the number of HostClaims.
 	// +optional
 	HostClaims int32 `json:"hostClaims,omitempty"`
+	// publicIPs is how many of the addresses of status.publicIPs are in
+	// use: held by the tenant's FloatingIPs, LoadBalancers and NAT gateways,
+	// as their status reports them. The syncer counts them.
+	// +optional
+	PublicIPs int32 `json:"publicIPs,omitempty"`
 	// compute is what the tenant's workloads use of the resources
 	// spec.quota.compute limits, in all its host namespaces together (as
 	// the host's ResourceQuotas count it).

@@ -2266,6 +2266,7 @@ func autoConvert_v1alpha1_TenantUsage_To_tenant_TenantUsage(in *TenantUsage, out
 	out.FloatingIPs = in.FloatingIPs
 	out.LoadBalancers = in.LoadBalancers
 	out.HostClaims = in.HostClaims
+	out.PublicIPs = in.PublicIPs
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil
@@ -2282,6 +2283,7 @@ func autoConvert_tenant_TenantUsage_To_v1alpha1_TenantUsage(in *tenant.TenantUsa
 	out.FloatingIPs = in.FloatingIPs
 	out.LoadBalancers = in.LoadBalancers
 	out.HostClaims = in.HostClaims
+	out.PublicIPs = in.PublicIPs
 	out.Compute = *(*corev1.ResourceList)(unsafe.Pointer(&in.Compute))
 	out.Objects = *(*corev1.ResourceList)(unsafe.Pointer(&in.Objects))
 	return nil

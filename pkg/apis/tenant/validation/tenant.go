@@ -92,6 +92,7 @@ func ValidateTenantStatusUpdate(newObj, oldObj *tenant.Tenant) field.ErrorList {
 		{"floatingIPs", st.Usage.FloatingIPs},
 		{"loadBalancers", st.Usage.LoadBalancers},
 		{"hostClaims", st.Usage.HostClaims},
+		{"publicIPs", st.Usage.PublicIPs},
 	} {
 		allErrs = append(allErrs, apimachineryvalidation.ValidateNonnegativeField(int64(u.value), usagePath.Child(u.name))...)
 	}

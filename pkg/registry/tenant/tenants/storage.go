@@ -1,6 +1,8 @@
 package tenants
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -73,7 +75,9 @@ var columns = []kindstore.Column[*tenant.Tenant]{
 		}
 		return kindstore.OrNone(o.Spec.Network.CIDR)
 	}},
-	{Name: "Public IPs", Type: "integer", Description: "Number of public IPv4 addresses asked for.", Cell: func(o *tenant.Tenant) interface{} { return int64(o.Spec.PublicIPs.Count) }},
+	{Name: "Public IPs", Type: "string", Description: "Public IPv4 addresses in use (held by FloatingIPs, LoadBalancers and NAT gateways) of those allocated.", Cell: func(o *tenant.Tenant) interface{} {
+		return fmt.Sprintf("%d/%d", o.Status.Usage.PublicIPs, len(o.Status.PublicIPs))
+	}},
 	{Name: "Pod Security", Type: "string", Priority: 1, Description: "Pod Security Standard enforced in the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return kindstore.OrNone(string(o.Spec.PodSecurity.Level)) }},
 	{Name: "Isolation", Type: "string", Priority: 1, Description: "Hard: the tenant's name lookups are isolated too (tenant DNS); Soft: its networks only.", Cell: func(o *tenant.Tenant) interface{} { return kindstore.OrNone(string(o.Spec.Isolation)) }},
 	{Name: "Namespace Prefix", Type: "string", Priority: 1, Description: "Prefix of the tenant's host namespaces.", Cell: func(o *tenant.Tenant) interface{} { return kindstore.OrNone(o.Status.NamespacePrefix) }},

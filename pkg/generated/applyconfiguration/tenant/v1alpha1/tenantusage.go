@@ -37,6 +37,10 @@ type TenantUsageApplyConfiguration struct {
 	LoadBalancers *int32 `json:"loadBalancers,omitempty"`
 	// hostClaims is the number of HostClaims.
 	HostClaims *int32 `json:"hostClaims,omitempty"`
+	// publicIPs is how many of the addresses of status.publicIPs are in
+	// use: held by the tenant's FloatingIPs, LoadBalancers and NAT gateways,
+	// as their status reports them. The syncer counts them.
+	PublicIPs *int32 `json:"publicIPs,omitempty"`
 	// compute is what the tenant's workloads use of the resources
 	// spec.quota.compute limits, in all its host namespaces together (as
 	// the host's ResourceQuotas count it).
@@ -90,6 +94,14 @@ func (b *TenantUsageApplyConfiguration) WithLoadBalancers(value int32) *TenantUs
 // If called multiple times, the HostClaims field is set to the value of the last call.
 func (b *TenantUsageApplyConfiguration) WithHostClaims(value int32) *TenantUsageApplyConfiguration {
 	b.HostClaims = &value
+	return b
+}
+
+// WithPublicIPs sets the PublicIPs field in the declarative configuration to the given value
+// and returns the receiver, so that objects can be built by chaining "With" function invocations.
+// If called multiple times, the PublicIPs field is set to the value of the last call.
+func (b *TenantUsageApplyConfiguration) WithPublicIPs(value int32) *TenantUsageApplyConfiguration {
+	b.PublicIPs = &value
 	return b
 }
 
