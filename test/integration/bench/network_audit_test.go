@@ -71,18 +71,19 @@ type auditEvent struct {
 	StageTimestamp           time.Time `json:"stageTimestamp"`
 }
 
-// actor names who sent a request: the tenant-apiserver, cluster-manager
-// (ovnkube, as the admin), the benchmark (as the admin or a member) or
-// another component, by user and program.
+// actor names who sent a request: the tenant-apiserver, the benchmark
+// (its own program, as the admin), cluster-manager (the admin's other
+// program: ovnkube names itself in no user agent of its own) or another
+// component, by user and program.
 func (e *auditEvent) actor() string {
 	program, _, _ := strings.Cut(e.UserAgent, "/")
 	switch {
 	case e.User.Username == stack.TenantAPIServerUser:
 		return "tenant-apiserver"
-	case strings.HasPrefix(program, "ovnkube"):
-		return "cluster-manager"
+	case e.User.Username == stack.AdminUser && program == filepath.Base(os.Args[0]):
+		return "benchmark"
 	case e.User.Username == stack.AdminUser:
-		return "admin " + program
+		return "cluster-manager"
 	}
 	return e.User.Username + " " + program
 }
