@@ -126,9 +126,13 @@ func readyKey(name string) string { return "ready/" + name }
 // 1..10 of its tenant's block, so the timing does not include defaulting.
 // Every CUDN of the syncer is then checked for its labels and owner
 // annotations.
-// See netSizes for the BENCH_NET_* variables that shrink it;
-// BENCH_NET_TENANT_APISERVER_ARGS adds tenant-apiserver flags and
-// BENCH_NET_DUMP writes every key's start and first sighting as CSV.
+// See netSizes for the BENCH_NET_* variables that shrink it and for
+// BENCH_NET_ORDER (the two sides' creates apart or paired);
+// BENCH_NET_TENANT_APISERVER_ARGS adds tenant-apiserver flags,
+// BENCH_NET_DUMP writes every key's start and first sighting as CSV, and
+// BENCH_NET_AUDIT=<dir> has the host kube-apiserver write an audit log
+// there, from which the run counts the requests made on each side's
+// networks.
 func BenchmarkNetworkSync(b *testing.B) {
 	if b.N > 1 {
 		b.Fatal("BenchmarkNetworkSync fills its stack: run it once (-benchtime 1x)")
