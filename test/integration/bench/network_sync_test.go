@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -33,14 +34,34 @@ type netSizes struct {
 	tenants   int // BENCH_NET_TENANTS: Tenants, each a /16 block
 	perTenant int // BENCH_NET_PER_TENANT: Networks each tenant creates (besides its default one)
 	workers   int // BENCH_NET_WORKERS: concurrent creates of each side
+	// BENCH_NET_ORDER: "apart" (the default) runs each side with its own
+	// workers as fast as it goes; "paired" starts the k-th create of both
+	// sides at the same moment, so that each side's networks enter
+	// cluster-manager's queue at comparable times: apart, the quicker
+	// direct creates put their networks ahead of the tenant's in that
+	// queue, and the time to NetworkCreated measures queue position.
+	order string
 }
+
+// Orders of the burst's creates (BENCH_NET_ORDER).
+const (
+	netOrderPaired = "paired"
+	netOrderApart  = "apart"
+)
 
 // directSubnets is where the host networks created directly take their
 // /24s from: outside the tenant pool (10.0.0.0/8), 4,096 of them.
 var directSubnets = netip.MustParsePrefix("172.16.0.0/12")
 
 func netSizesFromEnv() (netSizes, error) {
-	z := netSizes{tenants: 50, perTenant: 10, workers: 20}
+	z := netSizes{tenants: 50, perTenant: 10, workers: 20, order: netOrderApart}
+	switch o := os.Getenv("BENCH_NET_ORDER"); o {
+	case "":
+	case netOrderPaired, netOrderApart:
+		z.order = o
+	default:
+		return z, fmt.Errorf("BENCH_NET_ORDER=%q: want %q or %q", o, netOrderPaired, netOrderApart)
+	}
 	for _, v := range []struct {
 		env string
 		p   *int
@@ -105,9 +126,13 @@ func readyKey(name string) string { return "ready/" + name }
 // 1..10 of its tenant's block, so the timing does not include defaulting.
 // Every CUDN of the syncer is then checked for its labels and owner
 // annotations.
-// See netSizes for the BENCH_NET_* variables that shrink it;
-// BENCH_NET_TENANT_APISERVER_ARGS adds tenant-apiserver flags and
-// BENCH_NET_DUMP writes every key's start and first sighting as CSV.
+// See netSizes for the BENCH_NET_* variables that shrink it and for
+// BENCH_NET_ORDER (the two sides' creates apart or paired);
+// BENCH_NET_TENANT_APISERVER_ARGS adds tenant-apiserver flags,
+// BENCH_NET_DUMP writes every key's start and first sighting as CSV, and
+// BENCH_NET_AUDIT=<dir> has the host kube-apiserver write an audit log
+// there, from which the run counts the requests made on each side's
+// networks.
 func BenchmarkNetworkSync(b *testing.B) {
 	if b.N > 1 {
 		b.Fatal("BenchmarkNetworkSync fills its stack: run it once (-benchtime 1x)")
@@ -119,12 +144,23 @@ func BenchmarkNetworkSync(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	s, stop := benchStack(ctx, b, "BENCH_NET_TENANT_APISERVER_ARGS", z.tenants, nil)
+	var audit *netAudit
+	var tweak func(*stack.Options)
+	if dir := os.Getenv("BENCH_NET_AUDIT"); dir != "" {
+		audit = &netAudit{dir: dir}
+		args, err := audit.args()
+		if err != nil {
+			b.Fatal(err)
+		}
+		tweak = func(o *stack.Options) { o.KubeAPIServerArgs = append(o.KubeAPIServerArgs, args...) }
+	}
+	s, stop := benchStack(ctx, b, "BENCH_NET_TENANT_APISERVER_ARGS", z.tenants, tweak)
 	defer stop()
 	b.Logf("network sync stack in %s, sizes %+v", s.WorkDir(), z)
 	// The sync harness's clients, measurements and summary serve as they
 	// are: its sizes only need the tenant and worker counts.
-	r := &netRun{syncRun: syncRun{b: b, z: syncSizes{tenants: z.tenants, workers: z.workers}, s: s, seen: newFirstSeen()}, nz: z}
+	r := &netRun{syncRun: syncRun{b: b, z: syncSizes{tenants: z.tenants, workers: z.workers}, s: s, seen: newFirstSeen()}, nz: z,
+		versions: newCUDNVersions(), audit: audit}
 	r.clients()
 	if r.udn, err = udnclientset.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser))); err != nil {
 		b.Fatal(err)
@@ -133,7 +169,7 @@ func BenchmarkNetworkSync(b *testing.B) {
 	// One watch of every host CUDN for the whole run; one of Tenants for
 	// the onboarding only; after it, each member's watch of its Networks.
 	tenantsCtx, stopTenants := context.WithCancel(ctx)
-	cudnSynced := watchHostCUDNs(ctx, r.udn, r.seen)
+	cudnSynced := watchHostCUDNs(ctx, r.udn, r.seen, r.versions)
 	_, tenantsSynced := watchTenantsReady(tenantsCtx, r.admin, r.seen)
 	if !cache.WaitForCacheSync(ctx.Done(), cudnSynced, tenantsSynced) {
 		b.Fatal("the watches never synced")
@@ -153,6 +189,16 @@ func BenchmarkNetworkSync(b *testing.B) {
 	r.burst(ctx)
 	b.StopTimer()
 	r.check(ctx)
+	r.hostWrites(ctx)
+	if audit != nil {
+		lines, err := summarizeNetAudit(audit.log(), r.netSides, r.burstStart)
+		if err != nil {
+			b.Error(err)
+		}
+		for _, l := range lines {
+			r.notef("%s", l)
+		}
+	}
 	r.report()
 	if path := os.Getenv("BENCH_NET_DUMP"); path != "" {
 		if err := r.seen.dump(path, r.t0); err != nil {
@@ -166,6 +212,14 @@ type netRun struct {
 	syncRun
 	nz  netSizes
 	udn udnclientset.Interface
+	// versions counts the writes of every host CUDN; audit, when set, is
+	// the host's audit log of the run.
+	versions *cudnVersions
+	audit    *netAudit
+	// burstStart is when the burst's first creates started; netSides the
+	// host network names of each side ("tenant", "direct").
+	burstStart time.Time
+	netSides   map[string][]string
 
 	// Filled by onboard, by tenant index.
 	tenantUIDs []types.UID
@@ -296,7 +350,8 @@ func directCUDN(k int) *udnv1.ClusterUserDefinedNetwork {
 }
 
 // burst creates the tenant Networks and the direct host networks side by
-// side, each side with its own workers, and waits for every CUDN.
+// side, paired or each side with its own workers (netSizes.order), and
+// waits for every CUDN, then for every network's creation.
 func (r *netRun) burst(ctx context.Context) {
 	r.networks = map[string]*tenantv1alpha1.Network{}
 	r.returned = map[string]time.Time{}
@@ -341,20 +396,55 @@ func (r *netRun) burst(ctx context.Context) {
 	}
 	cpu := takeCPU(r.s)
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
+	r.burstStart = start
 	var ends [2]time.Time
-	for side, jobs := range [][]job{syncJobs, directJobs} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[side] = runJobs(ctx, r.nz.workers, jobs)
-			ends[side] = time.Now()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+	switch r.nz.order {
+	case netOrderApart:
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for side, jobs := range [][]job{syncJobs, directJobs} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[side] = runJobs(ctx, r.nz.workers, jobs)
+				ends[side] = time.Now()
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				r.b.Fatal(err)
+			}
+		}
+	default:
+		// Each job starts one create of each side at the same moment and
+		// ends when both returned: both sides have the same creates in
+		// flight and start them at the same times, so neither side's
+		// networks reach the host (and cluster-manager's queue) ahead of
+		// the other's because its creates are quicker.
+		var endMu sync.Mutex
+		var pairs []job
+		for k := range syncJobs {
+			pairs = append(pairs, func(ctx context.Context) error {
+				var wg sync.WaitGroup
+				var errs [2]error
+				for side, j := range []job{syncJobs[k], directJobs[k]} {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						errs[side] = j(ctx)
+						endMu.Lock()
+						defer endMu.Unlock()
+						if now := time.Now(); now.After(ends[side]) {
+							ends[side] = now
+						}
+					}()
+				}
+				wg.Wait()
+				return errors.Join(errs[:]...)
+			})
+		}
+		if err := runJobs(ctx, r.nz.workers, pairs); err != nil {
 			r.b.Fatal(err)
 		}
 	}
@@ -362,10 +452,13 @@ func (r *netRun) burst(ctx context.Context) {
 		r.b.Fatal(err)
 	}
 	cpuUse := cpu.since(r.s)
-	var readyKeys, createdKeys []string
+	var readyKeys, createdKeys, syncCreatedKeys []string
 	for _, k := range syncKeys {
 		readyKeys = append(readyKeys, readyKey(strings.TrimPrefix(k, "cudn/")))
 		r.seen.alias(k, readyKeys[len(readyKeys)-1])
+		// The syncer's CUDN's own NetworkCreated, in the host watch.
+		syncCreatedKeys = append(syncCreatedKeys, createdKey(strings.TrimPrefix(k, "cudn/")))
+		r.seen.alias(k, syncCreatedKeys[len(syncCreatedKeys)-1])
 	}
 	for _, k := range directKeys {
 		createdKeys = append(createdKeys, createdKey(strings.TrimPrefix(k, "cudn/")))
@@ -413,7 +506,11 @@ func (r *netRun) burst(ctx context.Context) {
 	}
 	r.notef("  %s", cpuUse)
 
+	if err := r.seen.waitSeen(ctx, syncCreatedKeys, syncTimeout); err != nil {
+		r.b.Fatal(err)
+	}
 	ready := r.measure("net-ready", fmt.Sprintf("tenant Network -> Ready, OVN-Kubernetes' NetworkCreated (%d)", len(readyKeys)), readyKeys)
+	r.measure("net-sync-created", fmt.Sprintf("   tenant Network -> its CUDN's NetworkCreated on the host (%d)", len(syncCreatedKeys)), syncCreatedKeys)
 	created := r.measure("net-direct-created", fmt.Sprintf("host CUDN created directly -> NetworkCreated (%d)", len(createdKeys)), createdKeys)
 	r.b.ReportMetric(pctl(ready, 50), "ready-p50-ms")
 	r.b.ReportMetric(pctl(ready, 99), "ready-p99-ms")
@@ -422,8 +519,72 @@ func (r *netRun) burst(ctx context.Context) {
 	r.notef("OVN-Kubernetes: last Network Ready after %s, last direct CUDN created after %s; ratio p50 %.2f, p99 %.2f",
 		r.seen.lastSeen(readyKeys).Sub(start).Round(time.Millisecond), r.seen.lastSeen(createdKeys).Sub(start).Round(time.Millisecond),
 		float64(percentile(ready, 50))/float64(percentile(created, 50)), float64(percentile(ready, 99))/float64(percentile(created, 99)))
+	mirror := r.between(syncCreatedKeys, readyKeys)
+	r.notef("  the syncer's CUDN NetworkCreated on the host -> its Network seen Ready: p50 %s, p99 %s",
+		percentile(mirror, 50).Round(time.Millisecond), percentile(mirror, 99).Round(time.Millisecond))
+	var syncNames, directNames []string
+	for _, k := range syncKeys {
+		syncNames = append(syncNames, strings.TrimPrefix(k, "cudn/"))
+	}
+	for _, k := range directKeys {
+		directNames = append(directNames, strings.TrimPrefix(k, "cudn/"))
+	}
+	r.notef("  writes of each CUDN after its create, in the watch of CUDNs once every network was created: tenant %s; direct %s",
+		r.versions.writes(syncNames), r.versions.writes(directNames))
+	r.netSides = map[string][]string{"tenant": syncNames, "direct": directNames}
 	r.notef("  until every network was created: %s", readyCPU)
 	r.notef("  RSS after the burst: %s", stackRSS(r.s))
+}
+
+// between returns, for each i, how long after from[i] was first seen
+// to[i] was.
+func (r *netRun) between(from, to []string) []time.Duration {
+	r.seen.mu.Lock()
+	defer r.seen.mu.Unlock()
+	out := make([]time.Duration, 0, len(from))
+	for i := range from {
+		out = append(out, r.seen.seen[to[i]].Sub(r.seen.seen[from[i]]))
+	}
+	return out
+}
+
+// hostWrites describes, per side, who wrote the CUDNs as they are now:
+// their managedFields' managers (operation, subresource), generations and
+// finalizers.
+func (r *netRun) hostWrites(ctx context.Context) {
+	list, err := r.udn.K8sV1().ClusterUserDefinedNetworks().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		r.b.Fatal(err)
+	}
+	byName := map[string]*udnv1.ClusterUserDefinedNetwork{}
+	for i := range list.Items {
+		byName[list.Items[i].Name] = &list.Items[i]
+	}
+	for _, side := range []string{"tenant", "direct"} {
+		counts := map[string]int{}
+		for _, name := range r.netSides[side] {
+			c := byName[name]
+			if c == nil {
+				counts["missing"]++
+				continue
+			}
+			for _, m := range c.ManagedFields {
+				sub := ""
+				if m.Subresource != "" {
+					sub = " /" + m.Subresource
+				}
+				counts[fmt.Sprintf("manager %s %s%s", m.Manager, m.Operation, sub)]++
+			}
+			counts[fmt.Sprintf("generation %d", c.Generation)]++
+			counts[fmt.Sprintf("finalizers %v", c.Finalizers)]++
+		}
+		var parts []string
+		for k, v := range counts {
+			parts = append(parts, fmt.Sprintf("%s: %d", k, v))
+		}
+		slices.Sort(parts)
+		r.notef("  %s CUDNs as they are after the burst (of %d): %s", side, len(r.netSides[side]), strings.Join(parts, "; "))
+	}
 }
 
 // stackRSS describes the resident memory of the stack's processes.
@@ -489,7 +650,7 @@ func (r *netRun) check(ctx context.Context) {
 
 // report prints the summary table.
 func (r *netRun) report() {
-	printTable(os.Stdout, fmt.Sprintf("BenchmarkNetworkSync: create start -> first seen in a watch (%d tenants x %d Networks, %d workers per side)", r.nz.tenants, r.nz.perTenant, r.nz.workers), r.rows)
+	printTable(os.Stdout, fmt.Sprintf("BenchmarkNetworkSync: create start -> first seen in a watch (%d tenants x %d Networks, %d workers per side, creates %s)", r.nz.tenants, r.nz.perTenant, r.nz.workers, r.nz.order), r.rows)
 	for _, line := range r.summary {
 		fmt.Fprintf(os.Stdout, "  %s\n", line)
 	}
@@ -513,11 +674,12 @@ func watchNetworksReady(ctx context.Context, member clientset.Interface, f *firs
 // watchHostCUDNs records in f when each host ClusterUserDefinedNetwork,
 // the syncer's or one created directly, is first seen (by name) in a
 // watch of every host CUDN. One watch for both, so that both pay the same
-// delivery cost.
-func watchHostCUDNs(ctx context.Context, udn udnclientset.Interface, f *firstSeen) cache.InformerSynced {
+// delivery cost; versions counts every CUDN's writes.
+func watchHostCUDNs(ctx context.Context, udn udnclientset.Interface, f *firstSeen, versions *cudnVersions) cache.InformerSynced {
 	record := func(obj interface{}) {
 		now := time.Now()
 		if c, ok := obj.(*udnv1.ClusterUserDefinedNetwork); ok {
+			versions.saw(c)
 			f.saw(cudnKey(c.Name), now)
 			if meta.IsStatusConditionTrue(c.Status.Conditions, "NetworkCreated") {
 				f.saw(createdKey(c.Name), now)
