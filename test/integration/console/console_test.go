@@ -396,6 +396,9 @@ func TestProviderOnboarding(t *testing.T) {
 		if got := admin.eval2(cell("tenants", tn.Name, 3)); got != tn.Status.Network.CIDR {
 			t.Errorf("tenant %s's block on the page %q, the API's %q", tn.Name, got, tn.Status.Network.CIDR)
 		}
+		if got, want := admin.eval2(cell("tenants", tn.Name, 4)), fmt.Sprintf("%d/%d", tn.Status.Usage.PublicIPs, len(tn.Status.PublicIPs)); got != want {
+			t.Errorf("tenant %s's public IPs in use on the page %q, the API's %q", tn.Name, got, want)
+		}
 	}
 
 	admin.fill("onboard-form", map[string]string{"name": "overlap", "users": newcomer, "cidr": "10.42.0.0/24"})
