@@ -220,6 +220,8 @@ type netRun struct {
 	// host network names of each side ("tenant", "direct").
 	burstStart time.Time
 	netSides   map[string][]string
+	// namespaceQuota is the Tenants' Namespace quota; nil: the default.
+	namespaceQuota *int32
 
 	// Filled by onboard, by tenant index.
 	tenantUIDs []types.UID
@@ -277,7 +279,7 @@ func (r *netRun) onboard(ctx context.Context) {
 			ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: tenantv1alpha1.TenantSpec{
 				Network: tenantv1alpha1.TenantNetwork{PrefixLength: &prefix},
-				Quota:   tenantv1alpha1.TenantQuota{Networks: &quota},
+				Quota:   tenantv1alpha1.TenantQuota{Networks: &quota, Namespaces: r.namespaceQuota},
 			},
 		}
 		jobs = append(jobs, timedCreate(r.seen, tenantReadyKey(name), &reqs, func(ctx context.Context) error {
