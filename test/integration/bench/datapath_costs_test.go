@@ -60,7 +60,7 @@ func (r *dpRun) cpu(c *dpCosts) {
 			c.pid[name], c.cpu[name] = pid, cpuSeconds(pid)
 		}
 	}
-	c.pid["ovn-trace (the benchmark's)"], c.cpu["ovn-trace (the benchmark's)"] = r.tracerPID, cpuSeconds(r.tracerPID)
+	c.pid["ovn-trace (the benchmark's)"], c.cpu["ovn-trace (the benchmark's)"] = -1, r.tracer.cpuSeconds()
 	c.pid["bench clients"], c.cpu["bench clients"] = 0, cpuSeconds(0)
 }
 

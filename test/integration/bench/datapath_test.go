@@ -4,10 +4,7 @@ import (
 	"context"
 		"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,9 +186,6 @@ func BenchmarkDataPath(b *testing.B) {
 	if r.udn, err = udnclientset.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser))); err != nil {
 		b.Fatal(err)
 	}
-	stopTracer := r.startTracer(ctx)
-	defer stopTracer()
-
 	tenantsCtx, stopTenants := context.WithCancel(ctx)
 	cudnSynced := watchHostCUDNs(ctx, r.udn, r.seen)
 	_, tenantsSynced := watchTenantsReady(tenantsCtx, r.admin, r.seen)
@@ -230,8 +224,7 @@ type dpRun struct {
 	dp     *stack.DataPath
 	ovnDir string // the stack's OVN directory: the databases and their control sockets
 
-	tracerCtl string // ovn-trace's daemon's control socket
-	tracerPID int
+	tracer tracerStats
 
 	// Filled by plan; the maps are only read after it.
 	nets                        []*dpNet // tenant side first, then the direct side
@@ -460,121 +453,6 @@ func dpPod(ns, name string) *corev1.Pod {
 	}
 }
 
-// startTracer runs ovn-trace as a daemon on the southbound database: it
-// keeps its own replica of the database up to date, so that each trace
-// costs one evaluation instead of a download of every logical flow. The
-// returned func stops it.
-func (r *dpRun) startTracer(ctx context.Context) func() {
-	r.tracerCtl = filepath.Join(r.ovnDir, "bench-ovn-trace.ctl")
-	pidfile := filepath.Join(r.ovnDir, "bench-ovn-trace.pid")
-	cmd := exec.CommandContext(ctx, filepath.Join(r.dp.Bin, "ovn-trace"), "--db="+r.dp.SB, "--detach", "--no-chdir",
-		"--pidfile="+pidfile, "--unixctl="+r.tracerCtl, "--log-file="+filepath.Join(r.s.LogDir(), "bench-ovn-trace.log"))
-	cmd.Env = append(os.Environ(), "OVS_RUNDIR="+r.ovnDir)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		r.b.Fatalf("starting ovn-trace's daemon: %v: %s", err, out)
-	}
-	data, err := os.ReadFile(pidfile)
-	if err != nil {
-		r.b.Fatal(err)
-	}
-	if r.tracerPID, err = strconv.Atoi(strings.TrimSpace(string(data))); err != nil {
-		r.b.Fatalf("ovn-trace's pidfile: %v", err)
-	}
-	return func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if _, err := unixctl(ctx, r.tracerCtl, "exit"); err != nil {
-			if p, err := os.FindProcess(r.tracerPID); err == nil {
-				_ = p.Kill()
-			}
-		}
-	}
-}
-
-// traceLoop traces, every 100 ms, each network whose two ports are bound
-// and which has not delivered yet, in the order they were bound, until
-// ctx ends. A delivered packet is seen when ovn-trace's answer arrives.
-func (r *dpRun) traceLoop(ctx context.Context) {
-	c, err := dialJSONRPC("unix", r.tracerCtl, nil)
-	if err != nil {
-		r.b.Errorf("connecting to ovn-trace's daemon: %v", err)
-		return
-	}
-	defer func() { _ = c.Close() }()
-	type candidate struct {
-		n     *dpNet
-		bound time.Time
-	}
-	for ctx.Err() == nil {
-		var todo []candidate
-		r.mu.Lock()
-		for _, n := range r.nets {
-			if n.bound[0] && n.bound[1] && n.addrs[0] != "" && n.addrs[1] != "" {
-				todo = append(todo, candidate{n: n})
-			}
-		}
-		r.mu.Unlock()
-		todo = slices.DeleteFunc(todo, func(c candidate) bool {
-			n, _ := r.seen.missing([]string{stageKey(stageTrace, c.n.host)})
-			return n == 0
-		})
-		for i := range todo {
-			todo[i].bound = r.seen.lastSeen([]string{stageKey(stageBound, todo[i].n.host)})
-		}
-		slices.SortFunc(todo, func(a, b candidate) int { return a.bound.Compare(b.bound) })
-		for _, cand := range todo {
-			if ctx.Err() != nil {
-				return
-			}
-			ok, out, err := r.traceOnce(ctx, c, cand.n)
-			now := time.Now()
-			if ok {
-				r.seen.saw(stageKey(stageTrace, cand.n.host), now)
-			}
-			r.mu.Lock()
-			cand.n.traces++
-			if !ok {
-				cand.n.lastTrace, cand.n.lastTraceAt = out, now
-				if err != nil {
-					cand.n.lastTrace = err.Error()
-				}
-			}
-			r.mu.Unlock()
-			if err != nil && ctx.Err() == nil && strings.Contains(err.Error(), "connection ended") {
-				r.b.Errorf("ovn-trace's daemon: %v", err)
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-}
-
-// traceOnce asks ovn-trace whether a new TCP connection from n's first pod
-// to its second is delivered to the second's port, as the trace's
-// output actions say.
-func (r *dpRun) traceOnce(ctx context.Context, c *jsonRPC, n *dpNet) (bool, string, error) {
-	r.mu.Lock()
-	src, dst := strings.Fields(n.addrs[0]), strings.Fields(n.addrs[1])
-	r.mu.Unlock()
-	flow := fmt.Sprintf(`inport == %q && eth.src == %s && eth.dst == %s && ip4.src == %s && ip4.dst == %s && ip.ttl == 64 && tcp && tcp.src == 40000 && tcp.dst == 8080`,
-		n.lsp[0], src[0], dst[0], src[1], dst[1])
-	ctx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	out, err := unixctlCall(ctx, c, "trace", "--minimal", "--ct=new", n.switchName(), flow)
-	if err != nil {
-		return false, out, err
-	}
-	for _, m := range traceOutputs.FindAllStringSubmatch(out, -1) {
-		if m[1] == n.lsp[1] {
-			return true, out, nil
-		}
-	}
-	return false, out, nil
-}
-
 // burst runs both sides' creates at once, then waits until every network
 // has delivered its packet.
 func (r *dpRun) burst(ctx context.Context) {
@@ -734,5 +612,3 @@ func (r *dpRun) measureStages() {
 	r.notef("ovn-trace calls: %d for %d networks (%d networks traced more than once before delivering)", traces, len(r.nets), repeats)
 }
 
-// traceOutputs finds the logical ports an ovn-trace answer outputs to.
-var traceOutputs = regexp.MustCompile(`output\("([^"]+)"\)`)
