@@ -2,7 +2,7 @@ package bench
 
 import (
 	"context"
-		"fmt"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -611,4 +611,3 @@ func (r *dpRun) measureStages() {
 	r.mu.Unlock()
 	r.notef("ovn-trace calls: %d for %d networks (%d networks traced more than once before delivering)", traces, len(r.nets), repeats)
 }
-
