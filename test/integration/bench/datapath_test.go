@@ -199,6 +199,7 @@ func BenchmarkDataPath(b *testing.B) {
 	stopTenants()
 	r.plan()
 	r.watchData(ctx)
+	defer r.stopData()
 	before := r.takeCosts(ctx)
 	r.burst(ctx)
 	b.StopTimer()
@@ -236,7 +237,14 @@ type dpRun struct {
 	hostNSReqs, podReqs         durations
 	pods                        chan *dpNet
 	burstStart, createsReturned time.Time
-	stopWatches                 []func()
+	stopWatches                 []func() // the monitors' and the tracer's stops
+}
+
+// stopData stops the tracer and the monitors.
+func (r *dpRun) stopData() {
+	for _, stop := range r.stopWatches {
+		stop()
+	}
 }
 
 // plan names every network of the burst and its pods' ports, and makes
@@ -380,8 +388,13 @@ func (r *dpRun) watchData(ctx context.Context) {
 		stopNB()
 		r.b.Fatal(err)
 	}
-	r.stopWatches = append(r.stopWatches, stopNB, stopSB)
-	go r.traceLoop(ctx)
+	traceCtx, stopTracing := context.WithCancel(ctx)
+	traced := make(chan struct{})
+	go func() {
+		defer close(traced)
+		r.traceLoop(traceCtx)
+	}()
+	r.stopWatches = append(r.stopWatches, func() { stopTracing(); <-traced }, stopNB, stopSB)
 }
 
 // northbound notes switches and pod ports as the northbound monitor
@@ -609,5 +622,5 @@ func (r *dpRun) measureStages() {
 		}
 	}
 	r.mu.Unlock()
-	r.notef("ovn-trace calls: %d for %d networks (%d networks traced more than once before delivering)", traces, len(r.nets), repeats)
+	r.notef("ovn-trace calls: %d for %d networks (%d networks traced more than once before delivering); %s", traces, len(r.nets), repeats, r.traceRounds())
 }
