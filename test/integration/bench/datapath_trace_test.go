@@ -235,6 +235,6 @@ func (r *dpRun) traceRounds() string {
 	if r.tracer.rounds == 0 {
 		return "no rounds"
 	}
-	return fmt.Sprintf("%d rounds; ovn-trace loaded the southbound database in p50 %s, max %s (a packet is seen late by at most that); %.1f s of CPU in all",
-		r.tracer.rounds, percentile(r.tracer.loads, 50).Round(time.Millisecond), percentile(r.tracer.loads, 100).Round(time.Millisecond), r.tracer.cpu)
+	return fmt.Sprintf("%d rounds; ovn-trace loaded the southbound database in p50 %s, max %s (a delivery is seen late by at most a load plus the rest before it, %dx the previous load); %.1f s of CPU in all",
+		r.tracer.rounds, percentile(r.tracer.loads, 50).Round(time.Millisecond), percentile(r.tracer.loads, 100).Round(time.Millisecond), tracePace, r.tracer.cpu)
 }
