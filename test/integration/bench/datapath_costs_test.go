@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -301,14 +302,22 @@ func (r *dpRun) sides(ctx context.Context) {
 // "GR_cluster_udn_<name>_worker-0", ...).
 var udnDatapathName = regexp.MustCompile(`cluster_udn_([a-z0-9]+)_`)
 
-// stopwatchSummary picks ovn-northd's main loop stopwatches out of
-// stopwatch/show: samples, maximum, 95th percentile, long-term average.
+// northdStopwatches and northdNodes are what the benchmark reports of
+// ovn-northd's stopwatches (of its whole loop, and of its engine's two
+// main nodes: the northd data and the logical flows) and of its engine.
+var (
+	northdStopwatches = []string{"ovn-northd-loop", "northd", "lflow"}
+	northdNodes       = []string{"northd", "lflow"}
+)
+
+// stopwatchSummary picks northdStopwatches out of stopwatch/show:
+// samples, maximum, 95th percentile, long-term average.
 func stopwatchSummary(out string) string {
 	var parts []string
 	var cur string
 	fields := map[string]string{}
 	flush := func() {
-		if cur != "" {
+		if slices.Contains(northdStopwatches, cur) {
 			parts = append(parts, fmt.Sprintf("%s: %s samples, max %s, p95 %s, long-term mean %s", cur,
 				fields["Total samples"], fields["Maximum"], fields["95th percentile"], fields["Long term average"]))
 		}
@@ -328,14 +337,14 @@ func stopwatchSummary(out string) string {
 	return strings.Join(parts, "; ")
 }
 
-// engineSummary sums inc-engine/show-stats' recomputes and computes by
-// node, for the nodes that did any.
+// engineSummary picks the recomputes and incremental computes of
+// northdNodes out of inc-engine/show-stats.
 func engineSummary(out string) string {
 	var parts []string
 	var node string
 	stats := map[string]int{}
 	flush := func() {
-		if node != "" && (stats["recompute"] > 0 || stats["compute"] > 0) {
+		if slices.Contains(northdNodes, node) {
 			parts = append(parts, fmt.Sprintf("%s %d recomputes, %d computes", node, stats["recompute"], stats["compute"]))
 		}
 		node, stats = "", map[string]int{}
