@@ -511,7 +511,8 @@ func (r *dpRun) waitDelivered(ctx context.Context, traceKeys []string) error {
 		}
 		if time.Now().After(next) {
 			next = time.Now().Add(30 * time.Second)
-			r.b.Logf("%s after the burst's start: %s", time.Since(r.burstStart).Round(time.Second), r.progress())
+			// On stderr as it happens: a benchmark's log only shows at its end.
+			fmt.Fprintf(os.Stderr, "BenchmarkDataPath: %s after the burst's start: %s\n", time.Since(r.burstStart).Round(time.Second), r.progress())
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("%d of %d networks did not deliver ovn-trace's packet within %s: %s\n%s", n, len(traceKeys), r.z.timeout, r.progress(), r.diagnose(3))
