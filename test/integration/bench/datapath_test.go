@@ -236,6 +236,7 @@ type dpRun struct {
 	netReqs, nsReqs, cudnReqs   durations
 	hostNSReqs, podReqs         durations
 	pods                        chan *dpNet
+	podRetries                  int // pod creates refused and retried (under mu)
 	burstStart, createsReturned time.Time
 	stopWatches                 []func() // the monitors' and the tracer's stops
 }
@@ -363,14 +364,7 @@ func (r *dpRun) watchData(ctx context.Context) {
 					return
 				case n := <-r.pods:
 					for _, pod := range dpPods {
-						t := time.Now()
-						if _, err := r.host.CoreV1().Pods(n.ns).Create(ctx, dpPod(n.ns, pod), metav1.CreateOptions{}); err != nil {
-							if ctx.Err() == nil {
-								r.b.Errorf("creating pod %s/%s: %v", n.ns, pod, err)
-							}
-							continue
-						}
-						r.podReqs.add(time.Since(t))
+						r.createPod(ctx, n.ns, pod)
 					}
 				}
 			}
@@ -395,6 +389,32 @@ func (r *dpRun) watchData(ctx context.Context) {
 		r.traceLoop(traceCtx)
 	}()
 	r.stopWatches = append(r.stopWatches, func() { stopTracing(); <-traced }, stopNB, stopSB)
+}
+
+// createPod creates pod name in namespace ns, retrying for a minute as
+// a workload controller would: a namespace's first pods are refused until
+// kube-controller-manager has made its default ServiceAccount.
+func (r *dpRun) createPod(ctx context.Context, ns, name string) {
+	deadline := time.Now().Add(time.Minute)
+	for {
+		t := time.Now()
+		_, err := r.host.CoreV1().Pods(ns).Create(ctx, dpPod(ns, name), metav1.CreateOptions{})
+		if err == nil {
+			r.podReqs.add(time.Since(t))
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			r.b.Errorf("creating pod %s/%s: %v", ns, name, err)
+			return
+		}
+		r.mu.Lock()
+		r.podRetries++
+		r.mu.Unlock()
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // northbound notes switches and pod ports as the northbound monitor
@@ -602,6 +622,9 @@ func (r *dpRun) measureStages() {
 	r.requests("   host CUDN create request", &r.cudnReqs)
 	r.requests("   host namespace create request", &r.hostNSReqs)
 	r.requests("   pod create request (both sides)", &r.podReqs)
+	r.mu.Lock()
+	r.notef("pod creates refused and retried 200 ms later: %d (a new namespace's pods wait for its default ServiceAccount)", r.podRetries)
+	r.mu.Unlock()
 	for _, st := range []string{stageSwitch, stageTrace} {
 		t, d := lat[st][0], lat[st][1]
 		p50 := float64(percentile(t, 50)) / float64(percentile(d, 50))
