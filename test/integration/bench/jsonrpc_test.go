@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -204,8 +205,13 @@ func monitorOVSDB(ctx context.Context, addr, db string, columns map[string][]str
 }
 
 // ovsdbSelect returns columns of every row of table in database db of
-// the OVSDB server at tcp address addr.
+// the OVSDB server at tcp address addr. The server returns rows that are
+// equal in the selected columns once: _uuid is always selected, so that
+// every row comes back.
 func ovsdbSelect(ctx context.Context, addr, db, table string, columns []string) ([]map[string]json.RawMessage, error) {
+	if !slices.Contains(columns, "_uuid") {
+		columns = append([]string{"_uuid"}, columns...)
+	}
 	hostPort, ok := strings.CutPrefix(addr, "tcp:")
 	if !ok {
 		return nil, fmt.Errorf("%s: want tcp:<host>:<port>", addr)
