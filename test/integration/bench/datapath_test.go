@@ -187,7 +187,7 @@ func BenchmarkDataPath(b *testing.B) {
 		b.Fatal(err)
 	}
 	tenantsCtx, stopTenants := context.WithCancel(ctx)
-	cudnSynced := watchHostCUDNs(ctx, r.udn, r.seen)
+	cudnSynced := watchHostCUDNs(ctx, r.udn, r.seen, newCUDNVersions())
 	_, tenantsSynced := watchTenantsReady(tenantsCtx, r.admin, r.seen)
 	if !cache.WaitForCacheSync(ctx.Done(), cudnSynced, tenantsSynced) {
 		b.Fatal("the watches never synced")
