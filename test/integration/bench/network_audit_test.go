@@ -99,7 +99,7 @@ func summarizeNetAudit(path string, sides map[string][]string, start time.Time) 
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read only
 	sideOf := map[string]string{}
 	for side, names := range sides {
 		for _, n := range names {
