@@ -68,8 +68,10 @@ func (c *jsonRPC) read() {
 		at := time.Now()
 		switch {
 		case m.Method == "echo":
-			// The server's inactivity probe: answered, or it hangs up.
-			c.send(map[string]any{"id": m.ID, "result": m.Params, "error": nil})
+			// The server's inactivity probe: answered, or it hangs up. A
+			// send that fails leaves a broken connection, which ends the
+			// next Decode.
+			_ = c.send(map[string]any{"id": m.ID, "result": m.Params, "error": nil})
 		case m.Method != "":
 			if c.notify != nil {
 				c.notify(at, m.Method, m.Params)
