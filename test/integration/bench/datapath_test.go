@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -35,23 +34,12 @@ type dpSizes struct {
 
 func dpSizesFromEnv() (dpSizes, error) {
 	z := dpSizes{networks: 1000, tenants: 50, workers: 20, timeout: time.Hour}
-	for _, v := range []struct {
-		env string
-		p   *int
-	}{
-		{"BENCH_DP_NETWORKS", &z.networks},
-		{"BENCH_DP_TENANTS", &z.tenants},
-		{"BENCH_DP_WORKERS", &z.workers},
-	} {
-		s := os.Getenv(v.env)
-		if s == "" {
-			continue
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return z, fmt.Errorf("%s=%q: want a positive integer", v.env, s)
-		}
-		*v.p = n
+	if err := intsFromEnv(
+		intSetting{"BENCH_DP_NETWORKS", &z.networks, 1},
+		intSetting{"BENCH_DP_TENANTS", &z.tenants, 1},
+		intSetting{"BENCH_DP_WORKERS", &z.workers, 1},
+	); err != nil {
+		return z, err
 	}
 	if s := os.Getenv("BENCH_DP_TIMEOUT"); s != "" {
 		d, err := time.ParseDuration(s)

@@ -61,25 +61,13 @@ var lbDirectRange = netip.MustParsePrefix("198.51.100.0/24")
 
 func lbSizesFromEnv() (lbSizes, error) {
 	z := lbSizes{tenants: 10, perTenant: 10, workers: 10, oneByOne: 1, pause: 100 * time.Millisecond}
-	for _, v := range []struct {
-		env  string
-		p    *int
-		zero bool // 0 allowed
-	}{
-		{"BENCH_LB_TENANTS", &z.tenants, false},
-		{"BENCH_LB_PER_TENANT", &z.perTenant, false},
-		{"BENCH_LB_WORKERS", &z.workers, false},
-		{"BENCH_LB_ONE_BY_ONE", &z.oneByOne, true},
-	} {
-		s := os.Getenv(v.env)
-		if s == "" {
-			continue
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 || (n == 0 && !v.zero) {
-			return z, fmt.Errorf("%s=%q: want a positive integer", v.env, s)
-		}
-		*v.p = n
+	if err := intsFromEnv(
+		intSetting{"BENCH_LB_TENANTS", &z.tenants, 1},
+		intSetting{"BENCH_LB_PER_TENANT", &z.perTenant, 1},
+		intSetting{"BENCH_LB_WORKERS", &z.workers, 1},
+		intSetting{"BENCH_LB_ONE_BY_ONE", &z.oneByOne, 0},
+	); err != nil {
+		return z, err
 	}
 	if s := os.Getenv("BENCH_LB_ONE_PAUSE"); s != "" {
 		d, err := time.ParseDuration(s)

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -62,23 +61,12 @@ func netSizesFromEnv() (netSizes, error) {
 	default:
 		return z, fmt.Errorf("BENCH_NET_ORDER=%q: want %q or %q", o, netOrderPaired, netOrderApart)
 	}
-	for _, v := range []struct {
-		env string
-		p   *int
-	}{
-		{"BENCH_NET_TENANTS", &z.tenants},
-		{"BENCH_NET_PER_TENANT", &z.perTenant},
-		{"BENCH_NET_WORKERS", &z.workers},
-	} {
-		s := os.Getenv(v.env)
-		if s == "" {
-			continue
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 {
-			return z, fmt.Errorf("%s=%q: want a positive integer", v.env, s)
-		}
-		*v.p = n
+	if err := intsFromEnv(
+		intSetting{"BENCH_NET_TENANTS", &z.tenants, 1},
+		intSetting{"BENCH_NET_PER_TENANT", &z.perTenant, 1},
+		intSetting{"BENCH_NET_WORKERS", &z.workers, 1},
+	); err != nil {
+		return z, err
 	}
 	switch {
 	case z.tenants > 252:

@@ -62,31 +62,20 @@ func syncSizesFromEnv() (syncSizes, error) {
 		quiet: 40, quietNamespaces: 10, quietDelay: 2 * time.Second,
 		publicIPs: 1,
 	}
-	for _, v := range []struct {
-		env string
-		p   *int
-	}{
-		{"BENCH_SYNC_TENANTS", &z.tenants},
-		{"BENCH_SYNC_WORKERS", &z.workers},
-		{"BENCH_SYNC_BURST", &z.burst},
-		{"BENCH_SYNC_PER_TENANT", &z.perTenant},
-		{"BENCH_SYNC_NOISY", &z.noisy},
-		{"BENCH_SYNC_NOISY_NAMESPACES", &z.noisyNamespaces},
-		{"BENCH_SYNC_NOISY_WORKERS", &z.noisyWorkers},
-		{"BENCH_SYNC_QUIET", &z.quiet},
-		{"BENCH_SYNC_QUIET_NAMESPACES", &z.quietNamespaces},
-		{"BENCH_SYNC_PUBLIC_IPS", &z.publicIPs},
-		{"BENCH_SYNC_LATE_TENANTS", &z.late},
-	} {
-		s := os.Getenv(v.env)
-		if s == "" {
-			continue
-		}
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 0 {
-			return z, fmt.Errorf("%s=%q: want a non-negative integer", v.env, s)
-		}
-		*v.p = n
+	if err := intsFromEnv(
+		intSetting{"BENCH_SYNC_TENANTS", &z.tenants, 0},
+		intSetting{"BENCH_SYNC_WORKERS", &z.workers, 0},
+		intSetting{"BENCH_SYNC_BURST", &z.burst, 0},
+		intSetting{"BENCH_SYNC_PER_TENANT", &z.perTenant, 0},
+		intSetting{"BENCH_SYNC_NOISY", &z.noisy, 0},
+		intSetting{"BENCH_SYNC_NOISY_NAMESPACES", &z.noisyNamespaces, 0},
+		intSetting{"BENCH_SYNC_NOISY_WORKERS", &z.noisyWorkers, 0},
+		intSetting{"BENCH_SYNC_QUIET", &z.quiet, 0},
+		intSetting{"BENCH_SYNC_QUIET_NAMESPACES", &z.quietNamespaces, 0},
+		intSetting{"BENCH_SYNC_PUBLIC_IPS", &z.publicIPs, 0},
+		intSetting{"BENCH_SYNC_LATE_TENANTS", &z.late, 0},
+	); err != nil {
+		return z, err
 	}
 	if s := os.Getenv("BENCH_SYNC_QUIET_DELAY"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -935,4 +924,28 @@ func (r *syncRun) notAttached(ctx context.Context) string {
 		}
 	}
 	return ""
+}
+
+// intSetting is an integer setting of a benchmark, read from the environment
+// variable env into *p when it is set; values below min are refused.
+type intSetting struct {
+	env string
+	p   *int
+	min int
+}
+
+// intsFromEnv reads the settings that are set in the environment.
+func intsFromEnv(vars ...intSetting) error {
+	for _, v := range vars {
+		s := os.Getenv(v.env)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < v.min {
+			return fmt.Errorf("%s=%q: want an integer of at least %d", v.env, s, v.min)
+		}
+		*v.p = n
+	}
+	return nil
 }
