@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -482,23 +481,7 @@ func (r *dpRun) burst(ctx context.Context) {
 		traceKeys = append(traceKeys, stageKey(stageTrace, n.host))
 	}
 	r.burstStart = time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	var ends [2]time.Time
-	for side, jobs := range [][]job{r.tenantJobs, r.directJobs} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[side] = runJobs(ctx, r.z.workers, jobs)
-			ends[side] = time.Now()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			r.b.Fatal(err)
-		}
-	}
+	ends := runSides(ctx, r.b, r.z.workers, r.tenantJobs, r.directJobs)
 	r.createsReturned = time.Now()
 	r.notef("burst: creates done after %s (tenant side) and %s (direct side)",
 		ends[0].Sub(r.burstStart).Round(time.Millisecond), ends[1].Sub(r.burstStart).Round(time.Millisecond))

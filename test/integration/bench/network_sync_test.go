@@ -390,22 +390,7 @@ func (r *netRun) burst(ctx context.Context) {
 	var ends [2]time.Time
 	switch r.nz.order {
 	case netOrderApart:
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		for side, jobs := range [][]job{syncJobs, directJobs} {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				errs[side] = runJobs(ctx, r.nz.workers, jobs)
-				ends[side] = time.Now()
-			}()
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				r.b.Fatal(err)
-			}
-		}
+		ends = runSides(ctx, r.b, r.nz.workers, syncJobs, directJobs)
 	default:
 		// Each job starts one create of each side at the same moment and
 		// ends when both returned: both sides have the same creates in

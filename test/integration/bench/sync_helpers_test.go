@@ -949,3 +949,26 @@ func intsFromEnv(vars ...intSetting) error {
 	}
 	return nil
 }
+
+// runSides runs two sides' jobs at the same time, each workers at a time,
+// fails b if a job failed, and returns when each side's last job returned.
+func runSides(ctx context.Context, b *testing.B, workers int, first, second []job) [2]time.Time {
+	var wg sync.WaitGroup
+	var errs [2]error
+	var ends [2]time.Time
+	for side, jobs := range [][]job{first, second} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[side] = runJobs(ctx, workers, jobs)
+			ends[side] = time.Now()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ends
+}

@@ -305,23 +305,7 @@ func (r *syncRun) burst(ctx context.Context) {
 	ovn := r.watchOVN(ctx)
 	cpu := takeCPU(r.s)
 	start := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, 2)
-	var ends [2]time.Time
-	for side, jobs := range [][]job{syncJobs, directJobs} {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[side] = runJobs(ctx, r.z.workers, jobs)
-			ends[side] = time.Now()
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			r.b.Fatal(err)
-		}
-	}
+	ends := runSides(ctx, r.b, r.z.workers, syncJobs, directJobs)
 	if err := r.seen.waitSeen(ctx, append(append([]string(nil), syncKeys...), directKeys...), r.z.timeout()); err != nil {
 		r.b.Fatal(err)
 	}
