@@ -8,10 +8,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	genericapirequest "k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/registry/rest"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // A tenant creating objects as fast as it can would have each create write
@@ -31,9 +33,14 @@ const chargeWriteTimeout = 30 * time.Second
 type charge struct {
 	resource string
 	delta    int32
-	err      error
-	refused  bool
-	done     chan struct{}
+	// uid, when set, is the Tenant the caller's guard resolved: a charge
+	// to a Tenant of that name with another UID (deleted and created again
+	// since) is refused, so that no create is charged to a tenant it was
+	// not checked against.
+	uid     types.UID
+	err     error
+	refused bool
+	done    chan struct{}
 }
 
 // tenantCharges are the charges of one tenant waiting for the write in
@@ -51,6 +58,9 @@ var errNothingToWrite = errors.New("no charge to write")
 // tenant's other charges of the moment.
 func (q *Tracker) add(ctx context.Context, tenantName, resource string, delta int32) error {
 	c := &charge{resource: resource, delta: delta, done: make(chan struct{})}
+	if delta > 0 {
+		c.uid = tenancy.TenantUIDFrom(ctx)
+	}
 	q.mu.Lock()
 	if q.pending == nil {
 		q.pending = map[string]*tenantCharges{}
@@ -122,6 +132,10 @@ func (q *Tracker) writeNext(ctx context.Context, tenantName string, tc *tenantCh
 			c.err, c.refused = nil, false
 			if c.delta > 0 && t.DeletionTimestamp != nil {
 				c.err = terminating(tenant.Resource(lower(c.resource)), tenantName)
+				continue
+			}
+			if c.uid != "" && c.uid != t.UID {
+				c.err = recreated(tenant.Resource(lower(c.resource)), tenantName)
 				continue
 			}
 			used, limit, err := fields(t, c.resource)

@@ -327,3 +327,35 @@ func TestChargesOfOneTenantShareWrites(t *testing.T) {
 		t.Errorf("%d writes of the Tenant for %d charges: want fewer (charges waiting for a write go together)", writes, admitted)
 	}
 }
+
+// TestRecreatedTenantRefusesCreates: a charge for the Tenant the caller's
+// guard resolved (its UID in the context) is refused with a 409 when the
+// Tenant of that name now has another UID, and counts nothing; a give-back
+// and a charge without a UID are not checked.
+func TestRecreatedTenantRefusesCreates(t *testing.T) {
+	storage := setup(t, 10)
+	ctx := genericapirequest.WithNamespace(context.Background(), "")
+	obj, err := storage.Tenants.Store.Get(ctx, "acme", &metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme := obj.(*tenant.Tenant)
+	tracker := quota.NewTracker(storage.Tenants.StatusStore)
+	stale := tenancy.WithTenantUID(ctx, "uid-of-a-former-acme")
+	for _, dryRun := range []bool{false, true} {
+		err := tracker.Reserve(stale, "acme", quota.FloatingIPs, dryRun)
+		if !apierrors.IsConflict(err) || !strings.Contains(err.Error(), "tenant acme was deleted and created again meanwhile") {
+			t.Errorf("Reserve (dry run %v) for a former acme: %v, want 409", dryRun, err)
+		}
+	}
+	if u := usage(t, storage); u.FloatingIPs != 0 {
+		t.Errorf("usage after the refused charges %d FloatingIPs, want 0", u.FloatingIPs)
+	}
+	if err := tracker.Reserve(tenancy.WithTenantUID(ctx, acme.UID), "acme", quota.FloatingIPs, false); err != nil {
+		t.Fatalf("Reserve for acme's own UID: %v", err)
+	}
+	tracker.Release(stale, "acme", quota.FloatingIPs)
+	if u := usage(t, storage); u.FloatingIPs != 0 {
+		t.Errorf("usage after a charge and its give-back %d FloatingIPs, want 0", u.FloatingIPs)
+	}
+}

@@ -23,6 +23,7 @@ import (
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/registry/tenant/kindstore"
+	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
 // Resources that count against a quota, as named in errors and in Tenant.spec.quota.
@@ -119,6 +120,9 @@ func (q *Tracker) Reserve(ctx context.Context, tenantName, resource string, dryR
 		if t.DeletionTimestamp != nil {
 			return terminating(gr, tenantName)
 		}
+		if uid := tenancy.TenantUIDFrom(ctx); uid != "" && uid != t.UID {
+			return recreated(gr, tenantName)
+		}
 		used, limit, err := fields(t, resource)
 		if err != nil {
 			return apierrors.NewInternalError(err)
@@ -140,6 +144,12 @@ func (q *Tracker) Release(ctx context.Context, tenantName, resource string) {
 	if err := q.add(ctx, tenantName, resource, -1); err != nil && !apierrors.IsNotFound(err) {
 		klog.FromContext(ctx).Error(err, "Releasing quota", "tenant", tenantName, "resource", resource)
 	}
+}
+
+// recreated is the 409 of a create whose tenant was deleted and created
+// again since the caller's guard resolved it.
+func recreated(gr schema.GroupResource, tenantName string) error {
+	return apierrors.NewConflict(gr, "", fmt.Errorf("tenant %s was deleted and created again meanwhile; try again", tenantName))
 }
 
 // terminating is the 403 of a create in a Tenant being deleted: nothing

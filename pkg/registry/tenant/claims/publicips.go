@@ -148,7 +148,13 @@ func (p *PublicIPs[T]) Create(ctx context.Context, w *kindstore.Write[T]) (gener
 	if err != nil {
 		return nil, err
 	}
-	if p.Quota != nil && p.QuotaResource != "" {
+	// Over quota claims nothing: the charge of the create (or, outside
+	// GuardedREST, a dry run of it) answers first.
+	if charged, err := kindstore.ChargeOutcome(ctx); charged {
+		if err != nil {
+			return nil, err
+		}
+	} else if p.Quota != nil && p.QuotaResource != "" {
 		if err := p.Quota.Reserve(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), t.Name, p.QuotaResource, true); err != nil {
 			return nil, err
 		}

@@ -200,6 +200,24 @@ func (l *TenantSpace) CallerTenant(ctx context.Context, name string, uid types.U
 	return t, nil
 }
 
+// BlockTenant is CallerTenant for a claim in the tenant's block only, read
+// from the watch cache when the cache can answer: a Tenant's block never
+// changes once assigned, and the quota charge of the same create checks,
+// in etcd, that the Tenant is still the one the caller's guard resolved
+// and is not being deleted. What the cache cannot answer for sure (no such
+// Tenant yet, another UID, no block yet, a deletion begun) is read from
+// etcd, as CallerTenant reads it.
+func (l *TenantSpace) BlockTenant(ctx context.Context, name string, uid types.UID, tg Subject) (*tenant.Tenant, error) {
+	if name != "" && uid != "" {
+		obj, err := l.tenants().Get(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), name, &metav1.GetOptions{ResourceVersion: "0"})
+		if t, ok := obj.(*tenant.Tenant); err == nil && ok && t.UID == uid && t.DeletionTimestamp == nil &&
+			t.Status.Network != nil && t.Status.Network.CIDR != "" {
+			return t, nil
+		}
+	}
+	return l.CallerTenant(ctx, name, uid, tg)
+}
+
 // Block returns t's block (status.network.cidr) and the pool of it that
 // its Networks' subnets come from; a Tenant without one is a 409.
 func (l *TenantSpace) Block(t *tenant.Tenant, tg Subject) (netip.Prefix, ipam.Pool, error) {

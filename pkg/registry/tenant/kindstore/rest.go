@@ -2,6 +2,7 @@ package kindstore
 
 import (
 	"context"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -91,54 +92,108 @@ func (r *GuardedREST) Create(ctx context.Context, obj runtime.Object, createVali
 	if r.Quota == nil {
 		return r.Store.Create(ctx, obj, createValidation, options)
 	}
-	// The quota is charged like admission, after the object validated, and
+	// The quota is charged like admission, once the object validated, and
 	// given back if storing it fails. (A create with generateName may
 	// validate several times; it is charged once.)
 	c := r.chargeOnCreate(ctx, createValidation, options != nil && len(options.DryRun) > 0)
-	out, err := r.Store.Create(ctx, obj, c.validate, options)
+	out, err := r.Store.Create(withCharge(ctx, c), obj, c.validate, options)
 	if err != nil {
 		c.giveBack(ctx)
 	}
 	return out, err
 }
 
-// quotaCharge charges one create to its tenant's quota, once, as part of
-// its validation (after the object's own), and gives the unit back if the
-// create did not happen.
+// quotaCharge charges one create to its tenant's quota, once, and gives
+// the unit back if the create did not happen. The charge starts as soon
+// as the object validated (chargeHooks), so that the tenant's quota is
+// written while the kind's own hooks do their work (a Network's subnet
+// claim, a FloatingIP's address), and the create validation, after
+// admission, waits for its outcome: a create waits for the slower of the
+// two writes, not for both in turn. A create that a later hook or
+// admission refuses gives the unit back; until then the tenant's usage
+// counts it, as a create in flight.
 type quotaCharge struct {
 	r        *GuardedREST
 	tenant   string
 	dryRun   bool
-	charged  bool
 	validate rest.ValidateObjectFunc
+
+	once    sync.Once
+	started bool          // whether the charge was asked for, set once
+	done    chan struct{} // closed when the charge's outcome is known
+	err     error         // the charge's outcome, once done is closed
 }
 
 func (r *GuardedREST) chargeOnCreate(ctx context.Context, validate rest.ValidateObjectFunc, dryRun bool) *quotaCharge {
 	t, _ := tenancy.TenantFrom(ctx)
-	c := &quotaCharge{r: r, tenant: t, dryRun: dryRun}
+	c := &quotaCharge{r: r, tenant: t, dryRun: dryRun, done: make(chan struct{})}
 	c.validate = func(ctx context.Context, obj runtime.Object) error {
 		if validate != nil {
 			if err := validate(ctx, obj); err != nil {
 				return err
 			}
 		}
-		if c.charged {
-			return nil
-		}
-		if err := r.Quota.Reserve(ctx, c.tenant, r.QuotaResource, dryRun); err != nil {
-			return err
-		}
-		c.charged = !dryRun
-		return nil
+		c.start(ctx)
+		<-c.done
+		return c.err
 	}
 	return c
 }
 
-// giveBack returns the unit charged, if any.
+// start charges the tenant's quota in the background, the first time it
+// is called.
+func (c *quotaCharge) start(ctx context.Context) {
+	c.once.Do(func() {
+		c.started = true
+		go func() {
+			defer close(c.done)
+			c.err = c.r.Quota.Reserve(ctx, c.tenant, c.r.QuotaResource, c.dryRun)
+		}()
+	})
+}
+
+// giveBack returns the unit charged, if any, once the charge in flight
+// has its outcome.
 func (c *quotaCharge) giveBack(ctx context.Context) {
-	if c.charged {
+	c.once.Do(func() { close(c.done) }) // never started: nothing to give back
+	<-c.done
+	if c.started && c.err == nil && !c.dryRun {
 		c.r.Quota.Release(context.WithoutCancel(ctx), c.tenant, c.r.QuotaResource)
 	}
+}
+
+// chargeKey carries the quota charge of a create to chargeHooks.
+type chargeKey struct{}
+
+func withCharge(ctx context.Context, c *quotaCharge) context.Context {
+	return context.WithValue(ctx, chargeKey{}, c)
+}
+
+// ChargeOutcome waits for the quota charge of the create in ctx and
+// returns its outcome; ok is false when the create charges nothing
+// through GuardedREST (a kind without a quota, a write through the store).
+// A hook that must not claim anything for a create over quota waits for
+// it; the charge has started when the kind's hooks run.
+func ChargeOutcome(ctx context.Context) (ok bool, err error) {
+	c, ok := ctx.Value(chargeKey{}).(*quotaCharge)
+	if !ok {
+		return false, nil
+	}
+	c.start(ctx)
+	<-c.done
+	return true, c.err
+}
+
+// chargeHooks start the quota charge of a create (GuardedREST puts it in
+// the context) once the object validated: they are installed right after
+// validation, before any kind's hooks.
+func chargeHooks() Hooks {
+	return Hooks{BeginCreate: func(ctx context.Context, _ runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
+		if c, ok := ctx.Value(chargeKey{}).(*quotaCharge); ok {
+			c.start(ctx)
+		}
+		return finishNothing, nil
+	}}
 }
 
 // Get implements rest.Getter.
@@ -278,6 +333,7 @@ func (r *GuardedREST) Update(ctx context.Context, name string, objInfo rest.Upda
 	if r.Quota != nil && forceAllowCreate {
 		c = r.chargeOnCreate(ctx, createValidation, options != nil && len(options.DryRun) > 0)
 		createValidation = c.validate
+		ctx = withCharge(ctx, c)
 	}
 	done := func(runtime.Object, error) {}
 	if r.AroundUpdate != nil {
