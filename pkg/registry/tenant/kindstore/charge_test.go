@@ -66,13 +66,14 @@ func (q *gatedQuota) counts() (int, int) {
 	return q.reserved, q.released
 }
 
-// TestQuotaChargeRunsBesideTheKindsHooks: a create's quota charge starts
-// once the object validated and runs while the kind's own hooks run (a
-// hook that waits for the charge to start, beside a charge that waits for
-// the hook, both finish); a create refused by a hook or by admission gives
-// the unit back once the charge is known; an invalid object is charged
-// nothing; a hook that asks for the charge's outcome gets the quota's
-// refusal before it does anything.
+// TestQuotaChargeRunsBesideTheKindsHooks: a kind's hook may start the
+// create's quota charge and go on while it is written (a hook that waits
+// for the charge to start, beside a charge that waits for the hook, both
+// finish); a create refused by a hook or by admission after its charge
+// started gives the unit back once the charge is known; a hook refusing
+// before it starts the charge, and an invalid object, are charged nothing;
+// a hook that asks for the charge's outcome gets the quota's refusal
+// before it does anything.
 func TestQuotaChargeRunsBesideTheKindsHooks(t *testing.T) {
 	q := &gatedQuota{started: make(chan struct{}), gate: make(chan struct{})}
 	getter := registrytest.RESTOptionsGetter(registrytest.StartEtcd(t), false)
@@ -92,7 +93,8 @@ func TestQuotaChargeRunsBesideTheKindsHooks(t *testing.T) {
 
 	// Side by side: the hook returns only once the charge started, and the
 	// charge finishes only once the hook ran.
-	hook = func(context.Context) error {
+	hook = func(ctx context.Context) error {
+		kindstore.StartCharge(ctx)
 		select {
 		case <-q.started:
 		case <-time.After(10 * time.Second):
@@ -106,18 +108,26 @@ func TestQuotaChargeRunsBesideTheKindsHooks(t *testing.T) {
 		t.Errorf("after a create: %d charged, %d given back; want 1, 0", reserved, released)
 	}
 
-	// A hook's refusal: the unit is given back.
+	// A hook's refusal before it starts the charge: nothing charged.
 	refused := apierrors.NewConflict(tenant.Resource("networks"), "refused", errors.New("no room"))
 	hook = func(context.Context) error { return refused }
 	if _, err := create(ctx, st, newNetwork("refused")); !errors.Is(err, refused) {
 		t.Errorf("create refused by a hook: %v, want the hook's 409", err)
 	}
+	if reserved, released := q.counts(); reserved != 1 || released != 0 {
+		t.Errorf("after a create a hook refused before its charge: %d charged, %d given back; want 1, 0", reserved, released)
+	}
+	// After: the unit is given back.
+	hook = func(ctx context.Context) error { kindstore.StartCharge(ctx); return refused }
+	if _, err := create(ctx, st, newNetwork("refused")); !errors.Is(err, refused) {
+		t.Errorf("create refused by a hook: %v, want the hook's 409", err)
+	}
 	if reserved, released := q.counts(); reserved != 2 || released != 1 {
-		t.Errorf("after a create a hook refused: %d charged, %d given back; want 2, 1", reserved, released)
+		t.Errorf("after a create a hook refused once its charge started: %d charged, %d given back; want 2, 1", reserved, released)
 	}
 
-	// Admission's refusal, after the hooks: given back too.
-	hook = func(context.Context) error { return nil }
+	// Admission's refusal, after a hook started the charge: given back too.
+	hook = func(ctx context.Context) error { kindstore.StartCharge(ctx); return nil }
 	forbidden := apierrors.NewForbidden(tenant.Resource("networks"), "denied", errors.New("not allowed"))
 	if _, err := st.Main.Create(ctx, newNetwork("denied"), func(context.Context, runtime.Object) error { return forbidden }, &metav1.CreateOptions{}); !errors.Is(err, forbidden) {
 		t.Errorf("create refused by admission: %v, want its 403", err)

@@ -92,8 +92,8 @@ func (r *GuardedREST) Create(ctx context.Context, obj runtime.Object, createVali
 	if r.Quota == nil {
 		return r.Store.Create(ctx, obj, createValidation, options)
 	}
-	// The quota is charged like admission, once the object validated, and
-	// given back if storing it fails. (A create with generateName may
+	// The quota is charged like admission (or earlier, when a kind's hook
+	// starts the charge), and given back if storing it fails. (A create with generateName may
 	// validate several times; it is charged once.)
 	c := r.chargeOnCreate(ctx, createValidation, options != nil && len(options.DryRun) > 0)
 	out, err := r.Store.Create(withCharge(ctx, c), obj, c.validate, options)
@@ -104,14 +104,14 @@ func (r *GuardedREST) Create(ctx context.Context, obj runtime.Object, createVali
 }
 
 // quotaCharge charges one create to its tenant's quota, once, and gives
-// the unit back if the create did not happen. The charge starts as soon
-// as the object validated (chargeHooks), so that the tenant's quota is
-// written while the kind's own hooks do their work (a Network's subnet
-// claim, a FloatingIP's address), and the create validation, after
-// admission, waits for its outcome: a create waits for the slower of the
-// two writes, not for both in turn. A create that a later hook or
-// admission refuses gives the unit back; until then the tenant's usage
-// counts it, as a create in flight.
+// the unit back if the create did not happen. The create validation,
+// after admission, charges and waits for the outcome; a kind's hook may
+// start the charge earlier (StartCharge), so that the tenant's quota is
+// written while the hook does its own work (a Network's subnet claim): the
+// create then waits for the slower of the two writes, not for both in
+// turn. A create refused after its charge started gives the unit back
+// once the charge is known; until then the tenant's usage counts it, as a
+// create in flight.
 type quotaCharge struct {
 	r        *GuardedREST
 	tenant   string
@@ -162,7 +162,7 @@ func (c *quotaCharge) giveBack(ctx context.Context) {
 	}
 }
 
-// chargeKey carries the quota charge of a create to chargeHooks.
+// chargeKey carries the quota charge of a create to the kind's hooks.
 type chargeKey struct{}
 
 func withCharge(ctx context.Context, c *quotaCharge) context.Context {
@@ -173,7 +173,7 @@ func withCharge(ctx context.Context, c *quotaCharge) context.Context {
 // returns its outcome; ok is false when the create charges nothing
 // through GuardedREST (a kind without a quota, a write through the store).
 // A hook that must not claim anything for a create over quota waits for
-// it; the charge has started when the kind's hooks run.
+// it (and starts it, if nothing did).
 func ChargeOutcome(ctx context.Context) (ok bool, err error) {
 	c, ok := ctx.Value(chargeKey{}).(*quotaCharge)
 	if !ok {
@@ -184,16 +184,16 @@ func ChargeOutcome(ctx context.Context) (ok bool, err error) {
 	return true, c.err
 }
 
-// chargeHooks start the quota charge of a create (GuardedREST puts it in
-// the context) once the object validated: they are installed right after
-// validation, before any kind's hooks.
-func chargeHooks() Hooks {
-	return Hooks{BeginCreate: func(ctx context.Context, _ runtime.Object, _ *metav1.CreateOptions) (genericregistry.FinishFunc, error) {
-		if c, ok := ctx.Value(chargeKey{}).(*quotaCharge); ok {
-			c.start(ctx)
-		}
-		return finishNothing, nil
-	}}
+// StartCharge starts the quota charge of the create in ctx, if any, in
+// the background, and returns at once: a kind's hook calls it once the
+// refusals it expects most (the name taken) are behind it, so that the
+// tenant's quota is written while the hook does the rest of its work (a
+// Network's subnet claim). A create whose hooks start nothing is charged
+// after admission.
+func StartCharge(ctx context.Context) {
+	if c, ok := ctx.Value(chargeKey{}).(*quotaCharge); ok {
+		c.start(ctx)
+	}
 }
 
 // Get implements rest.Getter.

@@ -215,7 +215,6 @@ func NewStorage[T Object, S any, St any](scheme *runtime.Scheme, optsGetter gene
 	}
 	st.Install(validation(store))
 	if main.Quota != nil {
-		st.Install(chargeHooks())
 		st.Install(Hooks{AfterDelete: releaseOnDelete(main.Quota, r.QuotaResource)})
 	}
 	return st, nil

@@ -144,13 +144,14 @@ func (i *IPAM) Create(ctx context.Context, w *kindstore.Write[*tenant.Network]) 
 	n, dryRun := w.Obj, w.DryRun
 	tg := subject(n)
 	// A second create of a name is AlreadyExists, not a clash of subnets
-	// with the first one. The watch cache answers first (etcd confirms
-	// what it has); a Network it does not have yet fails the write as
-	// AlreadyExists, and a claim refused meanwhile is checked again here.
-	if exists, err := i.stored(ctx, n.Name, true); err != nil {
-		return nil, err
-	} else if exists {
+	// with the first one. This read is etcd's, not the watch cache's: a
+	// create of a name the cache does not show yet (a controller making
+	// what it just made) would claim a subnet it then gives back, and in
+	// between refuse another Network's overlapping subnet.
+	if _, err := i.Networks.Get(ctx, n.Name, &metav1.GetOptions{}); err == nil {
 		return nil, apierrors.NewAlreadyExists(tg.Resource, n.Name)
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
 	}
 	// The tenant's block may come from the watch cache, its public IPs
 	// may not: they change (CallerTenant reads etcd).
@@ -162,11 +163,11 @@ func (i *IPAM) Create(ctx context.Context, w *kindstore.Write[*tenant.Network]) 
 	if err != nil {
 		return nil, err
 	}
+	// The name is free and the tenant takes new objects: the quota is
+	// written while the subnets are claimed.
+	kindstore.StartCharge(ctx)
 	subnets, claimed, err := i.claimSubnets(ctx, t, n, n, dryRun)
 	if err != nil {
-		if exists, serr := i.stored(ctx, n.Name, false); serr == nil && exists {
-			return nil, apierrors.NewAlreadyExists(tg.Resource, n.Name)
-		}
 		return nil, err
 	}
 	natIP := ""
@@ -198,24 +199,6 @@ func (i *IPAM) Create(ctx context.Context, w *kindstore.Write[*tenant.Network]) 
 			i.Claims.Release(ctx, claimed...)
 		}
 	}, nil
-}
-
-// stored says whether Network name exists: in etcd, or, with cached, in
-// the watch cache and then in etcd (a Network the cache does not have is
-// not read from etcd: the write finds it).
-func (i *IPAM) stored(ctx context.Context, name string, cached bool) (bool, error) {
-	if cached {
-		if _, err := i.Networks.Get(ctx, name, &metav1.GetOptions{ResourceVersion: "0"}); apierrors.IsNotFound(err) {
-			return false, nil
-		} else if err != nil {
-			return false, err
-		}
-	}
-	_, err := i.Networks.Get(ctx, name, &metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 // claimSubnets claims n's subnets in t's block, or the default one, for
