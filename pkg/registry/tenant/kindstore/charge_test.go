@@ -94,6 +94,9 @@ func TestQuotaChargeRunsBesideTheKindsHooks(t *testing.T) {
 	// Side by side: the hook returns only once the charge started, and the
 	// charge finishes only once the hook ran.
 	hook = func(ctx context.Context) error {
+		if !kindstore.Charges(ctx) {
+			return errors.New("a create through GuardedREST carries no charge")
+		}
 		kindstore.StartCharge(ctx)
 		select {
 		case <-q.started:

@@ -184,6 +184,15 @@ func ChargeOutcome(ctx context.Context) (ok bool, err error) {
 	return true, c.err
 }
 
+// Charges says whether the create in ctx is charged to its tenant's
+// quota through GuardedREST: whether its charge will check, in etcd, that
+// the Tenant is the one the caller's guard resolved and is not being
+// deleted.
+func Charges(ctx context.Context) bool {
+	_, ok := ctx.Value(chargeKey{}).(*quotaCharge)
+	return ok
+}
+
 // StartCharge starts the quota charge of the create in ctx, if any, in
 // the background, and returns at once: a kind's hook calls it once the
 // refusals it expects most (the name taken) are behind it, so that the

@@ -153,11 +153,12 @@ func (i *IPAM) Create(ctx context.Context, w *kindstore.Write[*tenant.Network]) 
 	} else if !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	// The tenant's block may come from the watch cache, its public IPs
-	// may not: they change (CallerTenant reads etcd).
-	callerTenant := i.Space.BlockTenant
-	if gw := n.Spec.NATGateway; gw != nil && gw.Enabled {
-		callerTenant = i.Space.CallerTenant
+	// The tenant's block may come from the watch cache when the create's
+	// quota charge checks the Tenant in etcd; its public IPs may not: they
+	// change (CallerTenant reads etcd).
+	callerTenant := i.Space.CallerTenant
+	if gw := n.Spec.NATGateway; kindstore.Charges(ctx) && (gw == nil || !gw.Enabled) {
+		callerTenant = i.Space.BlockTenant
 	}
 	t, err := callerTenant(ctx, w.Tenant, w.TenantUID, tg)
 	if err != nil {
