@@ -553,11 +553,19 @@ func quietHeapMiB(ctx context.Context, b *testing.B, set *scaleSet, when string)
 }
 
 // logMemory logs where the large tenant-apiserver's memory is, from the
-// Go runtime's view: the live heap, the heap's spans in use (live objects
-// and the free slots between them), the free spans not yet returned to the
-// system, and the runtime's total; RSS is about what it has not returned.
+// Go runtime's view (runtimeMemory), and reports its heap spans in use.
 func logMemory(ctx context.Context, b *testing.B, set *scaleSet, when string) {
-	metrics, err := set.large.TenantMetrics(ctx)
+	v := runtimeMemory(ctx, b, set.large, when)
+	b.ReportMetric(v["heap_inuse_bytes"], when+"-heap-spans-in-use-MiB")
+}
+
+// runtimeMemory logs where a tenant-apiserver's memory is, from the Go
+// runtime's view: the live heap, the heap's spans in use (live objects and
+// the free slots between them), the free spans not yet returned to the
+// system, and the runtime's total; RSS is about what it has not returned.
+// It returns the go_memstats_* figures in MiB, named without the prefix.
+func runtimeMemory(ctx context.Context, b *testing.B, s *stack.Stack, when string) map[string]float64 {
+	metrics, err := s.TenantMetrics(ctx)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -577,11 +585,11 @@ func logMemory(ctx context.Context, b *testing.B, set *scaleSet, when string) {
 		}
 	}
 	b.Logf("%s: watch cache capacities above the least (100): %s", when, strings.Join(capacities, ", "))
-	pid := set.large.PID("tenant-apiserver")
+	pid := s.PID("tenant-apiserver")
 	b.Logf("%s: RSS %.0f MiB; Go: live heap %.0f, heap spans in use %.0f, free spans kept %.0f, returned %.0f, stacks %.0f, runtime total %.0f, next GC at %.0f MiB; CPU used since start %.1f s",
 		when, rssMiB(pid), v["heap_alloc_bytes"], v["heap_inuse_bytes"],
 		v["heap_idle_bytes"]-v["heap_released_bytes"], v["heap_released_bytes"], v["stack_inuse_bytes"], v["sys_bytes"], v["next_gc_bytes"], cpuSeconds(pid))
-	b.ReportMetric(v["heap_inuse_bytes"], when+"-heap-spans-in-use-MiB")
+	return v
 }
 
 // reportHeap reports live heaps as reportRSS reports RSS, named when

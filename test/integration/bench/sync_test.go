@@ -576,6 +576,13 @@ func (r *syncRun) restartOnce(ctx context.Context, path string, profile bool) fl
 	r.notef("  %s", cpuUse)
 	// A restart sends the host a few dozen requests, its informers' lists.
 	r.notef("  the host's %s", apf.sinceAtLeast(r.takeHostAPF(ctx), 1))
+	// Each build's memory once its reconciles have settled, beside the
+	// host kube-apiserver's in the same moment.
+	time.Sleep(20 * time.Second)
+	v := runtimeMemory(ctx, r.b, r.s, "restarted "+filepath.Base(filepath.Dir(path)))
+	tenantRSS, hostRSS := rssMiB(r.s.PID("tenant-apiserver")), rssMiB(r.s.PID("kube-apiserver"))
+	r.notef("  20 s after the initial sync: RSS tenant-apiserver %.0f MiB (live heap %.0f, heap spans in use %.0f), kube-apiserver %.0f MiB: %.3f",
+		tenantRSS, v["heap_alloc_bytes"], v["heap_inuse_bytes"], hostRSS, tenantRSS/hostRSS)
 	return initial
 }
 
@@ -667,8 +674,18 @@ func (r *syncRun) hostCosts(ctx context.Context) {
 		r.b.ReportMetric(rss[p], p+"-RSS-MiB")
 	}
 	r.b.ReportMetric(pctl(full, 50), "host-full-list-p50-ms")
-	r.notef("at %d host namespaces: RSS kube-apiserver %.0f MiB, tenant-apiserver %.0f MiB, etcd %.0f MiB",
-		total, rss["kube-apiserver"], rss["tenant-apiserver"], rss["etcd"])
+	r.b.ReportMetric(rss["tenant-apiserver"]/rss["kube-apiserver"], "tenant-to-host-RSS")
+	r.notef("at %d host namespaces: RSS kube-apiserver %.0f MiB, tenant-apiserver %.0f MiB (%.3f of kube-apiserver's), etcd %.0f MiB",
+		total, rss["kube-apiserver"], rss["tenant-apiserver"], rss["tenant-apiserver"]/rss["kube-apiserver"], rss["etcd"])
+	v := runtimeMemory(ctx, r.b, r.s, "at the end")
+	r.notef("  tenant-apiserver's live heap %.0f MiB, heap spans in use %.0f MiB", v["heap_alloc_bytes"], v["heap_inuse_bytes"])
+	if r.profileDir != "" {
+		// After the RSS above: the profile collects garbage first (gc=1).
+		path := filepath.Join(r.profileDir, "heap-end-tenant-apiserver.pprof")
+		if err := fetchProfile(ctx, r.s.DirectTenantConfig(stack.AdminUser, "system:masters"), r.s.TenantAPIServerURL()+"/debug/pprof/heap?gc=1", path); err != nil {
+			r.b.Fatal(err)
+		}
+	}
 }
 
 // fairness is step 4: noisy tenants burst while quiet tenants create a few
