@@ -581,7 +581,7 @@ func (r *syncRun) restartOnce(ctx context.Context, path string, profile bool) fl
 	time.Sleep(20 * time.Second)
 	v := runtimeMemory(ctx, r.b, r.s, "restarted "+filepath.Base(filepath.Dir(path)))
 	tenantRSS, hostRSS := rssMiB(r.s.PID("tenant-apiserver")), rssMiB(r.s.PID("kube-apiserver"))
-	r.notef("  20 s after the initial sync: RSS tenant-apiserver %.0f MiB (live heap %.0f, heap spans in use %.0f), kube-apiserver %.0f MiB: %.3f",
+	r.notef("  20 s after the initial sync: RSS tenant-apiserver %.0f MiB (heap allocated, live and not yet collected, %.0f; heap spans in use %.0f), kube-apiserver %.0f MiB: %.3f",
 		tenantRSS, v["heap_alloc_bytes"], v["heap_inuse_bytes"], hostRSS, tenantRSS/hostRSS)
 	return initial
 }
@@ -678,7 +678,7 @@ func (r *syncRun) hostCosts(ctx context.Context) {
 	r.notef("at %d host namespaces: RSS kube-apiserver %.0f MiB, tenant-apiserver %.0f MiB (%.3f of kube-apiserver's), etcd %.0f MiB",
 		total, rss["kube-apiserver"], rss["tenant-apiserver"], rss["tenant-apiserver"]/rss["kube-apiserver"], rss["etcd"])
 	v := runtimeMemory(ctx, r.b, r.s, "at the end")
-	r.notef("  tenant-apiserver's live heap %.0f MiB, heap spans in use %.0f MiB", v["heap_alloc_bytes"], v["heap_inuse_bytes"])
+	r.notef("  tenant-apiserver's heap allocated (live and not yet collected) %.0f MiB, heap spans in use %.0f MiB", v["heap_alloc_bytes"], v["heap_inuse_bytes"])
 	if r.profileDir != "" {
 		// After the RSS above: the profile collects garbage first (gc=1).
 		path := filepath.Join(r.profileDir, "heap-end-tenant-apiserver.pprof")
