@@ -58,6 +58,9 @@ func TestBareMetalOperatorStandIn(t *testing.T) {
 	for _, name := range []string{"server-001", "server-002"} {
 		h := waitBareMetalHost(ctx, t, hosts, name, "available", func(h *unstructured.Unstructured) bool { return true })
 		checkInspected(t, h)
+		if name == "server-001" {
+			history.caughtUp(ctx, t, h)
+		}
 	}
 	t.Logf("2 hosts available in %s", time.Since(start).Round(10*time.Millisecond))
 	if got, want := history.states(), []string{"registering", "inspecting", "preparing", "available"}; !slices.Equal(got, want) {
@@ -95,10 +98,11 @@ func TestBareMetalOperatorStandIn(t *testing.T) {
 		start := time.Now()
 		history.reset()
 		patchBareMetalHost(ctx, t, hosts, "server-001", `{"metadata":{"annotations":{"reboot.metal3.io":""}}}`)
-		waitBareMetalHost(ctx, t, hosts, "server-001", "provisioned", func(h *unstructured.Unstructured) bool {
+		h := waitBareMetalHost(ctx, t, hosts, "server-001", "provisioned", func(h *unstructured.Unstructured) bool {
 			_, annotated := h.GetAnnotations()["reboot.metal3.io"]
 			return !annotated && poweredOn(true)(h)
 		})
+		history.caughtUp(ctx, t, h)
 		t.Logf("rebooted in %s", time.Since(start).Round(10*time.Millisecond))
 		if got := history.power(); !slices.Contains(got, false) || len(got) == 0 || !got[len(got)-1] {
 			t.Errorf("server-001's power went %v, want off, then on", got)
@@ -114,6 +118,7 @@ func TestBareMetalOperatorStandIn(t *testing.T) {
 		patchBareMetalHost(ctx, t, hosts, "server-001", `{"spec":{"image":null,"consumerRef":null}}`)
 		h := waitBareMetalHost(ctx, t, hosts, "server-001", "available", poweredOn(false))
 		t.Logf("deprovisioned in %s", time.Since(start).Round(10*time.Millisecond))
+		history.caughtUp(ctx, t, h)
 		if got := history.states(); !slices.Contains(got, "deprovisioning") || len(got) == 0 || got[len(got)-1] != "available" {
 			t.Errorf("server-001 went through the states %q, want deprovisioning, then available", got)
 		}
@@ -215,6 +220,26 @@ func (h *hostHistory) reset() {
 	defer h.mu.Unlock()
 	if n := len(h.events); n > 0 {
 		h.events = h.events[n-1:]
+	}
+}
+
+// caughtUp waits until the watch has delivered version obj of the host,
+// which a poll read: the watch may deliver it a moment after the read.
+func (h *hostHistory) caughtUp(ctx context.Context, t *testing.T, obj *unstructured.Unstructured) {
+	t.Helper()
+	rv := obj.GetResourceVersion()
+	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		for _, e := range h.events {
+			if e.GetResourceVersion() == rv {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("the watch of BareMetalHost %s never delivered resource version %s: %v", obj.GetName(), rv, err)
 	}
 }
 
