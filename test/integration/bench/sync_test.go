@@ -216,6 +216,7 @@ func (r *syncRun) tenantsReady(ctx context.Context) {
 		r.waitAllSynced(ctx)
 		return
 	}
+	stopProfiles := r.profile(ctx, "tenants", 20*time.Second)
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
@@ -224,6 +225,7 @@ func (r *syncRun) tenantsReady(ctx context.Context) {
 	if err := r.seen.waitSeen(ctx, keys, r.z.timeout()); err != nil {
 		r.b.Fatal(err)
 	}
+	stopProfiles()
 	r.measure("tenant-ready", fmt.Sprintf("1. Tenant create -> Ready (%d at once)", r.z.tenants), keys)
 	r.requests("   Tenant create request", &reqs)
 	r.notef("step 1: %d Tenants Ready %s after the first create", r.z.tenants, r.seen.lastSeen(keys).Sub(start).Round(time.Millisecond))

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -22,6 +23,7 @@ import (
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
+	tenantclient "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned/typed/tenant/v1alpha1"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/stack"
 	"tenant.io/tenant-apiserver/test/integration/framework"
@@ -109,7 +111,8 @@ func BenchmarkTenantAPI(b *testing.B) {
 		b.Skip("BenchmarkTenantAPI measures the stack with the syncer (BENCH_SCALE_SYNCER=off)")
 	}
 	ctx := context.Background()
-	s := scaleStacks(ctx, b).large
+	set := scaleStacks(ctx, b)
+	s := set.large
 	admin, err := clientset.NewForConfig(framework.Unthrottled(s.RESTConfig(stack.AdminUser)))
 	if err != nil {
 		b.Fatal(err)
@@ -121,7 +124,7 @@ func BenchmarkTenantAPI(b *testing.B) {
 	}
 
 	// The tenant side: a tenant of its own, room for every Network.
-	quota := int32(apiRequests + apiFanOutWrite + 1)
+	quota := int32(2*apiRequests + apiFanOutWrite + 1)
 	t := &tenantv1alpha1.Tenant{
 		ObjectMeta: metav1.ObjectMeta{Name: apiTenant},
 		Spec: tenantv1alpha1.TenantSpec{
@@ -155,63 +158,89 @@ func BenchmarkTenantAPI(b *testing.B) {
 	if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: apiNamespace}}, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		b.Fatal(err)
 	}
-	fillHostCRs(ctx, b, s, dyn)
 	crs := dyn.Resource(benchNetworks).Namespace(apiNamespace)
 	networks := member.TenantV1alpha1().Networks()
+	name := func(i int) string { return fmt.Sprintf("api%d", i) }
 
 	var rows []row
-	measure := func(what string, tenant, direct func(i int) error) {
-		var td, dd []time.Duration
-		for i := 0; i < apiRequests; i++ {
-			for _, side := range []struct {
-				f func(int) error
-				d *[]time.Duration
-			}{{tenant, &td}, {direct, &dd}} {
-				t0 := time.Now()
-				if err := side.f(i); err != nil {
-					b.Fatalf("%s: %v", what, err)
+	// measure times create, get and list on both sides, in turns, with
+	// the store holding tenants tenants; prefix names its metrics. It
+	// returns the p50s (tenant side) of create, get and list.
+	measure := func(tenants int, prefix string) [3]time.Duration {
+		fillHostCRs(ctx, b, s, dyn)
+		var p50s [3]time.Duration
+		k := 0
+		one := func(what string, tenant, direct func(i int) error) {
+			var td, dd []time.Duration
+			for i := 0; i < apiRequests; i++ {
+				for _, side := range []struct {
+					f func(int) error
+					d *[]time.Duration
+				}{{tenant, &td}, {direct, &dd}} {
+					t0 := time.Now()
+					if err := side.f(i); err != nil {
+						b.Fatalf("%s at %d tenants: %v", what, tenants, err)
+					}
+					*side.d = append(*side.d, time.Since(t0))
 				}
-				*side.d = append(*side.d, time.Since(t0))
 			}
+			rows = append(rows, row{fmt.Sprintf("%s, tenant.io (aggregated), %d tenants", what, tenants), len(td), pctl(td, 50), pctl(td, 99)},
+				row{fmt.Sprintf("%s, host CRD, %d tenants", what, tenants), len(dd), pctl(dd, 50), pctl(dd, 99)})
+			b.ReportMetric(float64(percentile(td, 50).Microseconds()), prefix+what+"-tenant-p50-µs")
+			b.ReportMetric(float64(percentile(dd, 50).Microseconds()), prefix+what+"-crd-p50-µs")
+			b.ReportMetric(float64(percentile(td, 50))/float64(percentile(dd, 50)), prefix+what+"-tenant/crd-p50")
+			b.ReportMetric(float64(percentile(td, 99))/float64(percentile(dd, 99)), prefix+what+"-tenant/crd-p99")
+			p50s[k] = percentile(td, 50)
+			k++
 		}
-		rows = append(rows, row{what + ", tenant.io (aggregated)", len(td), pctl(td, 50), pctl(td, 99)},
-			row{what + ", host CRD", len(dd), pctl(dd, 50), pctl(dd, 99)})
-		b.ReportMetric(float64(percentile(td, 50).Microseconds()), what+"-tenant-p50-µs")
-		b.ReportMetric(float64(percentile(dd, 50).Microseconds()), what+"-crd-p50-µs")
-		b.ReportMetric(float64(percentile(td, 99))/float64(percentile(dd, 99)), what+"-tenant/crd-p99")
+		// BENCH_PROFILE_DIR: CPU profiles of tenant-apiserver and kube-apiserver
+		// over the first 10 s of the creates.
+		profiled := profileCPU(ctx, b, s, fmt.Sprintf("tenantapi-create-%d", tenants), 10*time.Second)
+		one("create", func(i int) error {
+			_, err := networks.Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name(i)}}, metav1.CreateOptions{})
+			return err
+		}, func(i int) error {
+			_, err := crs.Create(ctx, benchNetwork(name(i), i), metav1.CreateOptions{})
+			return err
+		})
+		profiled()
+		one("get", func(i int) error {
+			_, err := networks.Get(ctx, name(i), metav1.GetOptions{})
+			return err
+		}, func(i int) error {
+			_, err := crs.Get(ctx, name(i), metav1.GetOptions{})
+			return err
+		})
+		one("list", func(int) error {
+			l, err := networks.List(ctx, metav1.ListOptions{})
+			if err == nil && len(l.Items) != apiRequests+1 {
+				err = fmt.Errorf("%d tenant Networks, want %d", len(l.Items), apiRequests+1)
+			}
+			return err
+		}, func(int) error {
+			l, err := crs.List(ctx, metav1.ListOptions{})
+			if err == nil && len(l.Items) != apiRequests {
+				err = fmt.Errorf("%d custom resources, want %d", len(l.Items), apiRequests)
+			}
+			return err
+		})
+		return p50s
 	}
-	name := func(i int) string { return fmt.Sprintf("api%d", i) }
-	// BENCH_PROFILE_DIR: CPU profiles of tenant-apiserver and kube-apiserver
-	// over the first 10 s of the creates.
-	profiled := profileCPU(ctx, b, s, "tenantapi-create", 10*time.Second)
-	measure("create", func(i int) error {
-		_, err := networks.Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name(i)}}, metav1.CreateOptions{})
-		return err
-	}, func(i int) error {
-		_, err := crs.Create(ctx, benchNetwork(name(i), i), metav1.CreateOptions{})
-		return err
-	})
-	profiled()
-	measure("get", func(i int) error {
-		_, err := networks.Get(ctx, name(i), metav1.GetOptions{})
-		return err
-	}, func(i int) error {
-		_, err := crs.Get(ctx, name(i), metav1.GetOptions{})
-		return err
-	})
-	measure("list", func(int) error {
-		l, err := networks.List(ctx, metav1.ListOptions{})
-		if err == nil && len(l.Items) != apiRequests+1 {
-			err = fmt.Errorf("%d tenant Networks, want %d", len(l.Items), apiRequests+1)
+
+	// BENCH_API_CHECKPOINT: the same at the checkpoint, the measured
+	// objects removed, then at the full size.
+	if set.largeFilled < largeTenants() {
+		at := measure(set.largeFilled, fmt.Sprintf("at%d-", set.largeFilled))
+		removeAPIObjects(ctx, b, networks, crs, apiRequests)
+		// The apibench tenant's default host namespace is the syncer's too.
+		set.grow(ctx, b, 1)
+		full := measure(largeTenants(), "")
+		for i, what := range []string{"create", "get", "list"} {
+			b.ReportMetric(float64(full[i])/float64(at[i]), fmt.Sprintf("%s-tenant-p50-%d/%d", what, largeTenants(), set.largeFilled))
 		}
-		return err
-	}, func(int) error {
-		l, err := crs.List(ctx, metav1.ListOptions{})
-		if err == nil && len(l.Items) != apiRequests {
-			err = fmt.Errorf("%d custom resources, want %d", len(l.Items), apiRequests)
-		}
-		return err
-	})
+	} else {
+		measure(largeTenants(), "")
+	}
 
 	// The watch fan-out.
 	n := apiWatches()
@@ -270,6 +299,37 @@ func BenchmarkTenantAPI(b *testing.B) {
 		_ = networks.Delete(ctx, name(i), metav1.DeleteOptions{})
 	}
 	_ = host.CoreV1().Namespaces().Delete(ctx, apiNamespace, metav1.DeleteOptions{})
+}
+
+// removeAPIObjects deletes the n tenant Networks and custom resources
+// BenchmarkTenantAPI measured with and waits until both lists hold none
+// of them (a Network goes once the syncer has removed its host network).
+func removeAPIObjects(ctx context.Context, b *testing.B, networks tenantclient.NetworkInterface, crs dynamic.ResourceInterface, n int) {
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("api%d", i)
+		if err := networks.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			b.Fatal(err)
+		}
+		if err := crs.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			b.Fatal(err)
+		}
+	}
+	var left string
+	for deadline := time.Now().Add(5 * time.Minute); time.Now().Before(deadline); time.Sleep(time.Second) {
+		tl, err := networks.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cl, err := crs.List(ctx, metav1.ListOptions{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(tl.Items) == 1 && len(cl.Items) == 0 {
+			return
+		}
+		left = fmt.Sprintf("%d tenant Networks (want the default one), %d custom resources", len(tl.Items), len(cl.Items))
+	}
+	b.Fatalf("the measured objects were not gone after 5 minutes: %s", left)
 }
 
 // fillHostCRs creates crPerHostNamespace custom resources in every host
