@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -279,4 +280,56 @@ func label(line, name string) string {
 		return ""
 	}
 	return rest[:j]
+}
+
+// hostRequests counts the requests the host kube-apiserver has served, by
+// verb, resource and subresource ("POST flowschemas", "PUT
+// flowschemas/status"), whatever their answer.
+func hostRequests(ctx context.Context, host kubernetes.Interface) (map[string]float64, error) {
+	raw, err := host.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		key := label(line, "verb") + " " + label(line, "resource")
+		if sub := label(line, "subresource"); sub != "" {
+			key += "/" + sub
+		}
+		f := strings.Fields(line)
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+			out[key] += v
+		}
+	}
+	return out, sc.Err()
+}
+
+// perObject describes the requests counted between before and after,
+// divided by n: the most frequent first, those under 0.05 each left out.
+func perObject(before, after map[string]float64, n int) string {
+	type count struct {
+		key string
+		v   float64
+	}
+	var counts []count
+	total := 0.0
+	for k, v := range after {
+		d := (v - before[k]) / float64(n)
+		total += d
+		if d >= 0.05 {
+			counts = append(counts, count{k, d})
+		}
+	}
+	sort.Slice(counts, func(i, j int) bool { return counts[i].v > counts[j].v })
+	parts := []string{fmt.Sprintf("%.1f in all", total)}
+	for _, c := range counts {
+		parts = append(parts, fmt.Sprintf("%s %.2f", c.key, c.v))
+	}
+	return strings.Join(parts, ", ")
 }

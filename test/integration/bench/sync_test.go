@@ -217,6 +217,10 @@ func (r *syncRun) tenantsReady(ctx context.Context) {
 		return
 	}
 	stopProfiles := r.profile(ctx, "tenants", 20*time.Second)
+	requests, err := hostRequests(ctx, r.host)
+	if err != nil {
+		r.b.Fatal(err)
+	}
 	cpu := takeCPU(r.s)
 	start := time.Now()
 	if err := runJobs(ctx, r.z.workers, jobs); err != nil {
@@ -226,10 +230,16 @@ func (r *syncRun) tenantsReady(ctx context.Context) {
 		r.b.Fatal(err)
 	}
 	stopProfiles()
+	requestsAfter, err := hostRequests(ctx, r.host)
+	if err != nil {
+		r.b.Fatal(err)
+	}
 	r.measure("tenant-ready", fmt.Sprintf("1. Tenant create -> Ready (%d at once)", r.z.tenants), keys)
 	r.requests("   Tenant create request", &reqs)
 	r.notef("step 1: %d Tenants Ready %s after the first create", r.z.tenants, r.seen.lastSeen(keys).Sub(start).Round(time.Millisecond))
 	r.notef("  %s", cpu.since(r.s))
+	r.notef("  host requests per Tenant until the last was Ready (all clients, the benchmark's own watches' included): %s",
+		perObject(requests, requestsAfter, len(keys)))
 
 	// The membership index follows Tenants through an informer of its own.
 	var visible []job
