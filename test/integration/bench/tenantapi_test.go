@@ -229,14 +229,14 @@ func BenchmarkTenantAPI(b *testing.B) {
 
 	// BENCH_API_CHECKPOINT: the same at the checkpoint, the measured
 	// objects removed, then at the full size.
-	if set.largeFilled < largeTenants() {
-		at := measure(set.largeFilled, fmt.Sprintf("at%d-", set.largeFilled))
+	if checkpoint := set.largeFilled; checkpoint < largeTenants() {
+		at := measure(checkpoint, fmt.Sprintf("at%d-", checkpoint))
 		removeAPIObjects(ctx, b, networks, crs, apiRequests)
 		// The apibench tenant's default host namespace is the syncer's too.
 		set.grow(ctx, b, 1)
 		full := measure(largeTenants(), "")
 		for i, what := range []string{"create", "get", "list"} {
-			b.ReportMetric(float64(full[i])/float64(at[i]), fmt.Sprintf("%s-tenant-p50-%d/%d", what, largeTenants(), set.largeFilled))
+			b.ReportMetric(float64(full[i])/float64(at[i]), fmt.Sprintf("%s-tenant-p50-%d/%d", what, largeTenants(), checkpoint))
 		}
 	} else {
 		measure(largeTenants(), "")
