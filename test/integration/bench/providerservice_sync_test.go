@@ -230,11 +230,37 @@ func BenchmarkProviderServiceOffer(b *testing.B) {
 // requests (create, update, patch, delete) by resource, and of those
 // refused with 409 under "<resource>/409".
 func hostWrites(ctx context.Context, host kubernetes.Interface) (map[string]int64, error) {
+	counts, err := requestTotals(ctx, host, func(line string) string {
+		verb, resource := label(line, "verb"), label(line, "resource")
+		if verb != "POST" && verb != "PUT" && verb != "PATCH" && verb != "DELETE" {
+			return ""
+		}
+		if label(line, "subresource") != "" {
+			return ""
+		}
+		switch code := label(line, "code"); {
+		case strings.HasPrefix(code, "2"):
+			return resource
+		case code == "409":
+			return resource + "/409" // an object made meanwhile: the request wrote nothing
+		}
+		return ""
+	})
+	out := map[string]int64{}
+	for k, v := range counts {
+		out[k] = int64(v)
+	}
+	return out, err
+}
+
+// requestTotals sums the host kube-apiserver's apiserver_request_total
+// lines by the key keyOf gives each line ("": not counted).
+func requestTotals(ctx context.Context, host kubernetes.Interface, keyOf func(line string) string) (map[string]float64, error) {
 	raw, err := host.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]int64{}
+	out := map[string]float64{}
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
@@ -242,26 +268,14 @@ func hostWrites(ctx context.Context, host kubernetes.Interface) (map[string]int6
 		if !strings.HasPrefix(line, "apiserver_request_total{") {
 			continue
 		}
-		verb, resource := label(line, "verb"), label(line, "resource")
-		if verb != "POST" && verb != "PUT" && verb != "PATCH" && verb != "DELETE" {
-			continue
-		}
-		if label(line, "subresource") != "" {
-			continue
-		}
-		switch code := label(line, "code"); {
-		case strings.HasPrefix(code, "2"):
-		case code == "409":
-			resource += "/409" // an object made meanwhile: the request wrote nothing
-		default:
+		key := keyOf(line)
+		if key == "" {
 			continue
 		}
 		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			continue
+		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
+			out[key] += v
 		}
-		out[resource] += int64(v)
 	}
 	return out, sc.Err()
 }
@@ -286,28 +300,13 @@ func label(line, name string) string {
 // verb, resource and subresource ("POST flowschemas", "PUT
 // flowschemas/status"), whatever their answer.
 func hostRequests(ctx context.Context, host kubernetes.Interface) (map[string]float64, error) {
-	raw, err := host.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(strings.NewReader(string(raw)))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
-		}
+	return requestTotals(ctx, host, func(line string) string {
 		key := label(line, "verb") + " " + label(line, "resource")
 		if sub := label(line, "subresource"); sub != "" {
 			key += "/" + sub
 		}
-		f := strings.Fields(line)
-		if v, err := strconv.ParseFloat(f[len(f)-1], 64); err == nil {
-			out[key] += v
-		}
-	}
-	return out, sc.Err()
+		return key
+	})
 }
 
 // perObject describes the requests counted between before and after,
