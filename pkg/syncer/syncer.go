@@ -53,6 +53,9 @@ type Config struct {
 	Workers int
 	// CheckPeriod is how often orphans are removed and every object checked.
 	CheckPeriod time.Duration
+	// CheckRate is how many keys a second, at most, each controller's
+	// pass of the periodic check queues.
+	CheckRate float64
 	// MetalLBNamespace holds the tenants' MetalLB pools and advertisements.
 	MetalLBNamespace string
 	// FRRNamespace is frr-k8s': it holds the VRF peerings' FRRConfigurations
@@ -231,8 +234,12 @@ func (s *Syncer) lead(ctx context.Context) {
 		klog.FromContext(ctx).Error(err, "Starting the host class controller")
 		return
 	}
-	check := checker.New(src, s.config.CheckPeriod, hostClaims.EnqueueAll, hostClasses.EnqueueAll, namespaces.EnqueueAll, networks.EnqueueAll,
-		loadBalancers.EnqueueAll, floatingIPs.EnqueueAll, peerings.EnqueueAll, services.EnqueueAll, tenants.EnqueueAll)
+	check := checker.New(src, s.config.CheckPeriod, s.config.CheckRate,
+		checker.Resync{Queue: hostClaims.Queue, Keys: hostClaims.AllKeys}, checker.Resync{Queue: hostClasses.Queue, Keys: hostClasses.AllKeys},
+		checker.Resync{Queue: namespaces.Queue, Keys: namespaces.AllKeys}, checker.Resync{Queue: networks.Queue, Keys: networks.AllKeys},
+		checker.Resync{Queue: loadBalancers.Queue, Keys: loadBalancers.AllKeys}, checker.Resync{Queue: floatingIPs.Queue, Keys: floatingIPs.AllKeys},
+		checker.Resync{Queue: peerings.Queue, Keys: peerings.AllKeys}, checker.Resync{Queue: services.Queue, Keys: services.AllKeys},
+		checker.Resync{Queue: tenants.Queue, Keys: tenants.AllKeys})
 	started := time.Now()
 	src.Start(ctx)
 	// Each controller's workers start once every informer has synced.
@@ -334,6 +341,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--syncer-workers must be at least 1")
 	case c.CheckPeriod <= 0:
 		return fmt.Errorf("--syncer-check-period must be positive")
+	case c.CheckRate <= 0:
+		return fmt.Errorf("--syncer-check-rate must be positive")
 	case c.Advertise != onboarding.AdvertiseL2 && c.Advertise != onboarding.AdvertiseBGP:
 		return fmt.Errorf("--metallb-advertisement must be L2 or BGP, not %q", c.Advertise)
 	}

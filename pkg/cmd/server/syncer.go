@@ -41,6 +41,7 @@ func NewSyncerOptions() *SyncerOptions {
 			RetryPeriod:      2 * time.Second,
 			Workers:          128,
 			CheckPeriod:      30 * time.Second,
+			CheckRate:        50,
 			MetalLBNamespace: "metallb-system",
 			FRRNamespace:     "frr-k8s-system",
 			ClusterDomain:    "cluster.local",
@@ -63,6 +64,8 @@ func (o *SyncerOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.RetryPeriod, "syncer-retry-period", c.RetryPeriod, "How often replicas try to acquire or renew the Lease.")
 	fs.IntVar(&c.Workers, "syncer-workers", c.Workers, "Workers of the namespace controller (the tenant controller gets half). Each spends most of its time waiting for the host, so many are cheap; see docs/perf/sync.md.")
 	fs.DurationVar(&c.CheckPeriod, "syncer-check-period", c.CheckPeriod, "How often orphaned host objects are removed and every object checked for drift.")
+	fs.Float64Var(&c.CheckRate, "syncer-check-rate", c.CheckRate, "Objects a second, at most, that each controller checks for drift on the periodic check: a pass over a store larger than "+
+		"the rate times the period takes longer, and the next waits for it, so that the check's cost does not grow with the store.")
 	fs.StringVar(&c.MetalLBNamespace, "metallb-namespace", c.MetalLBNamespace, "Namespace of MetalLB's pools and advertisements.")
 	fs.StringVar(&c.FRRNamespace, "frr-k8s-namespace", c.FRRNamespace, "Namespace of frr-k8s: the VRF peerings' FRRConfigurations and BGP password Secrets (openshift-frr-k8s on OpenShift).")
 	fs.StringVar(&c.ClusterDomain, "cluster-domain", c.ClusterDomain, "The cluster's DNS domain, which the alias Services of provider services name.")

@@ -20,6 +20,7 @@ import (
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/queue"
 	"tenant.io/tenant-apiserver/pkg/tenancy"
 )
 
@@ -27,13 +28,26 @@ import (
 type Checker struct {
 	src    *controller.Sources
 	period time.Duration
-	// resync are called after each pass: the controllers' EnqueueAll.
-	resync []func()
+	// every is the least time between two keys of a controller's pass.
+	every time.Duration
+	// resync are the controllers whose objects each pass queues again.
+	resync []Resync
 }
 
-// New returns a Checker that checks every period and then calls resync.
-func New(src *controller.Sources, period time.Duration, resync ...func()) *Checker {
-	return &Checker{src: src, period: period, resync: resync}
+// Resync is a controller, as the periodic check queues its objects again.
+type Resync struct {
+	Queue *queue.Queue
+	// Keys returns the key of every object of the controller.
+	Keys func() []queue.Key
+}
+
+// New returns a Checker that removes orphans every period, and then
+// queues every object of resync again, at rate keys a second at most per
+// controller. A controller whose previous pass is not done yet is left to
+// finish it: at that rate the check's cost does not grow with the store,
+// and a pass over a large one takes longer than the period.
+func New(src *controller.Sources, period time.Duration, rate float64, resync ...Resync) *Checker {
+	return &Checker{src: src, period: period, every: time.Duration(float64(time.Second) / rate), resync: resync}
 }
 
 // Run checks every period until ctx ends. The first pass waits until
@@ -75,8 +89,10 @@ func (c *Checker) Run(ctx context.Context, first <-chan struct{}) {
 		case <-ticker.C:
 		}
 		pass(ctx)
-		for _, f := range c.resync {
-			f()
+		for _, r := range c.resync {
+			if r.Queue.Pending() == 0 {
+				r.Queue.AddCheckAll(r.Keys(), c.every)
+			}
 		}
 	}
 }

@@ -173,10 +173,11 @@ func (k *Keys[T]) WatchNamespaceStatus(namespaces cache.SharedIndexInformer) err
 	})
 }
 
-// EnqueueAllOnHealthChange queues every object of the kind whenever the
-// host becomes unreachable or reachable again.
-func (k *Keys[T]) EnqueueAllOnHealthChange(h *HostHealth) {
-	h.OnChange(func(bool) { k.EnqueueAll() })
+// QueueOnHealthChange queues every object of the kind when the host
+// becomes unreachable, and the objects r reported HostUnreachable for
+// when it answers again (OnHealthChange).
+func (k *Keys[T]) QueueOnHealthChange(h *HostHealth, r UnreachableReporter) {
+	OnHealthChange(h, k.Worker.Queue, k.EnqueueAll, r)
 }
 
 // SpecOrLabelsChanged says whether an update of a tenant object brought

@@ -120,7 +120,16 @@ type Reconciler[O Object, X any] struct {
 	// or whose host name someone else holds (ReasonHostNameTaken) looks
 	// again; unset, 1 s and 10 s.
 	Recheck time.Duration
+
+	// unreachable holds the keys reported HostUnreachable since the host
+	// last came back (TakeUnreachable).
+	unreachable unreachableKeys
 }
+
+// TakeUnreachable returns the keys whose objects this Reconciler reported
+// HostUnreachable since the last call, and forgets them: when the host
+// answers again, those are the objects to look at again.
+func (r *Reconciler[O, X]) TakeUnreachable() []queue.Key { return r.unreachable.take() }
 
 func (r *Reconciler[O, X]) hostDown() error {
 	if r.Health == nil {
@@ -181,7 +190,15 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 	case r.TenantObjects:
 		t, _ = any(o).(*tenant.Tenant)
 	}
-	switch down := r.hostDown(); {
+	down := r.hostDown()
+	if down != nil && !out.Orphaned && !r.KeepStatusOnError {
+		// Recorded before the status says so, and the host asked again:
+		// if it came back in between, its return may have taken the
+		// record before this key was in it, and the key syncs now.
+		r.unreachable.add(key)
+		down = r.hostDown()
+	}
+	switch {
 	case out.Orphaned:
 		// Nothing of it may stay on the host, or be made for a new one.
 		if err := r.RemoveOrphan(ctx, o); err != nil {
@@ -190,7 +207,7 @@ func (r *Reconciler[O, X]) Reconcile(ctx context.Context, key queue.Key) error {
 	case down != nil && r.KeepStatusOnError:
 		return down
 	case down != nil:
-		// Not retried: the host's return requeues every object.
+		// Not retried: the host's return queues the keys recorded above.
 		out = Outcome[X]{Reason: ReasonHostUnreachable, Message: down.Error()}
 	default:
 		if out, err = r.Sync(ctx, t, o, key); err != nil {

@@ -35,11 +35,12 @@ type Controller struct {
 // ("": none).
 func New(src *controller.Sources, kinds *hostkinds.Catalogue, publicDNSZone string) (*Controller, error) {
 	c := &Controller{src: src, kinds: kinds, services: kinds.Services, egressIPs: kinds.EgressIPs, names: publicdns.New(src, publicDNSZone)}
-	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.FloatingIP, details]{
+	r := &controller.Reconciler[*tenant.FloatingIP, details]{
 		Kind: "floatingIP", Tenants: src.Tenants, Objects: src.FloatingIPs, Status: controller.StatusWriter[*tenant.FloatingIP]{Store: src.Storage.FloatingIPs.Status, Written: src.WrittenOf(src.FloatingIPs)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeGone, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.FloatingIP) []metav1.Condition { return o.Status.Conditions },
-	}).Reconcile)
+	}
+	c.Worker = controller.NewWorker(ControllerName, r.Reconcile)
 	c.keys = &controller.Keys[*tenant.FloatingIP]{Worker: c.Worker, Objects: src.FloatingIPs, OwnerLabel: FloatingIPLabel, Namespaced: true,
 		Key: func(o *tenant.FloatingIP) queue.Key { return controller.CachedKey(o.Labels, o.Namespace, o.Name) }}
 	src.Orphans.Register(FloatingIPLabel,
@@ -99,7 +100,7 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, publicDNSZone stri
 	if err := c.names.Watch(c.Worker, publicdns.FloatingIP); err != nil {
 		return nil, err
 	}
-	c.keys.EnqueueAllOnHealthChange(src.Health)
+	c.keys.QueueOnHealthChange(src.Health, r)
 	return c, nil
 }
 
@@ -143,3 +144,6 @@ func (c *Controller) targetHandler(kind tenant.FloatingIPTargetKind, nameOf func
 
 // EnqueueAll queues every tenant FloatingIP.
 func (c *Controller) EnqueueAll() { c.keys.EnqueueAll() }
+
+// AllKeys returns the key of every tenant FloatingIP (the periodic check).
+func (c *Controller) AllKeys() []queue.Key { return c.keys.All() }

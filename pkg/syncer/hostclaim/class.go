@@ -76,6 +76,9 @@ func (c *Classes) enqueueOfNamespace(obj interface{}) {
 // EnqueueAll queues every HostClass.
 func (c *Classes) EnqueueAll() { c.keys.EnqueueAll() }
 
+// AllKeys returns the key of every HostClass (the periodic check).
+func (c *Classes) AllKeys() []queue.Key { return c.keys.All() }
+
 func (c *Classes) sync(_ context.Context, _ *tenant.Tenant, class *tenant.HostClass, _ queue.Key) (controller.Outcome[classCount], error) {
 	if !c.src.HostBareMetalHosts.HasSynced() {
 		return controller.Outcome[classCount]{Reason: ReasonNoBareMetalHosts, Message: "the host does not serve Metal3 BareMetalHosts (yet)",

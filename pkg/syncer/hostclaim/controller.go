@@ -54,12 +54,13 @@ type Controller struct {
 // in the claims' status.
 func New(src *controller.Sources) (*Controller, error) {
 	c := &Controller{src: src}
-	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.HostClaim, details]{
+	r := &controller.Reconciler[*tenant.HostClaim, details]{
 		Kind: "hostClaim", Tenants: src.Tenants, Objects: src.HostClaims,
 		Status: controller.StatusWriter[*tenant.HostClaim]{Store: src.Storage.HostClaims.Status, Written: src.WrittenOf(src.HostClaims)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeGone, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.HostClaim) []metav1.Condition { return o.Status.Conditions },
-	}).Reconcile)
+	}
+	c.Worker = controller.NewWorker(ControllerName, r.Reconcile)
 	c.keys = &controller.Keys[*tenant.HostClaim]{Worker: c.Worker, Objects: src.HostClaims, Namespaced: true,
 		Key: func(o *tenant.HostClaim) queue.Key { return controller.CachedKey(o.Labels, o.Namespace, o.Name) }}
 	if err := c.keys.WatchObjects(func(o, n *tenant.HostClaim) bool { return controller.SpecOrLabelsChanged(o, n) }); err != nil {
@@ -88,7 +89,7 @@ func New(src *controller.Sources) (*Controller, error) {
 	}); err != nil {
 		return nil, err
 	}
-	c.keys.EnqueueAllOnHealthChange(src.Health)
+	c.keys.QueueOnHealthChange(src.Health, r)
 	return c, nil
 }
 
@@ -135,6 +136,9 @@ func (c *Controller) enqueuePending() {
 
 // EnqueueAll queues every HostClaim.
 func (c *Controller) EnqueueAll() { c.keys.EnqueueAll() }
+
+// AllKeys returns the key of every HostClaim (the periodic check).
+func (c *Controller) AllKeys() []queue.Key { return c.keys.All() }
 
 // RunOrphans gives back, every orphanPeriod until ctx ends, the servers
 // bound to claims that no longer exist: deprovisioned, cleaned, then

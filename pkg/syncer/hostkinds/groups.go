@@ -17,6 +17,11 @@ import (
 // MergeGroupUsers).
 func newGroups(s *controller.Sources) controller.HostKind[*unstructured.Unstructured] {
 	k := dynamicKind(s, controller.Groups, "Group", s.HostGroups)
+	// The Group a reconcile just created stands in for the informer's
+	// view until it shows it: the Tenant's next reconcile, queued by the
+	// events of its other host objects, finds it there instead of
+	// creating it again (answered 409) and reading it back.
+	k.Written = s.WrittenOf(s.HostGroups)
 	k.Matches = func(have, want *unstructured.Unstructured) bool {
 		users, managed := MergeGroupUsers(have, GroupUsers(want))
 		return slices.Equal(users, GroupUsers(have)) && slices.Equal(managed, ManagedGroupUsers(have))

@@ -30,11 +30,12 @@ type Controller struct {
 // publicDNSZone ("": none).
 func New(src *controller.Sources, kinds *hostkinds.Catalogue, publicDNSZone string) (*Controller, error) {
 	c := &Controller{src: src, kinds: kinds, services: kinds.Services, names: publicdns.New(src, publicDNSZone)}
-	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.LoadBalancer, details]{
+	r := &controller.Reconciler[*tenant.LoadBalancer, details]{
 		Kind: "loadBalancer", Tenants: src.Tenants, Objects: src.LoadBalancers, Status: controller.StatusWriter[*tenant.LoadBalancer]{Store: src.Storage.LoadBalancers.Status, Written: src.WrittenOf(src.LoadBalancers)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeService, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.LoadBalancer) []metav1.Condition { return o.Status.Conditions },
-	}).Reconcile)
+	}
+	c.Worker = controller.NewWorker(ControllerName, r.Reconcile)
 	c.keys = &controller.Keys[*tenant.LoadBalancer]{Worker: c.Worker, Objects: src.LoadBalancers, OwnerLabel: LoadBalancerLabel, Namespaced: true,
 		Key: func(o *tenant.LoadBalancer) queue.Key { return controller.CachedKey(o.Labels, o.Namespace, o.Name) }}
 	src.Orphans.Register(LoadBalancerLabel,
@@ -58,9 +59,12 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, publicDNSZone stri
 	if err := c.names.Watch(c.Worker, publicdns.LoadBalancer); err != nil {
 		return nil, err
 	}
-	c.keys.EnqueueAllOnHealthChange(src.Health)
+	c.keys.QueueOnHealthChange(src.Health, r)
 	return c, nil
 }
 
 // EnqueueAll queues every tenant LoadBalancer.
 func (c *Controller) EnqueueAll() { c.keys.EnqueueAll() }
+
+// AllKeys returns the key of every tenant LoadBalancer (the periodic check).
+func (c *Controller) AllKeys() []queue.Key { return c.keys.All() }

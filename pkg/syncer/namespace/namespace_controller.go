@@ -48,11 +48,12 @@ type Controller struct {
 // of Hard isolation.
 func New(src *controller.Sources, kinds *hostkinds.Catalogue, dns TenantDNS) (*Controller, error) {
 	c := &Controller{src: src, kinds: kinds, dns: dns}
-	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Namespace, details]{
+	r := &controller.Reconciler[*tenant.Namespace, details]{
 		Kind: "namespace", Tenants: src.Tenants, Objects: src.Namespaces, Status: controller.StatusWriter[*tenant.Namespace]{Store: src.Storage.Namespaces.Status, Written: src.WrittenOf(src.Namespaces), Probe: statusProbe}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostNamespace, SetStatus: c.setStatus,
 		Conditions: func(o *tenant.Namespace) []metav1.Condition { return o.Status.Conditions },
-	}).Reconcile)
+	}
+	c.Worker = controller.NewWorker(ControllerName, r.Reconcile)
 	// Tenant Namespaces: their cached copies carry the tenant in metadata.namespace.
 	c.keys = &controller.Keys[*tenant.Namespace]{Worker: c.Worker, Objects: src.Namespaces, OwnerLabel: hostnames.NamespaceLabel,
 		Key: func(ns *tenant.Namespace) queue.Key { return queue.Key{Tenant: ns.Namespace, Name: ns.Name} }}
@@ -157,7 +158,7 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, dns TenantDNS) (*C
 	}); err != nil {
 		return nil, err
 	}
-	c.keys.EnqueueAllOnHealthChange(src.Health)
+	c.keys.QueueOnHealthChange(src.Health, r)
 	return c, nil
 }
 
@@ -172,6 +173,9 @@ func (c *Controller) HandOff(obj metav1.Object) {
 	c.Queue.Add(c.keys.Key(ns))
 }
 
-// EnqueueAll queues every tenant Namespace: after the host comes back, and
-// on the periodic check.
+// EnqueueAll queues every tenant Namespace: when the host becomes
+// unreachable, and when the default PriorityClass changes.
 func (c *Controller) EnqueueAll() { c.keys.EnqueueAll() }
+
+// AllKeys returns the key of every tenant Namespace (the periodic check).
+func (c *Controller) AllKeys() []queue.Key { return c.keys.All() }

@@ -39,11 +39,12 @@ type Controller struct {
 // host objects of kinds.
 func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
 	c := &Controller{src: src, kinds: kinds, serviceNetworks: map[string]serviceNetwork{}, subnets: map[types.UID]heldSubnet{}}
-	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Network, details]{
+	r := &controller.Reconciler[*tenant.Network, details]{
 		Kind: "network", Tenants: src.Tenants, Objects: src.Networks, Status: controller.StatusWriter[*tenant.Network]{Store: src.Storage.Networks.Status, Written: src.WrittenOf(src.Networks)}, Health: src.Health,
 		Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus, SyncTenant: c.syncServiceNetwork,
 		Conditions: func(o *tenant.Network) []metav1.Condition { return o.Status.Conditions },
-	}).Reconcile)
+	}
+	c.Worker = controller.NewWorker(ControllerName, r.Reconcile)
 	// The cached copy's namespace is its tenant.
 	c.keys = &controller.Keys[*tenant.Network]{Worker: c.Worker, Objects: src.Networks, OwnerLabel: hostnames.NetworkLabel,
 		Key: func(n *tenant.Network) queue.Key { return queue.Key{Tenant: n.Namespace, Name: n.Name} }}
@@ -98,16 +99,17 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, erro
 	if err := c.WatchAll(controller.OnEvery(c.paceHostObject), src.HostCUDNs, src.HostEgressIPs); err != nil {
 		return nil, err
 	}
-	src.Health.OnChange(func(bool) { c.EnqueueAll() })
+	controller.OnHealthChange(src.Health, c.Queue, c.EnqueueAll, r)
 	return c, nil
 }
 
-// EnqueueAll queues every tenant Network, and the service network of every
-// tenant that shares Services or has a connection on the host: after the
-// host comes back, and on the periodic check.
-func (c *Controller) EnqueueAll() {
-	c.Queue.AddBackgroundAll(append(c.keys.All(), c.serviceNetworkKeys()...))
-}
+// EnqueueAll queues AllKeys: when the host becomes unreachable.
+func (c *Controller) EnqueueAll() { c.Queue.AddBackgroundAll(c.AllKeys()) }
+
+// AllKeys returns the key of every tenant Network, and of the service
+// network of every tenant that shares Services or has a connection on the
+// host.
+func (c *Controller) AllKeys() []queue.Key { return append(c.keys.All(), c.serviceNetworkKeys()...) }
 
 // enqueueTenantServiceNetwork queues the service network of the Tenant of
 // an informer event: one re-created under the same name, leaving, or gone.

@@ -51,10 +51,11 @@ type Controller struct {
 func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertisement) (*Controller, error) {
 	c := &Controller{src: src, kinds: kinds, Advertise: advertise, FlowSchemas: true,
 		status: controller.StatusWriter[*tenant.Tenant]{Store: src.Storage.Tenants.Status, Written: src.WrittenOf(src.Tenants)}}
-	c.Worker = controller.NewWorker(ControllerName, (&controller.Reconciler[*tenant.Tenant, details]{
+	r := &controller.Reconciler[*tenant.Tenant, details]{
 		Kind: "tenant", Tenants: src.Tenants, Objects: src.Tenants, Status: c.status, Health: src.Health, TenantObjects: true,
 		Prepare: c.prepare, Sync: c.sync, Remove: c.gone, SetStatus: c.setStatus,
-	}).Reconcile)
+	}
+	c.Worker = controller.NewWorker(ControllerName, r.Reconcile)
 	// The MetalLB objects are the Tenant's own (no kind label).
 	src.Orphans.Register("", controller.Owners{Store: src.Storage.Tenants.Store, Informer: src.Tenants},
 		kinds.MetalLB(controller.IPAddressPools, metalLBKinds[controller.IPAddressPools], nil).Objects(),
@@ -116,19 +117,22 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, advertise Advertis
 	if _, err := src.HostGroups.AddEventHandler(byLabel); err != nil {
 		return nil, err
 	}
-	src.Health.OnChange(func(bool) { c.EnqueueAll() })
+	controller.OnHealthChange(src.Health, c.Queue, c.EnqueueAll, r)
 	return c, nil
 }
 
 // EnqueueAll queues every Tenant in the background, a window at a time,
 // behind the keys events queue.
-func (c *Controller) EnqueueAll() {
+func (c *Controller) EnqueueAll() { c.Queue.AddBackgroundAll(c.AllKeys()) }
+
+// AllKeys returns the key of every Tenant.
+func (c *Controller) AllKeys() []queue.Key {
 	names := c.src.Tenants.GetStore().ListKeys()
 	keys := make([]queue.Key, len(names))
 	for i, name := range names {
 		keys[i] = queue.Key{Tenant: name}
 	}
-	c.Queue.AddBackgroundAll(keys)
+	return keys
 }
 
 // onlyUsageChanged says whether an update of a Tenant changed nothing but

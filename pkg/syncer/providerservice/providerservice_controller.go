@@ -67,11 +67,12 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, clusterDomain stri
 	}
 	c := &Controller{src: src, kinds: kinds, ClusterDomain: clusterDomain, offers: map[string]*offer{}, results: map[string]map[string]tenant.ProviderServiceTenant{}, resolved: sets.New[string]()}
 	c.namespaces = controller.StatusWriter[*tenant.Namespace]{Store: src.Storage.Namespaces.Status, Written: src.WrittenOf(src.Namespaces), Probe: namespaceProbe}
-	c.reconcile = (&controller.Reconciler[*tenant.ProviderService, *offer]{
+	r := &controller.Reconciler[*tenant.ProviderService, *offer]{
 		Kind: "providerservice", Tenants: src.Tenants, Objects: src.ProviderServices, Status: controller.StatusWriter[*tenant.ProviderService]{Store: src.Storage.ProviderServices.Status, Written: src.WrittenOf(src.ProviderServices)}, Health: src.Health, ProviderObjects: true,
 		SyncTenant: c.syncTenant, Sync: c.syncService, Remove: c.removeService, SetStatus: c.setStatus, AfterStatus: c.releaseNetworksAfter,
 		KeepStatusOnError: true,
-	}).Reconcile
+	}
+	c.reconcile = r.Reconcile
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	c.provider = newProviderObjects(src, func(names ...string) {
 		if len(names) == 0 {
@@ -111,14 +112,17 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue, clusterDomain stri
 	if err := c.WatchAll(controller.OnEvery(c.enqueueHostObject), src.HostClusterNetworkConnects, src.HostServices, src.HostNamespaces); err != nil {
 		return nil, err
 	}
-	src.Health.OnChange(func(bool) { c.EnqueueAll() })
+	controller.OnHealthChange(src.Health, c.Queue, c.EnqueueAll, r)
 	return c, nil
 }
 
-// EnqueueAll queues every ProviderService, every tenant, and every tenant
-// that still has connections on the host, in the background, a window at
-// a time, behind the keys events queue.
-func (c *Controller) EnqueueAll() {
+// EnqueueAll queues AllKeys in the background, a window at a time,
+// behind the keys events queue.
+func (c *Controller) EnqueueAll() { c.Queue.AddBackgroundAll(c.AllKeys()) }
+
+// AllKeys returns the key of every ProviderService, of every tenant, and
+// of every tenant that still has connections on the host.
+func (c *Controller) AllKeys() []queue.Key {
 	var keys []queue.Key
 	for _, obj := range c.src.ProviderServices.GetStore().List() {
 		if ps, ok := obj.(*tenant.ProviderService); ok {
@@ -131,7 +135,7 @@ func (c *Controller) EnqueueAll() {
 	for _, t := range c.src.HostClusterNetworkConnects.GetIndexer().ListIndexFuncValues(controller.ByTenant) {
 		keys = append(keys, queue.Key{Tenant: t})
 	}
-	c.Queue.AddBackgroundAll(keys)
+	return keys
 }
 
 func (c *Controller) enqueueService(obj interface{}) {

@@ -57,10 +57,17 @@ type Queue struct {
 	workqueue.TypedRateLimitingInterface[Key]
 	fair *Fair[Key]
 
-	// pass holds the keys of the last AddBackgroundAll not queued yet.
+	// pass holds the keys of the last AddBackgroundAll or AddCheckAll not
+	// queued yet.
 	passMu  sync.Mutex
 	pass    []Key
 	pending metrics.GaugeMetric
+	// every, for a pass of AddCheckAll, is the least time between two of
+	// its keys; next is when the next may go, and later the timer that
+	// feeds it then.
+	every time.Duration
+	next  time.Time
+	later *time.Timer
 
 	// held are the keys added while holding (Hold): a set of its own, let
 	// go whole once Release makes them a pass. holding says held != nil
@@ -159,7 +166,7 @@ func (q *Queue) Release() {
 	for k := range q.held {
 		keys = append(keys, k)
 	}
-	q.pass = append(keys, q.pass...)
+	q.pass, q.every = append(keys, q.pass...), 0
 	q.held = nil
 	q.holding.Store(false)
 	q.passMu.Unlock()
@@ -172,9 +179,28 @@ func (q *Queue) Release() {
 // replaced by it, since each holds every object.
 func (q *Queue) AddBackgroundAll(keys []Key) {
 	q.passMu.Lock()
-	q.pass = keys
+	q.pass, q.every = keys, 0
 	q.passMu.Unlock()
 	q.feed()
+}
+
+// AddCheckAll queues keys as AddBackgroundAll does, but one key every
+// every at most, and only when no pass waits (nor keys held): it reports
+// whether it queued them. It is for the periodic check of every object,
+// whose cost must not grow with the store: paced, a pass over a large
+// store takes longer than the check's period, and is not cut short by
+// the next one, which waits instead. A pass of AddBackgroundAll replaces
+// it.
+func (q *Queue) AddCheckAll(keys []Key, every time.Duration) bool {
+	q.passMu.Lock()
+	if len(q.pass) > 0 || q.held != nil {
+		q.passMu.Unlock()
+		return false
+	}
+	q.pass, q.every = keys, every
+	q.passMu.Unlock()
+	q.feed()
+	return true
 }
 
 // Pending is how many keys of the current pass, or held (Hold), are not
@@ -202,6 +228,21 @@ func (q *Queue) feed() {
 	defer q.passMu.Unlock()
 	// While the queue holds, the pass waits whole (no worker takes keys).
 	for q.held == nil && len(q.pass) > 0 && q.fair.backgroundLen() < passWindow && !q.ShuttingDown() {
+		if q.every > 0 {
+			now := time.Now()
+			if wait := q.next.Sub(now); wait > 0 {
+				if q.later == nil {
+					q.later = time.AfterFunc(wait, func() {
+						q.passMu.Lock()
+						q.later = nil
+						q.passMu.Unlock()
+						q.feed()
+					})
+				}
+				break
+			}
+			q.next = now.Add(q.every)
+		}
 		key := q.pass[0]
 		q.pass[0] = Key{}
 		q.pass = q.pass[1:]
@@ -209,7 +250,7 @@ func (q *Queue) feed() {
 		q.TypedRateLimitingInterface.Add(key)
 	}
 	if len(q.pass) == 0 {
-		q.pass = nil
+		q.pass, q.every = nil, 0
 	}
 	q.pending.Set(float64(len(q.pass)))
 }

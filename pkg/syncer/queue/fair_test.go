@@ -262,6 +262,57 @@ func TestQueueBackgroundPass(t *testing.T) {
 	}
 }
 
+// TestQueueCheckPass: the periodic check's pass goes in one key per
+// interval at most, is not replaced by the next check while it lasts,
+// and gives way to a pass of AddBackgroundAll (the host's return).
+func TestQueueCheckPass(t *testing.T) {
+	q := New("", time.Millisecond, time.Second)
+	defer q.ShutDown()
+	keys := func(tenant string, n int) []Key {
+		out := make([]Key, n)
+		for i := range out {
+			out[i] = Key{Tenant: tenant, Name: fmt.Sprint(i)}
+		}
+		return out
+	}
+	const every = 20 * time.Millisecond
+	start := time.Now()
+	if !q.AddCheckAll(keys("check", 6), every) {
+		t.Fatal("the first check's pass refused")
+	}
+	if q.AddCheckAll(keys("next", 3), every) {
+		t.Error("a check's pass queued while the previous one waits")
+	}
+	var got []string
+	for len(got) < 6 {
+		k, _ := q.Get()
+		got = append(got, k.String())
+		q.Done(k)
+	}
+	if took := time.Since(start); took < 5*every {
+		t.Errorf("6 keys of a paced pass out in %s, want at least 5 intervals (%s)", took, 5*every)
+	}
+	if want := []string{"check/0", "check/1", "check/2", "check/3", "check/4", "check/5"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("out %v, want the pass in order %v", got, want)
+	}
+	if !q.AddCheckAll(keys("next", 3), every) {
+		t.Error("a check's pass refused once the previous one went in")
+	}
+	// The host's return: its keys go at once, instead of the check's rest.
+	k, _ := q.Get()
+	q.Done(k)
+	q.AddBackgroundAll(keys("back", 4))
+	out := map[string]int{}
+	for q.Len() > 0 {
+		k, _ := q.Get()
+		out[k.Tenant]++
+		q.Done(k)
+	}
+	if out["back"] != 4 || out["next"] > 1 || q.Pending() != 0 {
+		t.Errorf("out %v with %d pending, want the 4 keys of AddBackgroundAll and at most one more of the replaced check", out, q.Pending())
+	}
+}
+
 // BenchmarkQueuePassHeld reports what a queue holds after a pass of
 // 100,000 keys went through it and it drained: queued whole
 // (AddBackground each) or a window at a time (AddBackgroundAll). The maps

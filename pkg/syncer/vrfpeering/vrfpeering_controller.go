@@ -31,11 +31,12 @@ type Controller struct {
 // host objects of kinds.
 func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, error) {
 	c := &Controller{src: src, kinds: kinds}
-	c.reconcile = (&controller.Reconciler[*tenant.VRFPeering, *rav1.RouteAdvertisements]{
+	r := &controller.Reconciler[*tenant.VRFPeering, *rav1.RouteAdvertisements]{
 		Kind: "vrfpeering", Tenants: src.Tenants, Objects: src.VRFPeerings, Status: controller.StatusWriter[*tenant.VRFPeering]{Store: src.Storage.VRFPeerings.Status, Written: src.WrittenOf(src.VRFPeerings)}, Health: src.Health, ProviderObjects: true,
 		Bound: c.bound, RemoveOrphan: c.removeOrphan, Sync: c.sync, Remove: c.removeHostObjects, SetStatus: c.setStatus,
 		Recheck: recheck,
-	}).Reconcile
+	}
+	c.reconcile = r.Reconcile
 	c.Worker = controller.NewWorker(ControllerName, c.reconcile)
 	// VRFPeerings are indexed ByTenant by the tenant they name.
 	c.keys = &controller.Keys[*tenant.VRFPeering]{Worker: c.Worker, Objects: src.VRFPeerings, OwnerLabel: hostnames.VRFPeeringLabel,
@@ -78,12 +79,15 @@ func New(src *controller.Sources, kinds *hostkinds.Catalogue) (*Controller, erro
 	if err := c.Watch(src.HostBGPSessionStates, controller.OnEvery(c.enqueueSession)); err != nil {
 		return nil, err
 	}
-	c.keys.EnqueueAllOnHealthChange(src.Health)
+	c.keys.QueueOnHealthChange(src.Health, r)
 	return c, nil
 }
 
 // EnqueueAll queues every VRFPeering.
 func (c *Controller) EnqueueAll() { c.keys.EnqueueAll() }
+
+// AllKeys returns the key of every VRFPeering (the periodic check).
+func (c *Controller) AllKeys() []queue.Key { return c.keys.All() }
 
 func (c *Controller) enqueueNetwork(obj interface{}) {
 	if n, ok := controller.Unwrap(obj).(*tenant.Network); ok {

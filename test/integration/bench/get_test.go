@@ -98,7 +98,11 @@ func BenchmarkGetThroughAggregator(b *testing.B) {
 	b.ReportMetric(s.StartDuration().Seconds(), "cached-stack-start-s")
 }
 
+// percentile returns the p-th percentile of d (0 without samples).
 func percentile(d []time.Duration, p int) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	idx := (len(s)*p + 99) / 100

@@ -608,7 +608,8 @@ func logMemory(ctx context.Context, b *testing.B, set *scaleSet, when string) {
 }
 
 // runtimeMemory logs where a tenant-apiserver's memory is, from the Go
-// runtime's view: the live heap, the heap's spans in use (live objects and
+// runtime's view: the heap allocated (live objects, and garbage not yet
+// collected unless the caller just collected), the heap's spans in use (live objects and
 // the free slots between them), the free spans not yet returned to the
 // system, and the runtime's total; RSS is about what it has not returned.
 // It returns the go_memstats_* figures in MiB, named without the prefix.
@@ -634,7 +635,7 @@ func runtimeMemory(ctx context.Context, b *testing.B, s *stack.Stack, when strin
 	}
 	b.Logf("%s: watch cache capacities above the least (100): %s", when, strings.Join(capacities, ", "))
 	pid := s.PID("tenant-apiserver")
-	b.Logf("%s: RSS %.0f MiB; Go: live heap %.0f, heap spans in use %.0f, free spans kept %.0f, returned %.0f, stacks %.0f, runtime total %.0f, next GC at %.0f MiB; CPU used since start %.1f s",
+	b.Logf("%s: RSS %.0f MiB; Go: heap allocated %.0f, heap spans in use %.0f, free spans kept %.0f, returned %.0f, stacks %.0f, runtime total %.0f, next GC at %.0f MiB; CPU used since start %.1f s",
 		when, rssMiB(pid), v["heap_alloc_bytes"], v["heap_inuse_bytes"],
 		v["heap_idle_bytes"]-v["heap_released_bytes"], v["heap_released_bytes"], v["stack_inuse_bytes"], v["sys_bytes"], v["next_gc_bytes"], cpuSeconds(pid))
 	return v

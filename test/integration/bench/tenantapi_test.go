@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -196,6 +197,10 @@ func BenchmarkTenantAPI(b *testing.B) {
 		// BENCH_PROFILE_DIR: CPU profiles of tenant-apiserver and kube-apiserver
 		// over the first 10 s of the creates.
 		profiled := profileCPU(ctx, b, s, fmt.Sprintf("tenantapi-create-%d", tenants), 10*time.Second)
+		// What the syncer did before and during the creates, by controller.
+		work := syncerWork(ctx, b, s)
+		logSyncerWork(b, fmt.Sprintf("from the start to %d tenants", tenants), nil, work)
+		created := time.Now()
 		one("create", func(i int) error {
 			_, err := networks.Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name(i)}}, metav1.CreateOptions{})
 			return err
@@ -204,6 +209,7 @@ func BenchmarkTenantAPI(b *testing.B) {
 			return err
 		})
 		profiled()
+		logSyncerWork(b, fmt.Sprintf("during the creates at %d tenants (%.1f s)", tenants, time.Since(created).Seconds()), work, syncerWork(ctx, b, s))
 		one("get", func(i int) error {
 			_, err := networks.Get(ctx, name(i), metav1.GetOptions{})
 			return err
@@ -466,4 +472,72 @@ func (ws *watchSet) fanOut(ctx context.Context, b *testing.B, name string, write
 func (ws *watchSet) stop() {
 	ws.cancel()
 	ws.done.Wait()
+}
+
+// syncerWork reads, from tenant-apiserver's metrics, the syncer's work so
+// far: reconciles and queue adds by controller, and the host health
+// probe's changes of reachability.
+func syncerWork(ctx context.Context, b *testing.B, s *stack.Stack) map[string]float64 {
+	metrics, err := s.TenantMetrics(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(metrics, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		x, err := strconv.ParseFloat(f[1], 64)
+		if err != nil {
+			continue
+		}
+		var key string
+		switch {
+		case strings.HasPrefix(f[0], "tenant_syncer_reconciles_total{"):
+			key = "reconciles " + labelValue(f[0], "controller")
+		case strings.HasPrefix(f[0], "workqueue_adds_total{"):
+			key = "queue adds " + labelValue(f[0], "name")
+		case strings.HasPrefix(f[0], "tenant_syncer_host_reachability_changes_total{"):
+			key = "reachability changes to " + labelValue(f[0], "state")
+		default:
+			continue
+		}
+		out[key] += x
+	}
+	return out
+}
+
+// labelValue returns the value of label name in a metric's series name.
+func labelValue(series, name string) string {
+	i := strings.Index(series, name+`="`)
+	if i < 0 {
+		return ""
+	}
+	v := series[i+len(name)+2:]
+	if j := strings.IndexByte(v, '"'); j >= 0 {
+		v = v[:j]
+	}
+	return v
+}
+
+// logSyncerWork logs the syncer's work between two syncerWork readings
+// (before nil: since the start), largest first.
+func logSyncerWork(b *testing.B, when string, before, after map[string]float64) {
+	type entry struct {
+		key string
+		n   float64
+	}
+	var work []entry
+	for k, v := range after {
+		if d := v - before[k]; d > 0 {
+			work = append(work, entry{k, d})
+		}
+	}
+	sort.Slice(work, func(i, j int) bool { return work[i].n > work[j].n })
+	parts := make([]string, len(work))
+	for i, e := range work {
+		parts[i] = fmt.Sprintf("%s %.0f", e.key, e.n)
+	}
+	b.Logf("syncer work %s: %s", when, strings.Join(parts, ", "))
 }

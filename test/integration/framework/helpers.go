@@ -44,6 +44,8 @@ func QuickSyncerArgs() []string {
 		"--syncer-renew-deadline=" + SyncerRenewDeadline.String(),
 		"--syncer-retry-period=" + SyncerRetryPeriod.String(),
 		"--syncer-check-period=" + SyncerCheckPeriod.String(),
+		// The tests' stores are small: a pass goes in at once.
+		"--syncer-check-rate=10000",
 		"--ipam-period=" + IPAMPeriod.String(),
 	}
 }
