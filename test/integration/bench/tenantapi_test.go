@@ -199,7 +199,7 @@ func BenchmarkTenantAPI(b *testing.B) {
 		profiled := profileCPU(ctx, b, s, fmt.Sprintf("tenantapi-create-%d", tenants), 10*time.Second)
 		// What the syncer did before and during the creates, by controller.
 		work := syncerWork(ctx, b, s)
-		logSyncerWork(b, fmt.Sprintf("from the start to %d tenants", tenants), nil, work)
+		logSyncerWork(fmt.Sprintf("from the start to %d tenants", tenants), nil, work)
 		created := time.Now()
 		one("create", func(i int) error {
 			_, err := networks.Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name(i)}}, metav1.CreateOptions{})
@@ -209,7 +209,7 @@ func BenchmarkTenantAPI(b *testing.B) {
 			return err
 		})
 		profiled()
-		logSyncerWork(b, fmt.Sprintf("during the creates at %d tenants (%.1f s)", tenants, time.Since(created).Seconds()), work, syncerWork(ctx, b, s))
+		logSyncerWork(fmt.Sprintf("during the creates at %d tenants (%.1f s)", tenants, time.Since(created).Seconds()), work, syncerWork(ctx, b, s))
 		one("get", func(i int) error {
 			_, err := networks.Get(ctx, name(i), metav1.GetOptions{})
 			return err
@@ -237,6 +237,8 @@ func BenchmarkTenantAPI(b *testing.B) {
 	// objects removed, then at the full size.
 	if checkpoint := set.largeFilled; checkpoint < largeTenants() {
 		at := measure(checkpoint, fmt.Sprintf("at%d-", checkpoint))
+		// Printed now: the populate to the full size is long.
+		printTable(os.Stdout, fmt.Sprintf("BenchmarkTenantAPI: %d tenants in the store (the checkpoint), request start -> response", checkpoint), rows)
 		removeAPIObjects(ctx, b, networks, crs, apiRequests)
 		// The apibench tenant's default host namespace is the syncer's too.
 		set.grow(ctx, b, 1)
@@ -521,9 +523,9 @@ func labelValue(series, name string) string {
 	return v
 }
 
-// logSyncerWork logs the syncer's work between two syncerWork readings
-// (before nil: since the start), largest first.
-func logSyncerWork(b *testing.B, when string, before, after map[string]float64) {
+// logSyncerWork prints the syncer's work between two syncerWork readings
+// (before nil: since the start), largest first, at once.
+func logSyncerWork(when string, before, after map[string]float64) {
 	type entry struct {
 		key string
 		n   float64
@@ -539,5 +541,5 @@ func logSyncerWork(b *testing.B, when string, before, after map[string]float64) 
 	for i, e := range work {
 		parts[i] = fmt.Sprintf("%s %.0f", e.key, e.n)
 	}
-	b.Logf("syncer work %s: %s", when, strings.Join(parts, ", "))
+	fmt.Printf("  syncer work %s: %s\n", when, strings.Join(parts, ", "))
 }
