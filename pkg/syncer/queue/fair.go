@@ -176,7 +176,9 @@ func (q *Queue) Release() {
 // AddBackgroundAll queues keys in the background lane, as AddBackground
 // does, a window at a time: the next keys go in as workers take the
 // previous ones (Get). A pass not done when the next one comes is
-// replaced by it, since each holds every object.
+// replaced by it: every object when the host becomes unreachable, and
+// on its return the objects that reported it, which are all that the
+// pass it replaces still had to change.
 func (q *Queue) AddBackgroundAll(keys []Key) {
 	q.passMu.Lock()
 	q.pass, q.every = keys, 0
