@@ -29,10 +29,23 @@ type dpSizes struct {
 	tenants  int           // BENCH_DP_TENANTS: Tenants the tenant Networks are spread over (at most the Networks)
 	workers  int           // BENCH_DP_WORKERS: concurrent creates of each side
 	timeout  time.Duration // BENCH_DP_TIMEOUT: how long every network may take to deliver its packet
+	// BENCH_DP_ORDER: "apart" (the default) runs each side with its own
+	// workers as fast as it goes; "paired" starts the k-th network of both
+	// sides at the same moment (as BENCH_NET_ORDER does), so that the
+	// quicker direct creates do not put their networks ahead of the
+	// tenant's in cluster-manager's queue.
+	order string
 }
 
 func dpSizesFromEnv() (dpSizes, error) {
-	z := dpSizes{networks: 1000, tenants: 50, workers: 20, timeout: time.Hour}
+	z := dpSizes{networks: 1000, tenants: 50, workers: 20, timeout: time.Hour, order: netOrderApart}
+	switch o := os.Getenv("BENCH_DP_ORDER"); o {
+	case "":
+	case netOrderPaired, netOrderApart:
+		z.order = o
+	default:
+		return z, fmt.Errorf("BENCH_DP_ORDER=%q: want %q or %q", o, netOrderPaired, netOrderApart)
+	}
 	if err := intsFromEnv(
 		intSetting{"BENCH_DP_NETWORKS", &z.networks, 1},
 		intSetting{"BENCH_DP_TENANTS", &z.tenants, 1},
@@ -481,7 +494,12 @@ func (r *dpRun) burst(ctx context.Context) {
 		traceKeys = append(traceKeys, stageKey(stageTrace, n.host))
 	}
 	r.burstStart = time.Now()
-	ends := runSides(ctx, r.b, r.z.workers, r.tenantJobs, r.directJobs)
+	var ends [2]time.Time
+	if r.z.order == netOrderPaired {
+		ends = runPaired(ctx, r.b, r.z.workers, r.tenantJobs, r.directJobs)
+	} else {
+		ends = runSides(ctx, r.b, r.z.workers, r.tenantJobs, r.directJobs)
+	}
 	r.createsReturned = time.Now()
 	r.notef("burst: creates done after %s (tenant side) and %s (direct side)",
 		ends[0].Sub(r.burstStart).Round(time.Millisecond), ends[1].Sub(r.burstStart).Round(time.Millisecond))

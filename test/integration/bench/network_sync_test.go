@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -392,36 +391,7 @@ func (r *netRun) burst(ctx context.Context) {
 	case netOrderApart:
 		ends = runSides(ctx, r.b, r.nz.workers, syncJobs, directJobs)
 	default:
-		// Each job starts one create of each side at the same moment and
-		// ends when both returned: both sides have the same creates in
-		// flight and start them at the same times, so neither side's
-		// networks reach the host (and cluster-manager's queue) ahead of
-		// the other's because its creates are quicker.
-		var endMu sync.Mutex
-		var pairs []job
-		for k := range syncJobs {
-			pairs = append(pairs, func(ctx context.Context) error {
-				var wg sync.WaitGroup
-				var errs [2]error
-				for side, j := range []job{syncJobs[k], directJobs[k]} {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						errs[side] = j(ctx)
-						endMu.Lock()
-						defer endMu.Unlock()
-						if now := time.Now(); now.After(ends[side]) {
-							ends[side] = now
-						}
-					}()
-				}
-				wg.Wait()
-				return errors.Join(errs[:]...)
-			})
-		}
-		if err := runJobs(ctx, r.nz.workers, pairs); err != nil {
-			r.b.Fatal(err)
-		}
+		ends = runPaired(ctx, r.b, r.nz.workers, syncJobs, directJobs)
 	}
 	if err := r.seen.waitSeen(ctx, append(append([]string(nil), syncKeys...), directKeys...), syncTimeout); err != nil {
 		r.b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -969,6 +970,46 @@ func runSides(ctx context.Context, b *testing.B, workers int, first, second []jo
 		if err != nil {
 			b.Fatal(err)
 		}
+	}
+	return ends
+}
+
+// runPaired runs the k-th job of both sides together, workers pairs at a
+// time: each pair starts one job of each side at the same moment and ends
+// when both returned, so both sides have the same jobs in flight and start
+// them at the same times, and neither side's objects reach the host (and
+// the queues of the controllers behind it) ahead of the other's because
+// its jobs are quicker. It fails b if a job failed, and returns when each
+// side's last job returned.
+func runPaired(ctx context.Context, b *testing.B, workers int, first, second []job) [2]time.Time {
+	if len(first) != len(second) {
+		b.Fatalf("paired sides of %d and %d jobs", len(first), len(second))
+	}
+	var endMu sync.Mutex
+	var ends [2]time.Time
+	pairs := make([]job, 0, len(first))
+	for k := range first {
+		pairs = append(pairs, func(ctx context.Context) error {
+			var wg sync.WaitGroup
+			var errs [2]error
+			for side, j := range []job{first[k], second[k]} {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					errs[side] = j(ctx)
+					endMu.Lock()
+					defer endMu.Unlock()
+					if now := time.Now(); now.After(ends[side]) {
+						ends[side] = now
+					}
+				}()
+			}
+			wg.Wait()
+			return errors.Join(errs[:]...)
+		})
+	}
+	if err := runJobs(ctx, workers, pairs); err != nil {
+		b.Fatal(err)
 	}
 	return ends
 }
