@@ -33,18 +33,34 @@ type dpSizes struct {
 	// workers as fast as it goes; "paired" starts the k-th network of both
 	// sides at the same moment (as BENCH_NET_ORDER does), so that the
 	// quicker direct creates do not put their networks ahead of the
-	// tenant's in cluster-manager's queue.
-	order string
+	// tenant's in cluster-manager's queue. Both still start at once, and
+	// cluster-manager takes the networks in the order they reach the host:
+	// "paced" starts the k-th pair BENCH_DP_INTERVAL (default 1s) after
+	// the one before, which cluster-manager keeps up with, so that each
+	// network's times are its path's, not its place in that queue.
+	order    string
+	interval time.Duration
 }
 
+// netOrderPaced is BenchmarkDataPath's paired order at a fixed rate
+// (BENCH_DP_ORDER).
+const netOrderPaced = "paced"
+
 func dpSizesFromEnv() (dpSizes, error) {
-	z := dpSizes{networks: 1000, tenants: 50, workers: 20, timeout: time.Hour, order: netOrderApart}
+	z := dpSizes{networks: 1000, tenants: 50, workers: 20, timeout: time.Hour, order: netOrderApart, interval: time.Second}
 	switch o := os.Getenv("BENCH_DP_ORDER"); o {
 	case "":
-	case netOrderPaired, netOrderApart:
+	case netOrderPaired, netOrderApart, netOrderPaced:
 		z.order = o
 	default:
-		return z, fmt.Errorf("BENCH_DP_ORDER=%q: want %q or %q", o, netOrderPaired, netOrderApart)
+		return z, fmt.Errorf("BENCH_DP_ORDER=%q: want %q, %q or %q", o, netOrderApart, netOrderPaired, netOrderPaced)
+	}
+	if s := os.Getenv("BENCH_DP_INTERVAL"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d <= 0 {
+			return z, fmt.Errorf("BENCH_DP_INTERVAL=%q: want a positive duration", s)
+		}
+		z.interval = d
 	}
 	if err := intsFromEnv(
 		intSetting{"BENCH_DP_NETWORKS", &z.networks, 1},
@@ -174,7 +190,8 @@ func BenchmarkDataPath(b *testing.B) {
 	if dp == nil {
 		b.Fatal("the stack runs without its data path")
 	}
-	b.Logf("data path stack in %s, sizes %+v", s.WorkDir(), z)
+	b.Logf("data path stack in %s: %d networks per side over %d Tenants, %d workers, order %s (interval %s), timeout %s",
+		s.WorkDir(), z.networks, z.tenants, z.workers, z.order, z.interval, z.timeout)
 	nsQuota := int32(max(10, z.perTenant()+2))
 	r := &dpRun{
 		netRun: netRun{syncRun: syncRun{b: b, z: syncSizes{tenants: z.tenants, workers: z.workers}, s: s, seen: newFirstSeen()},
@@ -495,9 +512,12 @@ func (r *dpRun) burst(ctx context.Context) {
 	}
 	r.burstStart = time.Now()
 	var ends [2]time.Time
-	if r.z.order == netOrderPaired {
-		ends = runPaired(ctx, r.b, r.z.workers, r.tenantJobs, r.directJobs)
-	} else {
+	switch r.z.order {
+	case netOrderPaired:
+		ends = runPaired(ctx, r.b, r.z.workers, 0, r.tenantJobs, r.directJobs)
+	case netOrderPaced:
+		ends = runPaired(ctx, r.b, r.z.workers, r.z.interval, r.tenantJobs, r.directJobs)
+	default:
 		ends = runSides(ctx, r.b, r.z.workers, r.tenantJobs, r.directJobs)
 	}
 	r.createsReturned = time.Now()

@@ -391,7 +391,7 @@ func (r *netRun) burst(ctx context.Context) {
 	case netOrderApart:
 		ends = runSides(ctx, r.b, r.nz.workers, syncJobs, directJobs)
 	default:
-		ends = runPaired(ctx, r.b, r.nz.workers, syncJobs, directJobs)
+		ends = runPaired(ctx, r.b, r.nz.workers, 0, syncJobs, directJobs)
 	}
 	if err := r.seen.waitSeen(ctx, append(append([]string(nil), syncKeys...), directKeys...), syncTimeout); err != nil {
 		r.b.Fatal(err)

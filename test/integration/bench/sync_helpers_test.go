@@ -980,16 +980,27 @@ func runSides(ctx context.Context, b *testing.B, workers int, first, second []jo
 // them at the same times, and neither side's objects reach the host (and
 // the queues of the controllers behind it) ahead of the other's because
 // its jobs are quicker. It fails b if a job failed, and returns when each
-// side's last job returned.
-func runPaired(ctx context.Context, b *testing.B, workers int, first, second []job) [2]time.Time {
+// side's last job returned. With every > 0, the k-th pair starts no
+// sooner than k*every after the first (paced: at a rate the controllers
+// behind the host keep up with, the sides' times measure each object's
+// path rather than its place in their queues).
+func runPaired(ctx context.Context, b *testing.B, workers int, every time.Duration, first, second []job) [2]time.Time {
 	if len(first) != len(second) {
 		b.Fatalf("paired sides of %d and %d jobs", len(first), len(second))
 	}
 	var endMu sync.Mutex
 	var ends [2]time.Time
 	pairs := make([]job, 0, len(first))
+	start := time.Now()
 	for k := range first {
 		pairs = append(pairs, func(ctx context.Context) error {
+			if wait := time.Until(start.Add(time.Duration(k) * every)); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-time.After(wait):
+				}
+			}
 			var wg sync.WaitGroup
 			var errs [2]error
 			for side, j := range []job{first[k], second[k]} {
