@@ -81,10 +81,15 @@ type Config struct {
 	// and makes it remove the ones it made.
 	NoFlowSchemas bool
 	// HostNamespaces, when set, is the process' informer of every host
-	// namespace, prepared with controller.SharedNamespaces: the syncer's
+	// namespace, prepared with controller.Shared: the syncer's
 	// terms read host namespaces from it instead of an informer of their
 	// own.
 	HostNamespaces cache.SharedIndexInformer
+	// HostFlowSchemas, when set, is the process' informer of every
+	// FlowSchema (API Priority and Fairness'), prepared with
+	// controller.Shared: the syncer's terms read the tenants' FlowSchemas
+	// from it.
+	HostFlowSchemas cache.SharedIndexInformer
 }
 
 // Syncer is a configured syncer, ready to Run.
@@ -130,7 +135,7 @@ func New(config Config, storage controller.Storage) (*Syncer, error) {
 	if host.Metadata, err = metadata.NewForConfig(custom); err != nil {
 		return nil, err
 	}
-	host.Namespaces = config.HostNamespaces
+	host.Namespaces, host.FlowSchemas = config.HostNamespaces, config.HostFlowSchemas
 	return &Syncer{config: config, storage: storage, host: host}, nil
 }
 
@@ -176,8 +181,9 @@ func (s *Syncer) Run(ctx context.Context) {
 }
 
 // lead runs the controllers until ctx ends (the Lease is lost or the
-// server stops), on informers of its own (but host namespaces, which it
-// reads from the process' informer when Config.HostNamespaces is set): a
+// server stops), on informers of its own (but host namespaces and
+// FlowSchemas, which it reads from the process' informers when
+// Config.HostNamespaces and Config.HostFlowSchemas are set): a
 // new term starts from a fresh view of the host.
 func (s *Syncer) lead(ctx context.Context) {
 	src := controller.NewSources(s.storage, s.host, controller.Namespaces{MetalLB: s.config.MetalLBNamespace, FRR: s.config.FRRNamespace})

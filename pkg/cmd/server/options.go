@@ -35,6 +35,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	cliflag "k8s.io/component-base/cli/flag"
 	basecompatibility "k8s.io/component-base/compatibility"
 	"k8s.io/klog/v2"
@@ -247,11 +248,14 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		serverConfig.Authorization.Authorizer = authzcache.New(a, allowTTL, authzcache.DefaultSize)
 	}
 	// The admission webhooks and policies match namespace selectors
-	// against an informer of every host namespace: it keeps no managed
-	// fields, which no selector reads.
+	// against an informer of every host namespace, and API Priority and
+	// Fairness reads every FlowSchema: neither keeps managed fields, which
+	// nothing here reads.
 	if f := serverConfig.SharedInformerFactory; f != nil {
-		if err := f.Core().V1().Namespaces().Informer().SetTransform(host.Compact); err != nil {
-			return nil, err
+		for _, inf := range []cache.SharedIndexInformer{f.Core().V1().Namespaces().Informer(), f.Flowcontrol().V1().FlowSchemas().Informer()} {
+			if err := inf.SetTransform(host.Compact); err != nil {
+				return nil, err
+			}
 		}
 	}
 	allocator, poolSpace, tenantSpace, bindings, err := o.newAllocators()
@@ -264,13 +268,18 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	}
 	// One informer of every host namespace serves the admission plugins
 	// and the syncer: at 100,000 tenant Namespaces a second one doubled
-	// the restart's host lists and the memory they hold.
+	// the restart's host lists and the memory they hold. Likewise API
+	// Priority and Fairness' informer of FlowSchemas serves the syncer,
+	// whose tenant FlowSchemas name a service account of every host
+	// namespace.
 	if f := serverConfig.SharedInformerFactory; f != nil && syncerConfig != nil {
-		inf := f.Core().V1().Namespaces().Informer()
-		if err := controller.SharedNamespaces(inf); err != nil {
-			return nil, err
+		namespaces, flowSchemas := f.Core().V1().Namespaces().Informer(), f.Flowcontrol().V1().FlowSchemas().Informer()
+		for _, inf := range []cache.SharedIndexInformer{namespaces, flowSchemas} {
+			if err := controller.Shared(inf); err != nil {
+				return nil, err
+			}
 		}
-		syncerConfig.HostNamespaces = inf
+		syncerConfig.HostNamespaces, syncerConfig.HostFlowSchemas = namespaces, flowSchemas
 	}
 	// Deletes of Tenants and tenant Namespaces ask the host for workloads,
 	// six reads per host namespace: at client-go's default 5 requests/s a

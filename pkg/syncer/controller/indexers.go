@@ -50,9 +50,10 @@ func indexBySpecTenant(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
-// SharedNamespaces prepares inf, a process-wide informer of every host
-// namespace that is not started yet, for HostClients.Namespaces.
-func SharedNamespaces(inf cache.SharedIndexInformer) error {
+// Shared prepares inf, a process-wide informer of host objects that is
+// not started yet (of every host namespace, or every FlowSchema), for
+// HostClients.Namespaces or HostClients.FlowSchemas.
+func Shared(inf cache.SharedIndexInformer) error {
 	return inf.AddIndexers(cache.Indexers{ByTenant: indexByTenant})
 }
 

@@ -133,7 +133,10 @@ type Sources struct {
 	// is the default (PriorityClassesAllowed).
 	HostPriorityClasses cache.SharedIndexInformer
 	// HostFlowSchemas are the FlowSchemas carrying the tenant label: each
-	// tenant's requests to the host, one flow of the tenants' level.
+	// tenant's requests to the host, one flow of the tenants' level. Read
+	// from API Priority and Fairness' informer when HostClients.FlowSchemas
+	// is set (its store holds every FlowSchema; its handlers see only
+	// those with the tenant label).
 	HostFlowSchemas cache.SharedIndexInformer
 	// HostNetworkAttachments are the NetworkAttachmentDefinitions
 	// OVN-Kubernetes rendered from user-defined networks, in every host
@@ -178,8 +181,12 @@ type HostClients struct {
 	// Namespaces, when set, is the process' running informer of every
 	// host namespace (the admission plugins'), indexed ByTenant: the
 	// syncer reads host namespaces from it instead of listing them once
-	// more into an informer of its own. See SharedNamespaces.
+	// more into an informer of its own. See Shared.
 	Namespaces cache.SharedIndexInformer
+	// FlowSchemas, when set, is the process' running informer of every
+	// FlowSchema (API Priority and Fairness'), indexed ByTenant: the
+	// syncer reads the tenants' FlowSchemas from it. See Shared.
+	FlowSchemas cache.SharedIndexInformer
 }
 
 // Namespaces are the host namespaces of the networking stack the syncer
@@ -237,7 +244,12 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	s.HostClusterNetworkConnects = s.cluster.ForResource(ClusterNetworkConnects).Informer()
 	s.HostResourceQuotas = s.tenantIndexed(&corev1.ResourceQuota{}, coreinformers.NewFilteredResourceQuotaInformer, selected)
 	s.HostLimitRanges = s.tenantIndexed(&corev1.LimitRange{}, coreinformers.NewFilteredLimitRangeInformer, selected)
-	s.HostFlowSchemas = s.kube.Flowcontrol().V1().FlowSchemas().Informer()
+	if host.FlowSchemas != nil {
+		s.HostFlowSchemas = &termInformer{SharedIndexInformer: host.FlowSchemas}
+	} else {
+		s.HostFlowSchemas = s.kube.Flowcontrol().V1().FlowSchemas().Informer()
+		own = append(own, s.HostFlowSchemas)
+	}
 	s.HostTargetPods = podsLabelled(host.Kube, hostnames.FloatingIPTargetLabel)
 	s.HostLauncherPods = podsLabelled(host.Kube, hostnames.VirtualMachineLabel)
 	s.HostVirtualMachines = dynamicinformer.NewFilteredDynamicInformer(host.Dynamic, VirtualMachines, metav1.NamespaceAll, 0,
@@ -262,7 +274,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		panic(err)
 	}
 	for _, inf := range append(own, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
-		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects, s.HostResourceQuotas, s.HostLimitRanges, s.HostFlowSchemas) {
+		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects, s.HostResourceQuotas, s.HostLimitRanges) {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
@@ -335,11 +347,13 @@ func (s *Sources) Start(ctx context.Context) {
 	go s.runWhenServed(ctx, BareMetalHosts, s.HostBareMetalHosts)
 	go s.runWhenServed(ctx, Groups, s.HostGroups)
 	go s.Health.Run(ctx, time.Second)
-	if t, ok := s.HostNamespaces.(*termInformer); ok {
-		go func() {
-			<-ctx.Done()
-			t.end()
-		}()
+	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostFlowSchemas} {
+		if t, ok := inf.(*termInformer); ok {
+			go func() {
+				<-ctx.Done()
+				t.end()
+			}()
+		}
 	}
 }
 

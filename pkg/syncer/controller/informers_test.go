@@ -8,9 +8,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
@@ -85,5 +87,59 @@ func TestHostInformersIndexByTenantOnly(t *testing.T) {
 				t.Errorf("no list of %s", c.resource)
 			}
 		})
+	}
+}
+
+// TestSourcesShareTheProcessInformers checks the terms' view of the
+// process' informers of every host namespace and every FlowSchema: a
+// term reads their stores (no informer of its own holds the tenants'
+// objects a second time), indexed by tenant, and a second term over the
+// same running informers starts as the first did.
+func TestSourcesShareTheProcessInformers(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var namespaces, flowSchemas cache.SharedIndexInformer
+	share := func(host *controller.HostClients, f *controllertest.Fakes) {
+		if namespaces == nil {
+			factory := informers.NewSharedInformerFactory(f.Kube, 0)
+			namespaces, flowSchemas = factory.Core().V1().Namespaces().Informer(), factory.Flowcontrol().V1().FlowSchemas().Informer()
+			for _, inf := range []cache.SharedIndexInformer{namespaces, flowSchemas} {
+				if err := controller.Shared(inf); err != nil {
+					t.Fatal(err)
+				}
+			}
+			factory.Start(ctx.Done())
+		}
+		host.Namespaces, host.FlowSchemas = namespaces, flowSchemas
+	}
+	src, f := controllertest.NewSources(t, share)
+	fs := func(name string, labels map[string]string) *flowcontrolv1.FlowSchema {
+		return &flowcontrolv1.FlowSchema{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	for _, o := range []*flowcontrolv1.FlowSchema{fs("tenant.io-t1", map[string]string{hostnames.TenantLabel: "t1"}), fs("exempt", nil)} {
+		if _, err := f.Kube.FlowcontrolV1().FlowSchemas().Create(ctx, o, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return len(flowSchemas.GetStore().ListKeys()) == 2, nil
+	}); err != nil {
+		t.Fatalf("the process' informer never held both FlowSchemas: %v", err)
+	}
+	for name, c := range map[string]struct{ term, process cache.SharedIndexInformer }{
+		"namespaces": {src.HostNamespaces, namespaces}, "flowschemas": {src.HostFlowSchemas, flowSchemas},
+	} {
+		if c.term.GetStore() != c.process.GetStore() {
+			t.Errorf("%s: the term reads a store of its own, not the process' informer's", name)
+		}
+	}
+	if objs, err := src.HostFlowSchemas.GetIndexer().ByIndex(controller.ByTenant, "t1"); err != nil || len(objs) != 1 {
+		t.Errorf("FlowSchemas ByTenant t1: got %d (%v), want 1", len(objs), err)
+	}
+	// A second term: its sources must not index or transform the running
+	// informers again (which fails once they run).
+	again, _ := controllertest.NewSources(t, share)
+	if again.HostFlowSchemas.GetStore() != flowSchemas.GetStore() {
+		t.Error("the second term reads a FlowSchema store of its own")
 	}
 }

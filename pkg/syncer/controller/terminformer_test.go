@@ -74,7 +74,7 @@ func TestTermInformerShowsTenantNamespacesOnly(t *testing.T) {
 	defer cancel()
 	client := fake.NewClientset(labelled("acme-a"), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system"}})
 	shared := informers.NewSharedInformerFactory(client, time.Second).Core().V1().Namespaces().Informer()
-	if err := SharedNamespaces(shared); err != nil {
+	if err := Shared(shared); err != nil {
 		t.Fatal(err)
 	}
 	go shared.RunWithContext(ctx)

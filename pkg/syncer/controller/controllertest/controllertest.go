@@ -167,8 +167,10 @@ type Fakes struct {
 
 // NewSources returns Sources over fakes, with the host informers running
 // until the test ends. The storage informers do not run: Cache puts the
-// objects the controllers read into them.
-func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
+// objects the controllers read into them. Each of with may change the
+// host clients first (give them the process' shared informers, running
+// over f.Kube).
+func NewSources(t testing.TB, with ...func(host *controller.HostClients, f *Fakes)) (*controller.Sources, *Fakes) {
 	t.Helper()
 	f := &Fakes{
 		Tenants:          NewStore(func() runtime.Object { return &tenant.Tenant{} }, func() runtime.Object { return &tenant.TenantList{} }),
@@ -211,6 +213,9 @@ func NewSources(t testing.TB) (*controller.Sources, *Fakes) {
 	}
 	f.Metadata = metadatafake.NewSimpleMetadataClient(metadatafake.NewTestScheme())
 	host := controller.HostClients{Kube: f.Kube, Dynamic: f.Dynamic, UDN: f.UDN, EgressIP: f.EgressIP, RA: f.RA, Metadata: f.Metadata}
+	for _, w := range with {
+		w(&host, f)
+	}
 	src := controller.NewSources(storage, host, controller.Namespaces{MetalLB: "metallb-system", FRR: "frr-k8s-system"})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
