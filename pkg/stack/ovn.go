@@ -73,6 +73,13 @@ type DataPath struct {
 	// NB and SB are the ovsdb addresses of the zone's northbound and
 	// southbound databases ("tcp:127.0.0.1:<port>").
 	NB, SB string
+	// NBSocket and SBSocket are the same databases' unix sockets
+	// ("unix:<path>"). The servers send TCP clients an inactivity probe
+	// and hang up on one that has not answered within 5 s; they probe no
+	// unix client. A client that can be busy longer than that (ovn-northd
+	// recomputing every logical flow of a large database, ovn-trace
+	// loading one) connects here.
+	NBSocket, SBSocket string
 	// Bin holds ovn-nbctl, ovn-sbctl and ovn-trace (wrappers that run OVN
 	// 25.03 through its own loader).
 	Bin string
@@ -126,11 +133,11 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 	dp := &DataPath{Bin: bin, Zone: DataPathNode}
 	for _, db := range []struct {
 		name, schema string
-		addr         *string
+		addr, socket *string
 		proc         **process
 	}{
-		{"nb", "ovn-nb.ovsschema", &dp.NB, &s.ovnNB},
-		{"sb", "ovn-sb.ovsschema", &dp.SB, &s.ovnSB},
+		{"nb", "ovn-nb.ovsschema", &dp.NB, &dp.NBSocket, &s.ovnNB},
+		{"sb", "ovn-sb.ovsschema", &dp.SB, &dp.SBSocket, &s.ovnSB},
 	} {
 		file := filepath.Join(dir, db.name+".db")
 		_ = os.Remove(file)
@@ -143,6 +150,8 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 			return nil, err
 		}
 		*db.addr = "tcp:127.0.0.1:" + strconv.Itoa(port)
+		socket := filepath.Join(dir, "ovn"+db.name+"_db.sock")
+		*db.socket = "unix:" + socket
 		p := &process{
 			name: "ovsdb-server-" + db.name,
 			path: filepath.Join(bin, "ovsdb-server"),
@@ -150,7 +159,7 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 			// socket ovnkube-controller finds in its run dir (--nb-run-dir,
 			// --sb-run-dir), as beside OVN's databases on a node.
 			args: []string{file, "--remote=ptcp:" + strconv.Itoa(port) + ":127.0.0.1",
-				"--remote=punix:" + filepath.Join(dir, "ovn"+db.name+"_db.sock"),
+				"--remote=punix:" + socket,
 				"--unixctl=" + filepath.Join(dir, db.name+".ctl"), "--no-chdir"},
 			env: env, logPath: s.LogPath("ovsdb-server-" + db.name), restart: true,
 		}
@@ -178,7 +187,12 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 	s.ovnNorthd = &process{
 		name: "ovn-northd",
 		path: filepath.Join(bin, "ovn-northd"),
-		args: []string{"--ovnnb-db=" + dp.NB, "--ovnsb-db=" + dp.SB, "--unixctl=" + filepath.Join(dir, "northd.ctl"), "--no-chdir"},
+		// On the unix sockets: with some 1,500 networks written, a full
+		// recompute kept ovn-northd from answering the servers' probe on
+		// TCP for 12-14 s; they hung up, the commit it had made failed,
+		// and it recomputed again on reconnecting: it never wrote the
+		// southbound database again.
+		args: []string{"--ovnnb-db=" + dp.NBSocket, "--ovnsb-db=" + dp.SBSocket, "--unixctl=" + filepath.Join(dir, "northd.ctl"), "--no-chdir"},
 		env:  env, logPath: s.LogPath("ovn-northd"), restart: true,
 	}
 	if err := s.ovnNorthd.start(); err != nil {

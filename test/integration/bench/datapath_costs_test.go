@@ -72,8 +72,8 @@ func (r *dpRun) sizes(ctx context.Context, c *dpCosts) {
 		name, file, ctl, addr, schema string
 		tables                        []string
 	}{
-		{"NB", "nb.db", "nb.ctl", r.dp.NB, "OVN_Northbound", nbTables},
-		{"SB", "sb.db", "sb.ctl", r.dp.SB, "OVN_Southbound", sbTables},
+		{"NB", "nb.db", "nb.ctl", r.dp.NBSocket, "OVN_Northbound", nbTables},
+		{"SB", "sb.db", "sb.ctl", r.dp.SBSocket, "OVN_Southbound", sbTables},
 	} {
 		if _, err := unixctl(ctx, filepath.Join(r.ovnDir, db.ctl), "ovsdb-server/compact"); err != nil {
 			r.b.Fatalf("compacting the %s database: %v", db.name, err)
@@ -227,7 +227,7 @@ func (r *dpRun) sides(ctx context.Context) {
 	}
 	var perSide [2][]string
 	for _, t := range nbTables {
-		rows, err := ovsdbSelect(ctx, r.dp.NB, "OVN_Northbound", t, []string{"external_ids"})
+		rows, err := ovsdbSelect(ctx, r.dp.NBSocket, "OVN_Northbound", t, []string{"external_ids"})
 		if err != nil {
 			r.b.Logf("counting %s by network: %v", t, err)
 			continue
@@ -242,7 +242,7 @@ func (r *dpRun) sides(ctx context.Context) {
 			perSide[s] = append(perSide[s], fmt.Sprintf("%s %.1f", t, float64(count[s])/float64(r.z.networks)))
 		}
 	}
-	dps, err := ovsdbSelect(ctx, r.dp.SB, "OVN_Southbound", "Datapath_Binding", []string{"_uuid", "external_ids"})
+	dps, err := ovsdbSelect(ctx, r.dp.SBSocket, "OVN_Southbound", "Datapath_Binding", []string{"_uuid", "external_ids"})
 	if err != nil {
 		r.b.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func (r *dpRun) sides(ctx context.Context) {
 	for _, s := range dpSide {
 		datapaths[s]++
 	}
-	pbs, err := ovsdbSelect(ctx, r.dp.SB, "OVN_Southbound", "Port_Binding", []string{"datapath"})
+	pbs, err := ovsdbSelect(ctx, r.dp.SBSocket, "OVN_Southbound", "Port_Binding", []string{"datapath"})
 	if err != nil {
 		r.b.Fatal(err)
 	}
@@ -273,7 +273,7 @@ func (r *dpRun) sides(ctx context.Context) {
 			}
 		}
 	}
-	flows, err := ovsdbSelect(ctx, r.dp.SB, "OVN_Southbound", "Logical_Flow", []string{"logical_datapath", "logical_dp_group"})
+	flows, err := ovsdbSelect(ctx, r.dp.SBSocket, "OVN_Southbound", "Logical_Flow", []string{"logical_datapath", "logical_dp_group"})
 	if err != nil {
 		r.b.Fatal(err)
 	}

@@ -387,14 +387,14 @@ func (r *dpRun) watchData(ctx context.Context) {
 			}
 		}()
 	}
-	stopNB, err := monitorOVSDB(ctx, r.dp.NB, "OVN_Northbound", map[string][]string{
+	stopNB, err := monitorOVSDB(ctx, r.dp.NBSocket, "OVN_Northbound", map[string][]string{
 		"Logical_Switch":      {"name"},
 		"Logical_Switch_Port": {"name", "addresses"},
 	}, r.northbound)
 	if err != nil {
 		r.b.Fatal(err)
 	}
-	stopSB, err := monitorOVSDB(ctx, r.dp.SB, "OVN_Southbound", map[string][]string{"Port_Binding": {"logical_port"}}, r.southbound)
+	stopSB, err := monitorOVSDB(ctx, r.dp.SBSocket, "OVN_Southbound", map[string][]string{"Port_Binding": {"logical_port"}}, r.southbound)
 	if err != nil {
 		stopNB()
 		r.b.Fatal(err)

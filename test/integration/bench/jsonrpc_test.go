@@ -174,16 +174,25 @@ func ovsdbMonitor(ctx context.Context, c *jsonRPC, db string, columns map[string
 	return nil
 }
 
-// monitorOVSDB connects to the OVSDB server at tcp address addr
-// ("tcp:127.0.0.1:<port>") and monitors columns of tables of db, calling
+// dialOVSDB connects to the OVSDB server at addr, "tcp:<host>:<port>" or
+// "unix:<path>".
+func dialOVSDB(addr string, notify func(at time.Time, method string, params json.RawMessage)) (*jsonRPC, error) {
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		return dialJSONRPC("unix", path, notify)
+	}
+	hostPort, ok := strings.CutPrefix(addr, "tcp:")
+	if !ok {
+		return nil, fmt.Errorf("%s: want tcp:<host>:<port> or unix:<path>", addr)
+	}
+	return dialJSONRPC("tcp", hostPort, notify)
+}
+
+// monitorOVSDB connects to the OVSDB server at addr (see dialOVSDB) and
+// monitors columns of tables of db, calling
 // update with every change as it arrives; the returned func closes the
 // connection.
 func monitorOVSDB(ctx context.Context, addr, db string, columns map[string][]string, update func(at time.Time, u ovsdbTableUpdates)) (func(), error) {
-	hostPort, ok := strings.CutPrefix(addr, "tcp:")
-	if !ok {
-		return nil, fmt.Errorf("%s: want tcp:<host>:<port>", addr)
-	}
-	c, err := dialJSONRPC("tcp", hostPort, func(at time.Time, method string, params json.RawMessage) {
+	c, err := dialOVSDB(addr, func(at time.Time, method string, params json.RawMessage) {
 		if method != "update" {
 			return
 		}
@@ -207,18 +216,14 @@ func monitorOVSDB(ctx context.Context, addr, db string, columns map[string][]str
 }
 
 // ovsdbSelect returns columns of every row of table in database db of
-// the OVSDB server at tcp address addr. The server returns rows that are
+// the OVSDB server at addr (see dialOVSDB). The server returns rows that are
 // equal in the selected columns once: _uuid is always selected, so that
 // every row comes back.
 func ovsdbSelect(ctx context.Context, addr, db, table string, columns []string) ([]map[string]json.RawMessage, error) {
 	if !slices.Contains(columns, "_uuid") {
 		columns = append([]string{"_uuid"}, columns...)
 	}
-	hostPort, ok := strings.CutPrefix(addr, "tcp:")
-	if !ok {
-		return nil, fmt.Errorf("%s: want tcp:<host>:<port>", addr)
-	}
-	c, err := dialJSONRPC("tcp", hostPort, nil)
+	c, err := dialOVSDB(addr, nil)
 	if err != nil {
 		return nil, err
 	}
