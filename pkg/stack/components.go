@@ -187,7 +187,7 @@ func (s *Stack) installHostManifests(ctx context.Context) error {
 			return fmt.Errorf("applying deploy manifests (%s): %w", bundle, err)
 		}
 	}
-	if _, _, err := s.Kubectl(ctx, AdminUser, "wait", "--for=condition=Established", "--timeout="+s.opts.StartTimeout.String(), "customresourcedefinitions", "--all"); err != nil &&
+	if err := s.WaitEstablished(ctx, s.opts.StartTimeout, "customresourcedefinitions", "--all"); err != nil &&
 		!strings.Contains(err.Error(), "no matching resources found") {
 		return fmt.Errorf("waiting for CRDs: %w", err)
 	}

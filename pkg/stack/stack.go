@@ -596,6 +596,27 @@ func (s *Stack) Kubectl(ctx context.Context, user string, args ...string) (stdou
 	return out.String(), errOut.String(), nil
 }
 
+// WaitEstablished waits up to timeout for the CustomResourceDefinitions
+// that kubectl args name ("crd/<name>", or "customresourcedefinitions
+// --all") to be Established. kubectl wait fails at once, instead of
+// waiting, on a definition just created whose status has no conditions
+// yet ("accessor error"): that is asked again.
+func (s *Stack) WaitEstablished(ctx context.Context, timeout time.Duration, args ...string) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		left := max(time.Until(deadline), time.Second).Round(time.Second)
+		_, _, err := s.Kubectl(ctx, AdminUser, append([]string{"wait", "--for=condition=Established", "--timeout=" + left.String()}, args...)...)
+		if err == nil || !strings.Contains(err.Error(), "accessor error") || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // KubectlPath is the kubectl binary the stack uses.
 func (s *Stack) KubectlPath() string { return s.bin("kubectl") }
 

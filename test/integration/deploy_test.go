@@ -120,11 +120,11 @@ func installHostCRDs(t *testing.T, dir string, crds ...string) {
 	if _, _, err := s.Kubectl(ctx, stack.AdminUser, "apply", "--server-side", "-f", filepath.Join(root, "artifacts", "host-crds", dir)); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"wait", "--for=condition=Established", "--timeout=60s"}
+	var names []string
 	for _, crd := range crds {
-		args = append(args, "crd/"+crd)
+		names = append(names, "crd/"+crd)
 	}
-	if _, _, err := s.Kubectl(ctx, stack.AdminUser, args...); err != nil {
+	if err := s.WaitEstablished(ctx, time.Minute, names...); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -153,8 +153,8 @@ func BenchmarkTenantAPI(b *testing.B) {
 	if _, stderr, err := s.Kubectl(ctx, stack.AdminUser, "apply", "-f", crdPath); err != nil {
 		b.Fatalf("creating the CRD: %v: %s", err, stderr)
 	}
-	if _, stderr, err := s.Kubectl(ctx, stack.AdminUser, "wait", "--for=condition=Established", "--timeout=60s", "crd/networks.bench.tenant.io"); err != nil {
-		b.Fatalf("waiting for the CRD: %v: %s", err, stderr)
+	if err := s.WaitEstablished(ctx, time.Minute, "crd/networks.bench.tenant.io"); err != nil {
+		b.Fatalf("waiting for the CRD: %v", err)
 	}
 	if _, err := host.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: apiNamespace}}, metav1.CreateOptions{}); ignoreExists(err) != nil {
 		b.Fatal(err)
