@@ -156,8 +156,9 @@ func (s *Stack) startDataPath(ctx context.Context) (*process, error) {
 			name: "ovsdb-server-" + db.name,
 			path: filepath.Join(bin, "ovsdb-server"),
 			// TCP on loopback for the tools and ovn-controller; the unix
-			// socket ovnkube-controller finds in its run dir (--nb-run-dir,
-			// --sb-run-dir), as beside OVN's databases on a node.
+			// socket for ovn-northd, and for ovnkube-controller, which finds
+			// it in its run dir (--nb-run-dir, --sb-run-dir), as beside
+			// OVN's databases on a node.
 			args: []string{file, "--remote=ptcp:" + strconv.Itoa(port) + ":127.0.0.1",
 				"--remote=punix:" + socket,
 				"--unixctl=" + filepath.Join(dir, db.name+".ctl"), "--no-chdir"},

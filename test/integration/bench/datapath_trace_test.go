@@ -72,10 +72,9 @@ func (r *dpRun) snapshot(ctx context.Context, round, traces int) (*traceSnapshot
 	name := fmt.Sprintf("bench-ovn-trace-%d", round)
 	ts := &traceSnapshot{ctl: filepath.Join(r.ovnDir, name+".ctl"), taken: start}
 	pidfile := filepath.Join(r.ovnDir, name+".pid")
-	// The database's unix socket: the server probes TCP clients for
-	// liveness every 5 s and drops those that do not answer, as ovn-trace
-	// does not while it parses the flows it loaded; unix clients are not probed.
-	args := []string{"--db=unix:" + filepath.Join(r.ovnDir, "ovnsb_db.sock"), "--detach", "--no-chdir", "--minimal",
+	// The database's unix socket (see stack.DataPath.SBSocket): ovn-trace
+	// answers no probe while it parses the flows it loaded.
+	args := []string{"--db=" + r.dp.SBSocket, "--detach", "--no-chdir", "--minimal",
 		"--pidfile=" + pidfile, "--unixctl=" + ts.ctl, "--log-file=" + filepath.Join(r.s.LogDir(), "bench-ovn-trace.log")}
 	for i := 0; i < traces*ctNextPerTrace; i++ {
 		args = append(args, "--ct=new")
