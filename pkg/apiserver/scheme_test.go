@@ -30,7 +30,7 @@ func storageCodec(b testing.TB, mediaType string) runtime.Codec {
 
 // storedNamespace is a tenant Namespace as the syncer leaves it: created by
 // kubectl (one managed fields entry: the syncer's status writes are made in
-// process, past the field manager), HostSynced and Ready.
+// process, past the field manager), HostSynced, NetworkAttached and Ready.
 func storedNamespace() *tenant.Namespace {
 	created := metav1.NewTime(time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC))
 	condition := func(t, reason, message string) metav1.Condition {
@@ -57,6 +57,7 @@ func storedNamespace() *tenant.Namespace {
 			HostNamespace:      "t-acme-0001-team-0042-5kq2x",
 			Conditions: []metav1.Condition{
 				condition(tenant.ConditionHostSynced, "Synced", "host namespace and RoleBinding match"),
+				condition(tenant.ConditionNetworkAttached, "Attached", "OVN-Kubernetes rendered the network into the host namespace"),
 				condition(tenant.ConditionReady, "Ready", "the namespace is ready"),
 			},
 		},

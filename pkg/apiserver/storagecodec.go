@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -171,7 +172,11 @@ func storedKind(data []byte) (string, bool) {
 	return kind, ok
 }
 
-// compact interns the strings of a just-decoded object that objects share.
+// compact interns the strings of a just-decoded object that objects share,
+// and gives its managed fields and conditions arrays of their own length:
+// the JSON decoders grow a slice by doubling, so that the three conditions
+// of a synced Namespace (HostSynced, NetworkAttached, Ready) would hold
+// room for four for as long as the watch cache holds the object.
 func compact(obj runtime.Object) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -182,7 +187,8 @@ func compact(obj runtime.Object) {
 	} else {
 		intern.Labels(m)
 	}
-	managed := m.GetManagedFields()
+	managed := clipped(m.GetManagedFields())
+	m.SetManagedFields(managed)
 	for i := range managed {
 		e := &managed[i]
 		op := string(e.Operation)
@@ -191,6 +197,7 @@ func compact(obj runtime.Object) {
 		e.FieldsV1 = intern.SharedFields(e.FieldsV1)
 	}
 	if conditions := conditionsOf(obj); conditions != nil {
+		*conditions = clipped(*conditions)
 		for i := range *conditions {
 			c := &(*conditions)[i]
 			status := string(c.Status)
@@ -198,6 +205,14 @@ func compact(obj runtime.Object) {
 			c.Status = metav1.ConditionStatus(status)
 		}
 	}
+}
+
+// clipped returns s, or a copy of it without room to grow when it has any.
+func clipped[S ~[]E, E any](s S) S {
+	if cap(s) == len(s) {
+		return s
+	}
+	return slices.Clone(s)
 }
 
 // conditionsFields holds, by object type, the index path of its

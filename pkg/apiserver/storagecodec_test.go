@@ -117,8 +117,12 @@ func TestStorageCodec(t *testing.T) {
 	if conditionsOf(&metav1.Status{}) != nil {
 		t.Error("conditions found in a metav1.Status")
 	}
-	if c := conditionsOf(a); c == nil || len(*c) != 2 {
+	if c := conditionsOf(a); c == nil || len(*c) != 3 {
 		t.Errorf("conditions of a Namespace: %v", c)
+	}
+	// The decoders grow slices by doubling: three conditions would hold room for four.
+	if c := a.Status.Conditions; cap(c) != len(c) {
+		t.Errorf("%d conditions held in an array of %d", len(c), cap(c))
 	}
 	for _, obj := range []kruntime.Object{&tenant.Tenant{}, &tenant.Network{}, &tenant.FloatingIP{}, &tenant.LoadBalancer{}, &tenant.VRFPeering{}, &tenant.ProviderService{}, &tenant.AddressPool{}} {
 		if conditionsOf(obj) == nil {
