@@ -1,6 +1,7 @@
 package host
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -18,7 +19,10 @@ import (
 // keys and, within a tenant, mostly the same values, which each decoded
 // object would otherwise hold a copy of; equal label and annotation maps
 // are one map (intern.SharedMap), as the marks of a host namespace and of
-// its RoleBinding are. Cached objects are read-only: a writer copies first.
+// its RoleBinding are. Equal subjects of RoleBindings are one array (every
+// members RoleBinding of a tenant names its members), and so are equal
+// finalizers of namespaces. Cached objects are read-only: a writer copies
+// first.
 func Compact(obj interface{}) (interface{}, error) {
 	m, err := meta.Accessor(obj)
 	if err != nil {
@@ -26,15 +30,29 @@ func Compact(obj interface{}) (interface{}, error) {
 	}
 	m.SetManagedFields(nil)
 	intern.Labels(m)
-	if rb, ok := obj.(*rbacv1.RoleBinding); ok {
-		for i := range rb.Subjects {
-			s := &rb.Subjects[i]
+	switch o := obj.(type) {
+	case *rbacv1.RoleBinding:
+		for i := range o.Subjects {
+			s := &o.Subjects[i]
 			intern.Strings(&s.Kind, &s.APIGroup, &s.Name, &s.Namespace)
 		}
-		intern.Strings(&rb.RoleRef.APIGroup, &rb.RoleRef.Kind, &rb.RoleRef.Name)
+		o.Subjects = subjects.Shared(o.Subjects)
+		intern.Strings(&o.RoleRef.APIGroup, &o.RoleRef.Kind, &o.RoleRef.Name)
+	case *corev1.Namespace:
+		for i := range o.Spec.Finalizers {
+			f := string(o.Spec.Finalizers[i])
+			o.Spec.Finalizers[i] = corev1.FinalizerName(intern.String(f))
+		}
+		o.Spec.Finalizers = finalizers.Shared(o.Spec.Finalizers)
+		o.Status.Phase = corev1.NamespacePhase(intern.String(string(o.Status.Phase)))
 	}
 	return obj, nil
 }
+
+var (
+	subjects   = intern.NewSliceTable[rbacv1.Subject]()
+	finalizers = intern.NewSliceTable[corev1.FinalizerName]()
+)
 
 // Protobuf returns a copy of cfg whose clients send and accept protobuf
 // (JSON too, when the host answers in it), uncompressed (see

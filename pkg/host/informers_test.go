@@ -84,8 +84,11 @@ func syncedRoleBinding(tb testing.TB, t, i int) *rbacv1.RoleBinding {
 			Labels:      map[string]string{"tenant.io/tenant": ns.Labels["tenant.io/tenant"], "tenant.io/namespace": ns.Labels["tenant.io/namespace"]},
 			Annotations: maps.Clone(ns.Annotations),
 		},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "tenant.io:" + ns.Labels["tenant.io/tenant"]}},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+		Subjects: []rbacv1.Subject{
+			{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "tenant.io:" + ns.Labels["tenant.io/tenant"]},
+			{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "tenant.io-" + ns.Labels["tenant.io/tenant"]},
+		},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
 	}
 	return fromProtobuf(tb, rb, &rbacv1.RoleBinding{})
 }
@@ -145,6 +148,27 @@ func TestCompact(t *testing.T) {
 	}
 	if mapOf(a.Annotations) == mapOf(b.Annotations) || mapOf(a.Labels) == mapOf(b.Labels) {
 		t.Error("two namespaces hold one map of different marks")
+	}
+	// Equal subjects are one array: every members RoleBinding of a tenant
+	// names its members; another tenant's are its own.
+	other, err := host.Compact(syncedRoleBinding(t, 1, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := members.(*rbacv1.RoleBinding).Subjects, other.(*rbacv1.RoleBinding).Subjects
+	if len(x) != 2 || &x[0] != &y[0] {
+		t.Errorf("two RoleBindings of one tenant hold two arrays of the same subjects %v", x)
+	}
+	third, err := host.Compact(syncedRoleBinding(t, 2, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if z := third.(*rbacv1.RoleBinding).Subjects; &z[0] == &x[0] || z[0].Name != "tenant.io:tenant-0002" {
+		t.Errorf("another tenant's RoleBinding holds subjects %v", z)
+	}
+	// Likewise namespaces' finalizers.
+	if len(a.Spec.Finalizers) != 1 || a.Spec.Finalizers[0] != corev1.FinalizerKubernetes || &a.Spec.Finalizers[0] != &b.Spec.Finalizers[0] {
+		t.Errorf("two namespaces hold two arrays of finalizers %v", a.Spec.Finalizers)
 	}
 	// Not an object (a tombstone): passed through.
 	if got, err := host.Compact("x"); err != nil || got != "x" {

@@ -26,7 +26,7 @@ func SharedFields(f *metav1.FieldsV1) *metav1.FieldsV1 {
 	if len(raw) == 0 {
 		return f
 	}
-	return fieldsTable.share(maphash.Bytes(fieldsTable.seed, raw),
+	return fieldsTable.share(maphash.Bytes(fieldsTable.seed, raw), 0,
 		func(p *metav1.FieldsV1) bool { return bytes.Equal(p.GetRawBytes(), raw) },
 		func() *metav1.FieldsV1 { return f })
 }

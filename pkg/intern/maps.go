@@ -64,7 +64,7 @@ func SharedAcrossVersions(m map[string]string) map[string]string {
 }
 
 func share(m map[string]string) map[string]string {
-	return mapOf(mapTable.share(mapHash(mapTable.seed, m),
+	return mapOf(mapTable.share(mapHash(mapTable.seed, m), 0,
 		func(p *byte) bool { return maps.Equal(mapOf(p), m) },
 		func() *byte { return pointerOf(Map(m)) }))
 }

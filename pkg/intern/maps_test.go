@@ -121,14 +121,14 @@ func TestSharedMapHashCollision(t *testing.T) {
 	other := Map(map[string]string{"already": "in the table"})
 	h := mapHash(mapTable.seed, m)
 	mapTable.Lock()
-	mapTable.m[h] = weak.Make(pointerOf(other))
+	mapTable.m[h] = weakEntry[byte]{p: weak.Make(pointerOf(other))}
 	mapTable.Unlock()
 	got := SharedMap(clone(m))
 	if !maps.Equal(got, m) {
 		t.Errorf("SharedMap(%v) = %v on a hash collision", m, got)
 	}
 	mapTable.Lock()
-	kept := mapTable.m[h].Value() == pointerOf(other)
+	kept := mapTable.m[h].p.Value() == pointerOf(other)
 	mapTable.Unlock()
 	if !kept {
 		t.Error("a colliding map took the place of a live one")
@@ -186,8 +186,8 @@ func TestSharedMapDropsWhatNoOneHolds(t *testing.T) {
 	mapTable.Lock()
 	defer mapTable.Unlock()
 	live := 0
-	for _, p := range mapTable.m {
-		if p.Value() != nil {
+	for _, e := range mapTable.m {
+		if e.p.Value() != nil {
 			live++
 		}
 	}
