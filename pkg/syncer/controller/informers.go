@@ -286,7 +286,7 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		panic(err)
 	}
 	s.written = map[cache.SharedIndexInformer]*Written{}
-	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs, s.HostRouteAdvertisements, s.HostGroups} {
+	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs, s.HostRouteAdvertisements, s.HostGroups, s.HostFlowSchemas} {
 		w, err := NewWritten(inf)
 		if err != nil {
 			panic(err) // only fails once stopped

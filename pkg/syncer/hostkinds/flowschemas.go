@@ -18,6 +18,7 @@ func newFlowSchemas(s *controller.Sources) controller.HostKind[*flowcontrolv1.Fl
 	return controller.HostKind[*flowcontrolv1.FlowSchema]{
 		Kind:     "FlowSchema",
 		Informer: s.HostFlowSchemas,
+		Written:  s.WrittenOf(s.HostFlowSchemas),
 		Create: func(ctx context.Context, obj *flowcontrolv1.FlowSchema) (*flowcontrolv1.FlowSchema, error) {
 			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},

@@ -1,0 +1,161 @@
+package hostkinds_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	clienttesting "k8s.io/client-go/testing"
+
+	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/hostnames"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller"
+	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
+	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
+	"tenant.io/tenant-apiserver/pkg/syncer/onboarding"
+)
+
+// heldWatch passes its source's events on one at a time, as the test lets
+// them through: an informer that lags behind the host by as many events
+// as the test holds back.
+type heldWatch struct {
+	src    watch.Interface
+	out    chan watch.Event
+	pass   chan struct{}
+	stop   chan struct{}
+	closed sync.Once
+}
+
+func (w *heldWatch) run() {
+	defer close(w.out)
+	for ev := range w.src.ResultChan() {
+		select {
+		case <-w.pass:
+		case <-w.stop:
+			return
+		}
+		select {
+		case w.out <- ev:
+		case <-w.stop:
+			return
+		}
+	}
+}
+
+func (w *heldWatch) ResultChan() <-chan watch.Event { return w.out }
+func (w *heldWatch) Stop() {
+	w.closed.Do(func() { close(w.stop); w.src.Stop() })
+}
+
+// TestRewrittenKindsKeepWhatTheyWrote: a FlowSchema the syncer changes
+// twice before its informer shows the first change is changed on the
+// version the syncer wrote, not the informer's older one. The host
+// answers an update on a stale resourceVersion 409, as kube-apiserver
+// does; without what the syncer wrote, each such change failed and was
+// retried.
+func TestRewrittenKindsKeepWhatTheyWrote(t *testing.T) {
+	gvr := flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")
+	pass := make(chan struct{})
+	src, _ := controllertest.NewSources(t, func(_ *controller.HostClients, f *controllertest.Fakes) {
+		var mu sync.Mutex
+		version := 0
+		stamp := func(obj runtime.Object) {
+			version++
+			m, _ := meta.Accessor(obj)
+			m.SetResourceVersion(strconv.Itoa(version))
+		}
+		f.Kube.PrependReactor("create", "flowschemas", func(a clienttesting.Action) (bool, runtime.Object, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			stamp(a.(clienttesting.CreateAction).GetObject())
+			return false, nil, nil
+		})
+		f.Kube.PrependReactor("update", "flowschemas", func(a clienttesting.Action) (bool, runtime.Object, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			obj := a.(clienttesting.UpdateAction).GetObject()
+			m, _ := meta.Accessor(obj)
+			have, err := f.Kube.Tracker().Get(gvr, "", m.GetName())
+			if err != nil {
+				return true, nil, err
+			}
+			hm, _ := meta.Accessor(have)
+			if hm.GetResourceVersion() != m.GetResourceVersion() {
+				return true, nil, apierrors.NewConflict(gvr.GroupResource(), m.GetName(),
+					errStale{have: hm.GetResourceVersion(), sent: m.GetResourceVersion()})
+			}
+			stamp(obj)
+			return false, nil, nil
+		})
+		f.Kube.PrependWatchReactor("flowschemas", func(a clienttesting.Action) (bool, watch.Interface, error) {
+			inner, err := f.Kube.Tracker().Watch(gvr, "")
+			if err != nil {
+				return true, nil, err
+			}
+			w := &heldWatch{src: inner, out: make(chan watch.Event), pass: pass, stop: make(chan struct{})}
+			go w.run()
+			return true, w, nil
+		})
+	})
+	kind := hostkinds.New(src).FlowSchemas
+	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
+	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, OwnerUID: tn.UID}
+	ctx := context.Background()
+	cachedVersion := func() string {
+		obj, exists, _ := src.HostFlowSchemas.GetStore().GetByKey(onboarding.FlowSchemaName(tn.Name))
+		if !exists {
+			return ""
+		}
+		return obj.(*flowcontrolv1.FlowSchema).ResourceVersion
+	}
+	ensure := func(hostNamespaces ...string) *flowcontrolv1.FlowSchema {
+		t.Helper()
+		got, err := kind.Ensure(ctx, onboarding.FlowSchema(tn, hostNamespaces), marks)
+		if err != nil {
+			t.Fatalf("ensure with host namespaces %q: %v", hostNamespaces, err)
+		}
+		if !got.Synced {
+			t.Fatalf("ensure with host namespaces %q: not synced: %s", hostNamespaces, got.Message)
+		}
+		return got.Obj
+	}
+
+	created := ensure("t-acme-default")
+	pass <- struct{}{} // the informer shows the create, and nothing after it
+	controllertest.Eventually(t, "the informer shows the created FlowSchema", func() bool { return cachedVersion() == created.ResourceVersion })
+
+	first := ensure("t-acme-default", "t-acme-web")
+	if first.ResourceVersion == created.ResourceVersion {
+		t.Fatalf("adding a host namespace did not update the FlowSchema (version %s)", first.ResourceVersion)
+	}
+	second := ensure("t-acme-default", "t-acme-web", "t-acme-db")
+	if second.ResourceVersion == first.ResourceVersion {
+		t.Fatalf("adding a second host namespace did not update the FlowSchema (version %s)", second.ResourceVersion)
+	}
+	if got := cachedVersion(); got != created.ResourceVersion {
+		t.Fatalf("the informer shows version %s; the test holds it at the create's, %s", got, created.ResourceVersion)
+	}
+	if n := len(second.Spec.Rules[0].Subjects); n != 3+2 { // three host namespaces' service accounts, two host groups
+		t.Errorf("the FlowSchema names %d subjects, want 5", n)
+	}
+	// Once the informer shows the updates, Ensure finds nothing to write.
+	pass <- struct{}{}
+	pass <- struct{}{}
+	controllertest.Eventually(t, "the informer shows the last update", func() bool { return cachedVersion() == second.ResourceVersion })
+	if again := ensure("t-acme-default", "t-acme-web", "t-acme-db"); again.ResourceVersion != second.ResourceVersion {
+		t.Errorf("an unchanged FlowSchema was written again: version %s, want %s", again.ResourceVersion, second.ResourceVersion)
+	}
+}
+
+type errStale struct{ have, sent string }
+
+func (e errStale) Error() string {
+	return "the object has been modified (resourceVersion " + e.have + ", the update sent " + e.sent + ")"
+}
