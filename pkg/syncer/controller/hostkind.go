@@ -129,10 +129,7 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 			"%s %s was changed on the host where it cannot be repaired and is being replaced", k.Kind, key)}, nil
 	}
 	if !k.Matches(have, want) || !marks.On(have) {
-		repaired := k.Repair(have, want)
-		marks.Apply(repaired)
-		updated, err := k.Update(ctx, repaired)
-		k.countWriteError(err)
+		updated, err := k.repair(ctx, have, want, marks)
 		if err != nil {
 			return none, err
 		}
@@ -141,6 +138,35 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 		have = updated
 	}
 	return Ensured[T]{Synced: true, Obj: have}, nil
+}
+
+// repair updates have to match want. An update answered 409 was made on a
+// version someone else has since changed (a host controller writing its
+// status right after the create, before the informer showed either): the
+// object is read again and repaired on the host's latest, once, if it is
+// still ours to repair that way.
+func (k HostKind[T]) repair(ctx context.Context, have, want T, marks hostnames.Marks) (T, error) {
+	repaired := k.Repair(have, want)
+	marks.Apply(repaired)
+	updated, err := k.Update(ctx, repaired)
+	if !apierrors.IsConflict(err) {
+		k.countWriteError(err)
+		return updated, err
+	}
+	latest, gerr := k.Get(ctx, want.GetNamespace(), want.GetName())
+	if gerr != nil || latest.GetUID() != have.GetUID() || latest.GetDeletionTimestamp() != nil ||
+		(k.Replace != nil && k.Replace(latest, want)) {
+		k.countWriteError(err)
+		return updated, err // gone, replaced or going: the next reconcile sees which
+	}
+	if k.Matches(latest, want) && marks.On(latest) {
+		return latest, nil
+	}
+	repaired = k.Repair(latest, want)
+	marks.Apply(repaired)
+	updated, err = k.Update(ctx, repaired)
+	k.countWriteError(err)
+	return updated, err
 }
 
 // Remove deletes the host object namespace/name if it carries owner's

@@ -54,16 +54,13 @@ func (w *heldWatch) Stop() {
 	w.closed.Do(func() { close(w.stop); w.src.Stop() })
 }
 
-// TestRewrittenKindsKeepWhatTheyWrote: a FlowSchema the syncer changes
-// twice before its informer shows the first change is changed on the
-// version the syncer wrote, not the informer's older one. The host
-// answers an update on a stale resourceVersion 409, as kube-apiserver
-// does; without what the syncer wrote, each such change failed and was
-// retried.
-func TestRewrittenKindsKeepWhatTheyWrote(t *testing.T) {
+// laggingHost returns Sources whose FlowSchema informer shows an event
+// only once the test sends on pass, over a fake host that answers an
+// update on a stale resourceVersion 409, as kube-apiserver does.
+func laggingHost(t *testing.T) (src *controller.Sources, f *controllertest.Fakes, pass chan struct{}) {
 	gvr := flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")
-	pass := make(chan struct{})
-	src, _ := controllertest.NewSources(t, func(_ *controller.HostClients, f *controllertest.Fakes) {
+	pass = make(chan struct{})
+	src, f = controllertest.NewSources(t, func(_ *controller.HostClients, f *controllertest.Fakes) {
 		var mu sync.Mutex
 		version := 0
 		stamp := func(obj runtime.Object) {
@@ -104,6 +101,17 @@ func TestRewrittenKindsKeepWhatTheyWrote(t *testing.T) {
 			return true, w, nil
 		})
 	})
+	return src, f, pass
+}
+
+// TestRewrittenKindsKeepWhatTheyWrote: a FlowSchema the syncer changes
+// twice before its informer shows the first change is changed on the
+// version the syncer wrote, not the informer's older one. The host
+// answers an update on a stale resourceVersion 409, as kube-apiserver
+// does; without what the syncer wrote, each such change failed and was
+// retried.
+func TestRewrittenKindsKeepWhatTheyWrote(t *testing.T) {
+	src, _, pass := laggingHost(t)
 	kind := hostkinds.New(src).FlowSchemas
 	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
 	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, OwnerUID: tn.UID}
@@ -158,4 +166,53 @@ type errStale struct{ have, sent string }
 
 func (e errStale) Error() string {
 	return "the object has been modified (resourceVersion " + e.have + ", the update sent " + e.sent + ")"
+}
+
+// TestEnsureRepairsOnTheHostsLatest: a FlowSchema someone else changed
+// after the version the informer shows (API Priority and Fairness writing
+// its status right after the create) is repaired on the host's latest
+// version, keeping that change, instead of failing on a 409.
+func TestEnsureRepairsOnTheHostsLatest(t *testing.T) {
+	src, f, pass := laggingHost(t)
+	kind := hostkinds.New(src).FlowSchemas
+	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
+	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, OwnerUID: tn.UID}
+	ctx := context.Background()
+	api := f.Kube.FlowcontrolV1().FlowSchemas()
+
+	got, err := kind.Ensure(ctx, onboarding.FlowSchema(tn, []string{"t-acme-default"}), marks)
+	if err != nil || !got.Synced {
+		t.Fatalf("create: %v %+v", err, got)
+	}
+	pass <- struct{}{}
+	controllertest.Eventually(t, "the informer shows the created FlowSchema", func() bool {
+		obj, exists, _ := src.HostFlowSchemas.GetStore().GetByKey(onboarding.FlowSchemaName(tn.Name))
+		return exists && obj.(*flowcontrolv1.FlowSchema).ResourceVersion == got.Obj.ResourceVersion
+	})
+
+	// The host's controller writes status; the informer does not show it.
+	fs := got.Obj.DeepCopy()
+	fs.Status.Conditions = []flowcontrolv1.FlowSchemaCondition{{Type: flowcontrolv1.FlowSchemaConditionDangling, Status: flowcontrolv1.ConditionFalse, Reason: "Found"}}
+	withStatus, err := api.UpdateStatus(ctx, fs, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	changed, err := kind.Ensure(ctx, onboarding.FlowSchema(tn, []string{"t-acme-default", "t-acme-web"}), marks)
+	if err != nil {
+		t.Fatalf("a change on the informer's older version: %v", err)
+	}
+	if !changed.Synced || changed.Obj.ResourceVersion == withStatus.ResourceVersion {
+		t.Fatalf("the FlowSchema was not changed: synced %v, version %s (the status write's %s)", changed.Synced, changed.Obj.ResourceVersion, withStatus.ResourceVersion)
+	}
+	onHost, err := api.Get(ctx, onboarding.FlowSchemaName(tn.Name), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(onHost.Spec.Rules[0].Subjects); n != 2+2 {
+		t.Errorf("the FlowSchema on the host names %d subjects, want 4 (two host namespaces, two host groups)", n)
+	}
+	if len(onHost.Status.Conditions) != 1 || onHost.Status.Conditions[0].Reason != "Found" {
+		t.Errorf("the host's status was lost: %+v", onHost.Status.Conditions)
+	}
 }
