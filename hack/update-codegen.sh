@@ -7,7 +7,12 @@ set -o errexit -o nounset -o pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "${ROOT}"
 MODULE=tenant.io/tenant-apiserver
-CODEGEN_PKG=${CODEGEN_PKG:-$(go list -m -f '{{.Dir}}' k8s.io/code-generator)}
+if [[ -z "${CODEGEN_PKG:-}" ]]; then
+  # go list -m names no directory for a module not yet in the module
+  # cache (a fresh machine): fetch the pinned version first.
+  go mod download k8s.io/code-generator
+  CODEGEN_PKG=$(go list -m -f '{{.Dir}}' k8s.io/code-generator)
+fi
 OUT=${CODEGEN_OUTPUT_ROOT:-${ROOT}}
 BOILERPLATE="${ROOT}/hack/boilerplate.go.txt"
 
