@@ -286,7 +286,8 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		panic(err)
 	}
 	s.written = map[cache.SharedIndexInformer]*Written{}
-	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs, s.HostRouteAdvertisements, s.HostGroups, s.HostFlowSchemas} {
+	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs, s.HostRouteAdvertisements, s.HostGroups, s.HostFlowSchemas,
+		s.HostResourceQuotas, s.HostLimitRanges, s.HostFRRConfigurations, s.HostClusterNetworkConnects} {
 		w, err := NewWritten(inf)
 		if err != nil {
 			panic(err) // only fails once stopped
@@ -315,6 +316,11 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		if err := inf.SetTransform(hostapi.Compact); err != nil {
 			panic(err)
 		}
+		w, err := NewWritten(inf)
+		if err != nil {
+			panic(err) // only fails once stopped
+		}
+		s.written[inf] = w
 		s.HostMetalLB[gvr] = inf
 	}
 	return s

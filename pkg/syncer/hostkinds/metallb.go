@@ -46,6 +46,7 @@ func dynamicKind(s *controller.Sources, gvr schema.GroupVersionResource, kind st
 	return controller.HostKind[*unstructured.Unstructured]{
 		Kind:     kind,
 		Informer: informer,
+		Written:  s.WrittenOf(informer),
 		Create: func(ctx context.Context, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
 			return client.Namespace(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},

@@ -23,11 +23,12 @@ type typedClient[T controller.HostObject] interface {
 // namespacedKind is the controller.HostKind of a namespaced kind written through its
 // typed client; the object matches when spec(have) is spec(want), and is
 // repaired by copying want's spec.
-func namespacedKind[T controller.HostObject, S any](kind string, inf cache.SharedIndexInformer, client func(ns string) typedClient[T],
+func namespacedKind[T controller.HostObject, S any](s *controller.Sources, kind string, inf cache.SharedIndexInformer, client func(ns string) typedClient[T],
 	spec func(T) *S, deepCopy func(T) T) controller.HostKind[T] {
 	return controller.HostKind[T]{
 		Kind:     kind,
 		Informer: inf,
+		Written:  s.WrittenOf(inf),
 		Create: func(ctx context.Context, obj T) (T, error) {
 			return client(obj.GetNamespace()).Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},
@@ -52,7 +53,7 @@ func namespacedKind[T controller.HostObject, S any](kind string, inf cache.Share
 // newResourceQuotas is the host kind of the ResourceQuota of each host
 // namespace: its share of the tenant's compute quota.
 func newResourceQuotas(s *controller.Sources) controller.HostKind[*corev1.ResourceQuota] {
-	return namespacedKind("ResourceQuota", s.HostResourceQuotas,
+	return namespacedKind(s, "ResourceQuota", s.HostResourceQuotas,
 		func(ns string) typedClient[*corev1.ResourceQuota] { return s.Host.CoreV1().ResourceQuotas(ns) },
 		func(o *corev1.ResourceQuota) *corev1.ResourceQuotaSpec { return &o.Spec },
 		(*corev1.ResourceQuota).DeepCopy)
@@ -61,7 +62,7 @@ func newResourceQuotas(s *controller.Sources) controller.HostKind[*corev1.Resour
 // newLimitRanges is the host kind of the LimitRange of each host namespace:
 // the container defaults that make every pod count against the quota.
 func newLimitRanges(s *controller.Sources) controller.HostKind[*corev1.LimitRange] {
-	return namespacedKind("LimitRange", s.HostLimitRanges,
+	return namespacedKind(s, "LimitRange", s.HostLimitRanges,
 		func(ns string) typedClient[*corev1.LimitRange] { return s.Host.CoreV1().LimitRanges(ns) },
 		func(o *corev1.LimitRange) *corev1.LimitRangeSpec { return &o.Spec },
 		(*corev1.LimitRange).DeepCopy)
