@@ -154,13 +154,13 @@ func (k HostKind[T]) repair(ctx context.Context, have, want T, marks hostnames.M
 		return updated, err
 	}
 	latest, gerr := k.Get(ctx, want.GetNamespace(), want.GetName())
-	if gerr != nil || latest.GetUID() != have.GetUID() || latest.GetDeletionTimestamp() != nil ||
-		(k.Replace != nil && k.Replace(latest, want)) {
+	if gerr != nil || latest.GetUID() != have.GetUID() || !hostnames.OwnedBy(latest, marks.OwnerUID) ||
+		latest.GetDeletionTimestamp() != nil || (k.Replace != nil && k.Replace(latest, want)) {
 		k.countWriteError(err)
-		return updated, err // gone, replaced or going: the next reconcile sees which
+		return updated, err // gone, replaced, going or no longer ours: the next reconcile sees which
 	}
 	if k.Matches(latest, want) && marks.On(latest) {
-		return latest, nil
+		return latest, nil // someone else's change made it match
 	}
 	repaired = k.Repair(latest, want)
 	marks.Apply(repaired)

@@ -216,3 +216,44 @@ func TestEnsureRepairsOnTheHostsLatest(t *testing.T) {
 		t.Errorf("the host's status was lost: %+v", onHost.Status.Conditions)
 	}
 }
+
+// TestEnsureLeavesTheHostsLatestWhenNotOurs: a FlowSchema whose owner
+// annotation someone changed after the version the informer shows is not
+// repaired on the host's latest: the update's 409 stands, nothing is
+// written, and the next reconcile, on the informer's view of it, decides.
+func TestEnsureLeavesTheHostsLatestWhenNotOurs(t *testing.T) {
+	src, f, pass := laggingHost(t)
+	kind := hostkinds.New(src).FlowSchemas
+	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
+	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, OwnerUID: tn.UID}
+	ctx := context.Background()
+	api := f.Kube.FlowcontrolV1().FlowSchemas()
+
+	got, err := kind.Ensure(ctx, onboarding.FlowSchema(tn, []string{"t-acme-default"}), marks)
+	if err != nil || !got.Synced {
+		t.Fatalf("create: %v %+v", err, got)
+	}
+	pass <- struct{}{}
+	controllertest.Eventually(t, "the informer shows the created FlowSchema", func() bool {
+		obj, exists, _ := src.HostFlowSchemas.GetStore().GetByKey(onboarding.FlowSchemaName(tn.Name))
+		return exists && obj.(*flowcontrolv1.FlowSchema).ResourceVersion == got.Obj.ResourceVersion
+	})
+	taken := got.Obj.DeepCopy()
+	taken.Annotations[hostnames.OwnerUIDAnnotation] = "someone-else"
+	taken, err = api.Update(ctx, taken, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = kind.Ensure(ctx, onboarding.FlowSchema(tn, []string{"t-acme-default", "t-acme-web"}), marks)
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("a change on a FlowSchema someone else took since: %v, want the update's 409", err)
+	}
+	onHost, err := api.Get(ctx, onboarding.FlowSchemaName(tn.Name), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if onHost.ResourceVersion != taken.ResourceVersion || onHost.Annotations[hostnames.OwnerUIDAnnotation] != "someone-else" {
+		t.Errorf("the FlowSchema was written: version %s (want %s), owner %q", onHost.ResourceVersion, taken.ResourceVersion, onHost.Annotations[hostnames.OwnerUIDAnnotation])
+	}
+}
