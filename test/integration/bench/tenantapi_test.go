@@ -477,8 +477,9 @@ func (ws *watchSet) stop() {
 }
 
 // syncerWork reads, from tenant-apiserver's metrics, the syncer's work so
-// far: reconciles and queue adds by controller, and the host health
-// probe's changes of reachability.
+// far: reconciles (and those that failed) and queue adds by controller,
+// failed host writes by kind, and the host health probe's changes of
+// reachability.
 func syncerWork(ctx context.Context, b *testing.B, s *stack.Stack) map[string]float64 {
 	metrics, err := s.TenantMetrics(ctx)
 	if err != nil {
@@ -498,6 +499,11 @@ func syncerWork(ctx context.Context, b *testing.B, s *stack.Stack) map[string]fl
 		switch {
 		case strings.HasPrefix(f[0], "tenant_syncer_reconciles_total{"):
 			key = "reconciles " + labelValue(f[0], "controller")
+			if labelValue(f[0], "result") == "error" {
+				out["failed reconciles "+labelValue(f[0], "controller")] += x
+			}
+		case strings.HasPrefix(f[0], "tenant_syncer_host_write_errors_total{"):
+			key = "host write errors " + labelValue(f[0], "kind")
 		case strings.HasPrefix(f[0], "workqueue_adds_total{"):
 			key = "queue adds " + labelValue(f[0], "name")
 		case strings.HasPrefix(f[0], "tenant_syncer_host_reachability_changes_total{"):
