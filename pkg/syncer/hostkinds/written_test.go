@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
+	flowcontrolclient "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	clienttesting "k8s.io/client-go/testing"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
@@ -168,19 +169,17 @@ func (e errStale) Error() string {
 	return "the object has been modified (resourceVersion " + e.have + ", the update sent " + e.sent + ")"
 }
 
-// TestEnsureRepairsOnTheHostsLatest: a FlowSchema someone else changed
-// after the version the informer shows (API Priority and Fairness writing
-// its status right after the create) is repaired on the host's latest
-// version, keeping that change, instead of failing on a 409.
-func TestEnsureRepairsOnTheHostsLatest(t *testing.T) {
+// createdAndSeen makes tenant acme's FlowSchema through its host kind over
+// laggingHost, and lets the informer show that create and nothing after
+// it.
+func createdAndSeen(t *testing.T) (controller.HostKind[*flowcontrolv1.FlowSchema], flowcontrolclient.FlowSchemaInterface,
+	*tenant.Tenant, hostnames.Marks, *flowcontrolv1.FlowSchema) {
+	t.Helper()
 	src, f, pass := laggingHost(t)
 	kind := hostkinds.New(src).FlowSchemas
 	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
 	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, OwnerUID: tn.UID}
-	ctx := context.Background()
-	api := f.Kube.FlowcontrolV1().FlowSchemas()
-
-	got, err := kind.Ensure(ctx, onboarding.FlowSchema(tn, []string{"t-acme-default"}), marks)
+	got, err := kind.Ensure(context.Background(), onboarding.FlowSchema(tn, []string{"t-acme-default"}), marks)
 	if err != nil || !got.Synced {
 		t.Fatalf("create: %v %+v", err, got)
 	}
@@ -189,9 +188,19 @@ func TestEnsureRepairsOnTheHostsLatest(t *testing.T) {
 		obj, exists, _ := src.HostFlowSchemas.GetStore().GetByKey(onboarding.FlowSchemaName(tn.Name))
 		return exists && obj.(*flowcontrolv1.FlowSchema).ResourceVersion == got.Obj.ResourceVersion
 	})
+	return kind, f.Kube.FlowcontrolV1().FlowSchemas(), tn, marks, got.Obj
+}
+
+// TestEnsureRepairsOnTheHostsLatest: a FlowSchema someone else changed
+// after the version the informer shows (API Priority and Fairness writing
+// its status right after the create) is repaired on the host's latest
+// version, keeping that change, instead of failing on a 409.
+func TestEnsureRepairsOnTheHostsLatest(t *testing.T) {
+	ctx := context.Background()
+	kind, api, tn, marks, created := createdAndSeen(t)
 
 	// The host's controller writes status; the informer does not show it.
-	fs := got.Obj.DeepCopy()
+	fs := created.DeepCopy()
 	fs.Status.Conditions = []flowcontrolv1.FlowSchemaCondition{{Type: flowcontrolv1.FlowSchemaConditionDangling, Status: flowcontrolv1.ConditionFalse, Reason: "Found"}}
 	withStatus, err := api.UpdateStatus(ctx, fs, metav1.UpdateOptions{})
 	if err != nil {
@@ -222,25 +231,11 @@ func TestEnsureRepairsOnTheHostsLatest(t *testing.T) {
 // repaired on the host's latest: the update's 409 stands, nothing is
 // written, and the next reconcile, on the informer's view of it, decides.
 func TestEnsureLeavesTheHostsLatestWhenNotOurs(t *testing.T) {
-	src, f, pass := laggingHost(t)
-	kind := hostkinds.New(src).FlowSchemas
-	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
-	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, OwnerUID: tn.UID}
 	ctx := context.Background()
-	api := f.Kube.FlowcontrolV1().FlowSchemas()
-
-	got, err := kind.Ensure(ctx, onboarding.FlowSchema(tn, []string{"t-acme-default"}), marks)
-	if err != nil || !got.Synced {
-		t.Fatalf("create: %v %+v", err, got)
-	}
-	pass <- struct{}{}
-	controllertest.Eventually(t, "the informer shows the created FlowSchema", func() bool {
-		obj, exists, _ := src.HostFlowSchemas.GetStore().GetByKey(onboarding.FlowSchemaName(tn.Name))
-		return exists && obj.(*flowcontrolv1.FlowSchema).ResourceVersion == got.Obj.ResourceVersion
-	})
-	taken := got.Obj.DeepCopy()
+	kind, api, tn, marks, created := createdAndSeen(t)
+	taken := created.DeepCopy()
 	taken.Annotations[hostnames.OwnerUIDAnnotation] = "someone-else"
-	taken, err = api.Update(ctx, taken, metav1.UpdateOptions{})
+	taken, err := api.Update(ctx, taken, metav1.UpdateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
