@@ -44,6 +44,22 @@ func storedNamespaceOf(t, i int) *tenant.Namespace {
 		hostnames.ChangedAtAnnotation: fmt.Sprintf("2026-11-26T04:%02d:%02d.%06dZ", i%60, t%60, t*1000+i),
 	}
 	ns.Status.HostNamespace = fmt.Sprintf("t-acme-%04d-team-%04d-5kq2x", t, i)
+	// The syncer's messages name the tenant's network, not the host namespace.
+	cudn := fmt.Sprintf("t-%04d-default-8c2d1f0a", t)
+	c := ns.Status.Conditions
+	c[0].Message = "the host namespace and its members RoleBinding match"
+	c[1].Message = "OVN-Kubernetes rendered ClusterUserDefinedNetwork " + cudn + " into the host namespace (its NetworkAttachmentDefinition " + cudn + ")"
+	c[2].Message = c[0].Message
+	return ns
+}
+
+// namingHostNamespace is ns with condition messages that also name its
+// host namespace, each a string of its own.
+func namingHostNamespace(ns *tenant.Namespace) *tenant.Namespace {
+	c := ns.Status.Conditions
+	c[0].Message = "host namespace " + ns.Status.HostNamespace + " and its members RoleBinding match"
+	c[1].Message = strings.Replace(c[1].Message, "(its NetworkAttachmentDefinition ", "(NetworkAttachmentDefinition "+ns.Status.HostNamespace+"/", 1)
+	c[2].Message = c[0].Message
 	return ns
 }
 
@@ -155,18 +171,22 @@ func storedObjects(b *testing.B, codec kruntime.Codec, tenants, perTenant int, o
 
 // BenchmarkStoredNamespaceHeld reports the heap that 10,000 stored tenant
 // Namespaces (1,000 tenants x 10) hold once decoded, as a watch cache
-// holds them: decoded by the plain storage codec, and by StorageCodec.
+// holds them: decoded by the plain storage codec, and by StorageCodec;
+// and by StorageCodec with condition messages that name each Namespace's
+// host namespace, which no two Namespaces share.
 func BenchmarkStoredNamespaceHeld(b *testing.B) {
 	plain := Codecs.LegacyCodec(v1alpha1.SchemeGroupVersion)
 	stored := storedNamespaces(b, plain)
+	named := storedObjects(b, plain, 1000, 10, func(t, i int) kruntime.Object { return namingHostNamespace(storedNamespaceOf(t, i)) })
 	for _, c := range []struct {
-		name  string
-		codec kruntime.Codec
-	}{{"plain", plain}, {"storage-codec", StorageCodec()}} {
+		name   string
+		codec  kruntime.Codec
+		stored [][]byte
+	}{{"plain", plain, stored}, {"storage-codec", StorageCodec(), stored}, {"storage-codec-messages-naming-host-namespace", StorageCodec(), named}} {
 		b.Run(c.name, func(b *testing.B) {
 			interntest.Held(b, func() []kruntime.Object {
-				cache := make([]kruntime.Object, 0, len(stored))
-				for _, data := range stored {
+				cache := make([]kruntime.Object, 0, len(c.stored))
+				for _, data := range c.stored {
 					obj, err := kruntime.Decode(c.codec, data)
 					if err != nil {
 						b.Fatal(err)

@@ -187,19 +187,24 @@ const (
 // attachment is the NetworkAttached condition (without its generation) of
 // a Namespace whose host namespace hostName is to be attached to host
 // network cudn, when the host namespace is synced or not.
+//
+// Its messages, like HostSynced's, name what every Namespace of the tenant
+// on that Network shares, never the host namespace (status.hostNamespace
+// names it; OVN-Kubernetes' attachment there is named after the network):
+// the storage codec interns condition messages, so that the watch cache
+// holds one copy of them for all those Namespaces instead of one for each.
 func (c *Controller) attachment(synced bool, hostName, cudn string) metav1.Condition {
-	nad := "NetworkAttachmentDefinition " + hostName + "/" + cudn
 	switch {
 	case !synced:
 		return metav1.Condition{Type: tenant.ConditionNetworkAttached, Status: metav1.ConditionUnknown, Reason: ReasonHostNamespacePending,
 			Message: "the host namespace is not synced"}
 	case c.src.Attached(hostName, cudn):
 		return metav1.Condition{Type: tenant.ConditionNetworkAttached, Status: metav1.ConditionTrue, Reason: ReasonAttached,
-			Message: "OVN-Kubernetes rendered ClusterUserDefinedNetwork " + cudn + " into the host namespace (" + nad + ")"}
+			Message: "OVN-Kubernetes rendered ClusterUserDefinedNetwork " + cudn + " into the host namespace (its NetworkAttachmentDefinition " + cudn + ")"}
 	}
 	return metav1.Condition{Type: tenant.ConditionNetworkAttached, Status: metav1.ConditionFalse, Reason: ReasonAttachmentPending,
-		Message: "OVN-Kubernetes has not rendered ClusterUserDefinedNetwork " + cudn + " into the host namespace yet (no " + nad +
-			"): no pod of the namespace can start until it has"}
+		Message: "OVN-Kubernetes has not rendered ClusterUserDefinedNetwork " + cudn + " into the host namespace yet (no NetworkAttachmentDefinition " + cudn +
+			" there): no pod of the namespace can start until it has"}
 }
 
 // statusProbe is the copy of ns that a status is tried on first: no deep
@@ -221,7 +226,7 @@ func (c *Controller) setStatus(t *tenant.Tenant, _ queue.Key, ns *tenant.Namespa
 	hostName := hostnames.Namespace(t.Name, t.UID, ns.Name)
 	reason, message := out.Reason, out.Message
 	if out.Synced {
-		reason, message = controller.ReasonSynced, "host namespace "+hostName+" and its members RoleBinding match"
+		reason, message = controller.ReasonSynced, "the host namespace and its members RoleBinding match"
 		switch {
 		case len(t.Spec.Quota.Compute) > 0:
 			message += ", and its quota share and container defaults"

@@ -185,14 +185,16 @@ func TestReconcileNetworkAttached(t *testing.T) {
 		t.Fatalf("conditions %+v, want HostSynced", conditions())
 	}
 	want("synced, nothing rendered", metav1.ConditionFalse, metav1.ConditionFalse, ReasonNetworkNotAttached)
-	if r := meta.FindStatusCondition(conditions(), tenant.ConditionReady); !strings.Contains(r.Message, hostName+"/"+cudn) {
-		t.Errorf("Ready message %q does not name the NetworkAttachmentDefinition %s/%s", r.Message, hostName, cudn)
+	if r := meta.FindStatusCondition(conditions(), tenant.ConditionReady); !strings.Contains(r.Message, "NetworkAttachmentDefinition "+cudn) {
+		t.Errorf("Ready message %q does not name the NetworkAttachmentDefinition %s", r.Message, cudn)
 	}
+	sharedMessages(t, "synced, nothing rendered", conditions(), hostName)
 
 	controllertest.Render(t, fakes, hostName, cudn)
 	controllertest.Eventually(t, "the informer has the attachment", func() bool { return src.Attached(hostName, cudn) })
 	reconcile("reconcile once rendered")
 	want("rendered", metav1.ConditionTrue, metav1.ConditionTrue, controller.ReasonSynced)
+	sharedMessages(t, "rendered", conditions(), hostName)
 
 	if err := fakes.Metadata.Resource(controller.NetworkAttachmentDefinitions).Namespace(hostName).Delete(ctx, cudn, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
@@ -200,6 +202,19 @@ func TestReconcileNetworkAttached(t *testing.T) {
 	controllertest.Eventually(t, "the informer saw the attachment go", func() bool { return !src.Attached(hostName, cudn) })
 	reconcile("reconcile once the rendering is gone")
 	want("rendering gone", metav1.ConditionFalse, metav1.ConditionFalse, ReasonNetworkNotAttached)
+}
+
+// sharedMessages fails t when a condition message names the host
+// namespace: status.hostNamespace names it, and messages that name only
+// what a tenant's Namespaces on one Network share are one string in the
+// watch cache for all of them (the storage codec interns them).
+func sharedMessages(t *testing.T, what string, conditions []metav1.Condition, hostName string) {
+	t.Helper()
+	for _, c := range conditions {
+		if strings.Contains(c.Message, hostName) {
+			t.Errorf("%s: %s message %q names the host namespace %s", what, c.Type, c.Message, hostName)
+		}
+	}
 }
 
 // TestReconcileNetworkAttachedUnknown: with its host namespace's name
