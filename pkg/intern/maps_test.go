@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unsafe"
 	"weak"
+
+	"tenant.io/tenant-apiserver/pkg/intern/interntest"
 )
 
 // clone returns a map equal to m in allocations of its own, keys and
@@ -233,3 +235,28 @@ func keyOf(m map[string]string, k string) string {
 }
 
 func sameString(x, y string) bool { return unsafe.StringData(x) == unsafe.StringData(y) }
+
+// BenchmarkLabelMapHeld reports the heap a label map of n entries holds,
+// its keys and values shared (interned): the map alone. Up to 8 entries
+// fit in one group of slots; a ninth makes it a table of two.
+func BenchmarkLabelMapHeld(b *testing.B) {
+	keys := make([]string, 12)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("tenant.io/mark-%d", i)
+	}
+	for _, n := range []int{2, 5, 8, 9, 11} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			interntest.Held(b, func() []map[string]string {
+				maps := make([]map[string]string, 10000)
+				for i := range maps {
+					m := make(map[string]string)
+					for _, k := range keys[:n] {
+						m[k] = k
+					}
+					maps[i] = m
+				}
+				return maps
+			})
+		})
+	}
+}
