@@ -129,44 +129,47 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 			"%s %s was changed on the host where it cannot be repaired and is being replaced", k.Kind, key)}, nil
 	}
 	if !k.Matches(have, want) || !marks.On(have) {
-		updated, err := k.repair(ctx, have, want, marks)
+		updated, wrote, err := k.repair(ctx, have, want, marks)
 		if err != nil {
 			return none, err
 		}
-		k.Written.put(updated)
-		klog.FromContext(ctx).Info("Repaired host object", "kind", k.Kind, "object", key)
+		k.Written.put(updated) // written, or the host's latest read for the retry: newer than the informer's
+		if wrote {
+			klog.FromContext(ctx).Info("Repaired host object", "kind", k.Kind, "object", key)
+		}
 		have = updated
 	}
 	return Ensured[T]{Synced: true, Obj: have}, nil
 }
 
-// repair updates have to match want. An update answered 409 was made on a
-// version someone else has since changed (a host controller writing its
-// status right after the create, before the informer showed either): the
-// object is read again and repaired on the host's latest, once, if it is
-// still ours to repair that way.
-func (k HostKind[T]) repair(ctx context.Context, have, want T, marks hostnames.Marks) (T, error) {
+// repair updates have to match want, and says whether it wrote. An
+// update answered 409 was made on a version someone else has since
+// changed (a host controller writing its status right after the create,
+// before the informer showed either): the object is read again and
+// repaired on the host's latest, once, if it is still ours to repair that
+// way; when the latest already matches, nothing is written.
+func (k HostKind[T]) repair(ctx context.Context, have, want T, marks hostnames.Marks) (T, bool, error) {
 	repaired := k.Repair(have, want)
 	marks.Apply(repaired)
 	updated, err := k.Update(ctx, repaired)
 	if !apierrors.IsConflict(err) {
 		k.countWriteError(err)
-		return updated, err
+		return updated, err == nil, err
 	}
 	latest, gerr := k.Get(ctx, want.GetNamespace(), want.GetName())
 	if gerr != nil || latest.GetUID() != have.GetUID() || !hostnames.OwnedBy(latest, marks.OwnerUID) ||
 		latest.GetDeletionTimestamp() != nil || (k.Replace != nil && k.Replace(latest, want)) {
 		k.countWriteError(err)
-		return updated, err // gone, replaced, going or no longer ours: the next reconcile sees which
+		return updated, false, err // gone, replaced, going or no longer ours: the next reconcile sees which
 	}
 	if k.Matches(latest, want) && marks.On(latest) {
-		return latest, nil // someone else's change made it match
+		return latest, false, nil // someone else's change made it match
 	}
 	repaired = k.Repair(latest, want)
 	marks.Apply(repaired)
 	updated, err = k.Update(ctx, repaired)
 	k.countWriteError(err)
-	return updated, err
+	return updated, err == nil, err
 }
 
 // Remove deletes the host object namespace/name if it carries owner's
