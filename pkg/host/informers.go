@@ -32,12 +32,7 @@ func Compact(obj interface{}) (interface{}, error) {
 	intern.Labels(m)
 	switch o := obj.(type) {
 	case *rbacv1.RoleBinding:
-		for i := range o.Subjects {
-			s := &o.Subjects[i]
-			intern.Strings(&s.Kind, &s.APIGroup, &s.Name, &s.Namespace)
-		}
-		o.Subjects = subjects.Shared(o.Subjects)
-		intern.Strings(&o.RoleRef.APIGroup, &o.RoleRef.Kind, &o.RoleRef.Name)
+		compactRoleBinding(o)
 	case *corev1.Namespace:
 		for i := range o.Spec.Finalizers {
 			f := string(o.Spec.Finalizers[i])
@@ -47,6 +42,17 @@ func Compact(obj interface{}) (interface{}, error) {
 		o.Status.Phase = corev1.NamespacePhase(intern.String(string(o.Status.Phase)))
 	}
 	return obj, nil
+}
+
+// compactRoleBinding interns rb's subjects and role, and makes its
+// subjects the array shared by every RoleBinding of equal subjects.
+func compactRoleBinding(rb *rbacv1.RoleBinding) {
+	for i := range rb.Subjects {
+		s := &rb.Subjects[i]
+		intern.Strings(&s.Kind, &s.APIGroup, &s.Name, &s.Namespace)
+	}
+	rb.Subjects = subjects.Shared(rb.Subjects)
+	intern.Strings(&rb.RoleRef.APIGroup, &rb.RoleRef.Kind, &rb.RoleRef.Name)
 }
 
 var (

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,26 @@ type HostKind[T HostObject] struct {
 	// Written, when set, holds what the syncer wrote that the informer
 	// does not show yet; Ensure reads it before the informer.
 	Written *Written
+	// Held, when set, says that the informer holds only part of each
+	// object (a host.HeldRoleBinding): it makes a T of what is held,
+	// enough for Matches, Replace and the marks, and the fields it does
+	// not hold are empty. Ensure then reads the host's whole object
+	// before it repairs one, so that what the informer does not hold is
+	// written back as the host has it.
+	Held func(obj interface{}) (T, error)
+}
+
+// fromCache returns the T of an object of the informer, or of Written.
+func (k HostKind[T]) fromCache(obj interface{}) (T, error) {
+	if k.Held != nil {
+		return k.Held(obj)
+	}
+	t, ok := obj.(T)
+	if !ok {
+		var none T
+		return none, fmt.Errorf("%s: unexpected %T in the informer", k.Kind, obj)
+	}
+	return t, nil
 }
 
 // Ensured is what Ensure found: the object is ours and matches (Synced,
@@ -77,11 +98,16 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 	}
 	var cached metav1.Object
 	if exists {
-		have = obj.(T)
-		cached = have
+		if have, err = k.fromCache(obj); err != nil {
+			return none, err
+		}
+		cached = obj.(metav1.Object)
 	}
 	if w, ok := k.Written.newer(key, cached); ok {
-		have, exists = w.(T), true
+		if have, err = k.fromCache(w); err != nil {
+			return none, err
+		}
+		exists = true
 	}
 	if !exists {
 		created, err := k.Create(ctx, want)
@@ -147,18 +173,33 @@ func (k HostKind[T]) Ensure(ctx context.Context, want T, marks hostnames.Marks) 
 // changed (a host controller writing its status right after the create,
 // before the informer showed either): the object is read again and
 // repaired on the host's latest, once, if it is still ours to repair that
-// way; when the latest already matches, nothing is written.
+// way; when the latest already matches, nothing is written. A kind whose
+// informer holds part of each object (Held) is read from the host first.
 func (k HostKind[T]) repair(ctx context.Context, have, want T, marks hostnames.Marks) (T, bool, error) {
-	repaired := k.Repair(have, want)
+	base := have
+	if k.Held != nil {
+		latest, stop, err := k.latest(ctx, have, want, marks)
+		if err != nil {
+			return latest, false, err
+		}
+		if stop {
+			return latest, false, Requeue(time.Second, "%s %s changed on the host before it was repaired; it is looked at again",
+				k.Kind, ref(want.GetNamespace(), want.GetName()))
+		}
+		if k.Matches(latest, want) && marks.On(latest) {
+			return latest, false, nil // the host's object matches: the informer is behind
+		}
+		base = latest
+	}
+	repaired := k.Repair(base, want)
 	marks.Apply(repaired)
 	updated, err := k.Update(ctx, repaired)
 	if !apierrors.IsConflict(err) {
 		k.countWriteError(err)
 		return updated, err == nil, err
 	}
-	latest, gerr := k.Get(ctx, want.GetNamespace(), want.GetName())
-	if gerr != nil || latest.GetUID() != have.GetUID() || !hostnames.OwnedBy(latest, marks.OwnerUID) ||
-		latest.GetDeletionTimestamp() != nil || (k.Replace != nil && k.Replace(latest, want)) {
+	latest, stop, gerr := k.latest(ctx, have, want, marks)
+	if stop || gerr != nil {
 		k.countWriteError(err)
 		return updated, false, err // gone, replaced, going or no longer ours: the next reconcile sees which
 	}
@@ -172,6 +213,22 @@ func (k HostKind[T]) repair(ctx context.Context, have, want T, marks hostnames.M
 	return updated, err == nil, err
 }
 
+// latest reads have's object from the host, and says to stop when it is
+// gone, replaced, going, no longer ours or changed where it cannot be
+// repaired: the next reconcile sees which.
+func (k HostKind[T]) latest(ctx context.Context, have, want T, marks hostnames.Marks) (T, bool, error) {
+	latest, err := k.Get(ctx, want.GetNamespace(), want.GetName())
+	if apierrors.IsNotFound(err) {
+		return latest, true, nil
+	}
+	if err != nil {
+		return latest, true, err
+	}
+	stop := latest.GetUID() != have.GetUID() || !hostnames.OwnedBy(latest, marks.OwnerUID) ||
+		latest.GetDeletionTimestamp() != nil || (k.Replace != nil && k.Replace(latest, want))
+	return latest, stop, nil
+}
+
 // Remove deletes the host object namespace/name if it carries owner's
 // marks (owned by owner, or, with owner "", made for a tenant object named
 // as marks says) and is not already going.
@@ -180,7 +237,10 @@ func (k HostKind[T]) Remove(ctx context.Context, namespace, name string, marks h
 	if err != nil || !exists {
 		return false, err
 	}
-	have := obj.(T)
+	have, err := k.fromCache(obj)
+	if err != nil {
+		return false, err
+	}
 	if have.GetDeletionTimestamp() != nil {
 		return false, nil
 	}
@@ -226,5 +286,6 @@ func (k HostKind[T]) Cached(namespace, name string) (T, bool) {
 	if err != nil || !exists {
 		return none, false
 	}
-	return obj.(T), true
+	have, err := k.fromCache(obj)
+	return have, err == nil
 }

@@ -278,7 +278,13 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
-		if err := inf.SetTransform(hostapi.Compact); err != nil {
+		transform := hostapi.Compact
+		if inf == s.HostRoleBindings {
+			// The syncer's members RoleBinding of every host namespace:
+			// only what it compares is kept (hostkinds' RoleBindings).
+			transform = hostapi.HoldRoleBinding
+		}
+		if err := inf.SetTransform(transform); err != nil {
 			panic(err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	flowcontrolclient "k8s.io/client-go/kubernetes/typed/flowcontrol/v1"
 	clienttesting "k8s.io/client-go/testing"
@@ -55,11 +56,10 @@ func (w *heldWatch) Stop() {
 	w.closed.Do(func() { close(w.stop); w.src.Stop() })
 }
 
-// laggingHost returns Sources whose FlowSchema informer shows an event
-// only once the test sends on pass, over a fake host that answers an
-// update on a stale resourceVersion 409, as kube-apiserver does.
-func laggingHost(t *testing.T) (src *controller.Sources, f *controllertest.Fakes, pass chan struct{}) {
-	gvr := flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")
+// laggingHost returns Sources whose informer of gvr shows an event only
+// once the test sends on pass, over a fake host that answers an update of
+// gvr on a stale resourceVersion 409, as kube-apiserver does.
+func laggingHost(t *testing.T, gvr schema.GroupVersionResource) (src *controller.Sources, f *controllertest.Fakes, pass chan struct{}) {
 	pass = make(chan struct{})
 	src, f = controllertest.NewSources(t, func(_ *controller.HostClients, f *controllertest.Fakes) {
 		var mu sync.Mutex
@@ -69,18 +69,18 @@ func laggingHost(t *testing.T) (src *controller.Sources, f *controllertest.Fakes
 			m, _ := meta.Accessor(obj)
 			m.SetResourceVersion(strconv.Itoa(version))
 		}
-		f.Kube.PrependReactor("create", "flowschemas", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		f.Kube.PrependReactor("create", gvr.Resource, func(a clienttesting.Action) (bool, runtime.Object, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			stamp(a.(clienttesting.CreateAction).GetObject())
 			return false, nil, nil
 		})
-		f.Kube.PrependReactor("update", "flowschemas", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		f.Kube.PrependReactor("update", gvr.Resource, func(a clienttesting.Action) (bool, runtime.Object, error) {
 			mu.Lock()
 			defer mu.Unlock()
 			obj := a.(clienttesting.UpdateAction).GetObject()
 			m, _ := meta.Accessor(obj)
-			have, err := f.Kube.Tracker().Get(gvr, "", m.GetName())
+			have, err := f.Kube.Tracker().Get(gvr, m.GetNamespace(), m.GetName())
 			if err != nil {
 				return true, nil, err
 			}
@@ -92,8 +92,8 @@ func laggingHost(t *testing.T) (src *controller.Sources, f *controllertest.Fakes
 			stamp(obj)
 			return false, nil, nil
 		})
-		f.Kube.PrependWatchReactor("flowschemas", func(a clienttesting.Action) (bool, watch.Interface, error) {
-			inner, err := f.Kube.Tracker().Watch(gvr, "")
+		f.Kube.PrependWatchReactor(gvr.Resource, func(a clienttesting.Action) (bool, watch.Interface, error) {
+			inner, err := f.Kube.Tracker().Watch(gvr, a.GetNamespace())
 			if err != nil {
 				return true, nil, err
 			}
@@ -112,7 +112,7 @@ func laggingHost(t *testing.T) (src *controller.Sources, f *controllertest.Fakes
 // does; without what the syncer wrote, each such change failed and was
 // retried.
 func TestRewrittenKindsKeepWhatTheyWrote(t *testing.T) {
-	src, _, pass := laggingHost(t)
+	src, _, pass := laggingHost(t, flowSchemas)
 	kind := hostkinds.New(src).FlowSchemas
 	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
 	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, OwnerUID: tn.UID}
@@ -163,6 +163,8 @@ func TestRewrittenKindsKeepWhatTheyWrote(t *testing.T) {
 	}
 }
 
+var flowSchemas = flowcontrolv1.SchemeGroupVersion.WithResource("flowschemas")
+
 type errStale struct{ have, sent string }
 
 func (e errStale) Error() string {
@@ -175,7 +177,7 @@ func (e errStale) Error() string {
 func createdAndSeen(t *testing.T) (controller.HostKind[*flowcontrolv1.FlowSchema], flowcontrolclient.FlowSchemaInterface,
 	*tenant.Tenant, hostnames.Marks, *flowcontrolv1.FlowSchema) {
 	t.Helper()
-	src, f, pass := laggingHost(t)
+	src, f, pass := laggingHost(t, flowSchemas)
 	kind := hostkinds.New(src).FlowSchemas
 	tn := &tenant.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "acme", UID: "tenant-uid"}}
 	marks := hostnames.Marks{Tenant: tn.Name, TenantUID: tn.UID, OwnerUID: tn.UID}

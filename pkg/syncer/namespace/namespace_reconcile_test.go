@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	hostapi "tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
@@ -72,7 +73,11 @@ func TestReconcileNamespace(t *testing.T) {
 	cachedBinding := func(check func(*rbacv1.RoleBinding) bool) func() bool {
 		return func() bool {
 			obj, exists, _ := src.HostRoleBindings.GetStore().GetByKey(hostName + "/" + hostnames.MembersRoleBinding)
-			return exists && check(obj.(*rbacv1.RoleBinding))
+			if !exists {
+				return false
+			}
+			rb, err := hostapi.HeldRoleBindingOf(obj)
+			return err == nil && check(rb)
 		}
 	}
 
