@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -124,11 +125,18 @@ type HeldMeta struct {
 }
 
 func heldMetaOf(m *metav1.ObjectMeta) HeldMeta {
-	return HeldMeta{
+	h := HeldMeta{
 		namespace: m.Namespace, name: m.Name, uid: m.UID, resourceVersion: m.ResourceVersion,
 		deletionTimestamp: m.DeletionTimestamp,
 		Labels:            PairsOf(m.Labels), Annotations: PairsOf(m.Annotations),
 	}
+	// A namespace's kubernetes.io/metadata.name is its name: one string.
+	for i := 1; i < len(h.Labels.own); i += 2 {
+		if h.Labels.own[i] == h.name {
+			h.Labels.own[i] = h.name
+		}
+	}
+	return h
 }
 
 // objectMeta is what HeldMeta holds as metadata.
@@ -177,6 +185,20 @@ func (h *HeldMeta) SetManagedFields([]metav1.ManagedFieldsEntry) { readOnly("man
 
 var _ metav1.Object = &HeldMeta{}
 
+// Label returns the value of label k ("" when there is none), without
+// making a map.
+func (h *HeldMeta) Label(k string) string {
+	v, _ := h.Labels.Get(k)
+	return v
+}
+
+// Annotation returns the value of annotation k ("" when there is none),
+// without making a map.
+func (h *HeldMeta) Annotation(k string) string {
+	v, _ := h.Annotations.Get(k)
+	return v
+}
+
 // HeldRoleBinding is what the syncer's informer keeps of a host
 // RoleBinding: its metadata as HeldMeta, its subjects (one array for every
 // RoleBinding of equal subjects, as Compact makes them) and its role.
@@ -222,4 +244,44 @@ func HeldRoleBindingOf(obj interface{}) (*rbacv1.RoleBinding, error) {
 // SameShared says whether a and b hold one array of shared entries.
 func SameShared(a, b Pairs) bool {
 	return len(a.shared) > 0 && len(a.shared) == len(b.shared) && &a.shared[0] == &b.shared[0]
+}
+
+// HeldNamespace is what the syncer's informer keeps of a host namespace it
+// made: its metadata as HeldMeta, its finalizers (one array for every
+// namespace of equal finalizers, as Compact makes them) and its phase.
+type HeldNamespace struct {
+	HeldMeta
+	Finalizers []corev1.FinalizerName
+	Phase      corev1.NamespacePhase
+}
+
+// HoldNamespace is the transform of the syncer's informer of host
+// namespaces: a *corev1.Namespace becomes a *HeldNamespace; anything else
+// (a held one, a tombstone) is passed through.
+func HoldNamespace(obj interface{}) (interface{}, error) {
+	ns, ok := obj.(*corev1.Namespace)
+	if !ok {
+		return obj, nil
+	}
+	compactNamespace(ns)
+	return &HeldNamespace{HeldMeta: heldMetaOf(&ns.ObjectMeta), Finalizers: ns.Spec.Finalizers, Phase: ns.Status.Phase}, nil
+}
+
+// Namespace returns the namespace h holds, as far as it holds it: the
+// fields it does not hold are empty. Its finalizers are shared: they must
+// not be written.
+func (h *HeldNamespace) Namespace() *corev1.Namespace {
+	return &corev1.Namespace{ObjectMeta: h.objectMeta(), Spec: corev1.NamespaceSpec{Finalizers: h.Finalizers}, Status: corev1.NamespaceStatus{Phase: h.Phase}}
+}
+
+// HeldNamespaceOf returns obj, a held namespace or a whole one (a
+// syncer's write the informer does not show yet), as a namespace.
+func HeldNamespaceOf(obj interface{}) (*corev1.Namespace, error) {
+	switch o := obj.(type) {
+	case *HeldNamespace:
+		return o.Namespace(), nil
+	case *corev1.Namespace:
+		return o, nil
+	}
+	return nil, fmt.Errorf("host: %T is not a Namespace", obj)
 }

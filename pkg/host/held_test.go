@@ -102,6 +102,52 @@ func TestHoldRoleBinding(t *testing.T) {
 	}()
 }
 
+// TestHoldNamespace: a held namespace reads as the namespace it was made
+// from, in everything it holds; equal finalizers are one array.
+func TestHoldNamespace(t *testing.T) {
+	ns, other := syncedHostNamespace(t, 1, 1), syncedHostNamespace(t, 1, 2)
+	want := ns.DeepCopy()
+	obj, err := host.HoldNamespace(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, ok := obj.(*host.HeldNamespace)
+	if !ok {
+		t.Fatalf("HoldNamespace returned a %T", obj)
+	}
+	if again, err := host.HoldNamespace(held); err != nil || again != obj {
+		t.Errorf("a held namespace is transformed again: %v, %v", again, err)
+	}
+	got, err := host.HeldNamespaceOf(held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != want.Name || got.UID != want.UID || got.ResourceVersion != want.ResourceVersion ||
+		!maps.Equal(got.Labels, want.Labels) || !maps.Equal(got.Annotations, want.Annotations) ||
+		!slices.Equal(got.Spec.Finalizers, want.Spec.Finalizers) || got.Status.Phase != want.Status.Phase {
+		t.Errorf("held namespace reads as\n%+v\nwant\n%+v", got, want)
+	}
+	if got.ManagedFields != nil {
+		t.Errorf("a held namespace holds managed fields")
+	}
+	otherHeld, err := host.HoldNamespace(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := otherHeld.(*host.HeldNamespace).Finalizers; &f[0] != &held.Finalizers[0] {
+		t.Error("two held namespaces hold two arrays of equal finalizers")
+	}
+	if !host.SameShared(held.Labels, otherHeld.(*host.HeldNamespace).Labels) {
+		t.Error("two held namespaces of one tenant hold two arrays of the labels they share")
+	}
+	if whole, err := host.HeldNamespaceOf(ns); err != nil || whole != ns {
+		t.Errorf("a whole namespace is not passed through: %v", err)
+	}
+	if _, err := host.HeldNamespaceOf(held.Namespace().Spec); err == nil {
+		t.Error("HeldNamespaceOf(non-namespace): no error")
+	}
+}
+
 // BenchmarkHostRoleBindingHeld reports the heap that 10,000 members
 // RoleBindings (100 tenants x 100) hold in the syncer's informer, per
 // RoleBinding: compacted, as the informers of other kinds keep their

@@ -34,12 +34,7 @@ func Compact(obj interface{}) (interface{}, error) {
 	case *rbacv1.RoleBinding:
 		compactRoleBinding(o)
 	case *corev1.Namespace:
-		for i := range o.Spec.Finalizers {
-			f := string(o.Spec.Finalizers[i])
-			o.Spec.Finalizers[i] = corev1.FinalizerName(intern.String(f))
-		}
-		o.Spec.Finalizers = finalizers.Shared(o.Spec.Finalizers)
-		o.Status.Phase = corev1.NamespacePhase(intern.String(string(o.Status.Phase)))
+		compactNamespace(o)
 	}
 	return obj, nil
 }
@@ -53,6 +48,17 @@ func compactRoleBinding(rb *rbacv1.RoleBinding) {
 	}
 	rb.Subjects = subjects.Shared(rb.Subjects)
 	intern.Strings(&rb.RoleRef.APIGroup, &rb.RoleRef.Kind, &rb.RoleRef.Name)
+}
+
+// compactNamespace interns ns's finalizers and phase, and makes its
+// finalizers the array shared by every namespace of equal finalizers.
+func compactNamespace(ns *corev1.Namespace) {
+	for i := range ns.Spec.Finalizers {
+		f := string(ns.Spec.Finalizers[i])
+		ns.Spec.Finalizers[i] = corev1.FinalizerName(intern.String(f))
+	}
+	ns.Spec.Finalizers = finalizers.Shared(ns.Spec.Finalizers)
+	ns.Status.Phase = corev1.NamespacePhase(intern.String(string(ns.Status.Phase)))
 }
 
 var (

@@ -62,12 +62,36 @@ func (m Marks) WithUIDLabels(labels map[string]string) map[string]string {
 	return labels
 }
 
-// uidMark is the UID mark key of obj: its annotation, else its label.
-func uidMark(obj metav1.Object, key string) string {
-	if v := obj.GetAnnotations()[key]; v != "" {
-		return v
+// LabelReader is an object that reads its labels and annotations one at a
+// time without making maps: the host objects the syncer's informers hold
+// in part (host.HeldMeta).
+type LabelReader interface {
+	Label(key string) string
+	Annotation(key string) string
+}
+
+// label is obj's label key.
+func label(obj metav1.Object, key string) string {
+	if r, ok := obj.(LabelReader); ok {
+		return r.Label(key)
 	}
 	return obj.GetLabels()[key]
+}
+
+// annotation is obj's annotation key.
+func annotation(obj metav1.Object, key string) string {
+	if r, ok := obj.(LabelReader); ok {
+		return r.Annotation(key)
+	}
+	return obj.GetAnnotations()[key]
+}
+
+// uidMark is the UID mark key of obj: its annotation, else its label.
+func uidMark(obj metav1.Object, key string) string {
+	if v := annotation(obj, key); v != "" {
+		return v
+	}
+	return label(obj, key)
 }
 
 // Apply sets the marks on obj, keeping its other labels and annotations.
@@ -78,6 +102,19 @@ func (m Marks) Apply(obj metav1.Object) {
 
 // On says whether obj carries every mark as it should.
 func (m Marks) On(obj metav1.Object) bool {
+	if _, ok := obj.(LabelReader); ok {
+		for k, v := range m.Labels() {
+			if label(obj, k) != v {
+				return false
+			}
+		}
+		for k, v := range m.Annotations() {
+			if annotation(obj, k) != v {
+				return false
+			}
+		}
+		return true
+	}
 	return contains(obj.GetLabels(), m.Labels()) && contains(obj.GetAnnotations(), m.Annotations())
 }
 
@@ -94,14 +131,13 @@ func OwnedBy(obj metav1.Object, owner types.UID) bool {
 // owner UID annotations). kindLabel is the label naming its tenant object
 // ("" for the Tenant's own objects).
 func MarksOf(obj metav1.Object, kindLabel string) (Marks, bool) {
-	l := obj.GetLabels()
 	m := Marks{
-		Tenant: l[TenantLabel], TenantUID: types.UID(uidMark(obj, TenantUIDAnnotation)),
+		Tenant: label(obj, TenantLabel), TenantUID: types.UID(uidMark(obj, TenantUIDAnnotation)),
 		KindLabel: kindLabel, OwnerUID: types.UID(uidMark(obj, OwnerUIDAnnotation)),
 	}
 	ok := m.Tenant != "" && m.TenantUID != "" && m.OwnerUID != ""
 	if kindLabel != "" {
-		m.Name = l[kindLabel]
+		m.Name = label(obj, kindLabel)
 		ok = ok && m.Name != ""
 	}
 	return m, ok

@@ -80,11 +80,6 @@ type Config struct {
 	// host (its requests there one flow of the tenants' priority level),
 	// and makes it remove the ones it made.
 	NoFlowSchemas bool
-	// HostNamespaces, when set, is the process' informer of every host
-	// namespace, prepared with controller.Shared: the syncer's
-	// terms read host namespaces from it instead of an informer of their
-	// own.
-	HostNamespaces cache.SharedIndexInformer
 	// HostFlowSchemas, when set, is the process' informer of every
 	// FlowSchema (API Priority and Fairness'), prepared with
 	// controller.Shared: the syncer's terms read the tenants' FlowSchemas
@@ -135,7 +130,7 @@ func New(config Config, storage controller.Storage) (*Syncer, error) {
 	if host.Metadata, err = metadata.NewForConfig(custom); err != nil {
 		return nil, err
 	}
-	host.Namespaces, host.FlowSchemas = config.HostNamespaces, config.HostFlowSchemas
+	host.FlowSchemas = config.HostFlowSchemas
 	return &Syncer{config: config, storage: storage, host: host}, nil
 }
 
@@ -181,10 +176,9 @@ func (s *Syncer) Run(ctx context.Context) {
 }
 
 // lead runs the controllers until ctx ends (the Lease is lost or the
-// server stops), on informers of its own (but host namespaces and
-// FlowSchemas, which it reads from the process' informers when
-// Config.HostNamespaces and Config.HostFlowSchemas are set): a
-// new term starts from a fresh view of the host.
+// server stops), on informers of its own (but FlowSchemas, which it reads
+// from API Priority and Fairness' informer when Config.HostFlowSchemas is
+// set): a new term starts from a fresh view of the host.
 func (s *Syncer) lead(ctx context.Context) {
 	src := controller.NewSources(s.storage, s.host, controller.Namespaces{MetalLB: s.config.MetalLBNamespace, FRR: s.config.FRRNamespace})
 	kinds := hostkinds.New(src)

@@ -19,6 +19,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/apiserver/pkg/util/compatibility"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
@@ -248,9 +250,9 @@ func (o *Options) Config() (*apiserver.Config, error) {
 		serverConfig.Authorization.Authorizer = authzcache.New(a, allowTTL, authzcache.DefaultSize)
 	}
 	// The admission webhooks and policies match namespace selectors
-	// against an informer of every host namespace, and API Priority and
-	// Fairness reads every FlowSchema: neither keeps managed fields, which
-	// nothing here reads.
+	// against an informer of host namespaces (admissionNamespaces), and
+	// API Priority and Fairness reads every FlowSchema: neither keeps
+	// managed fields, which nothing here reads.
 	if f := serverConfig.SharedInformerFactory; f != nil {
 		for _, inf := range []cache.SharedIndexInformer{f.Core().V1().Namespaces().Informer(), f.Flowcontrol().V1().FlowSchemas().Informer()} {
 			if err := inf.SetTransform(host.Compact); err != nil {
@@ -266,20 +268,15 @@ func (o *Options) Config() (*apiserver.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One informer of every host namespace serves the admission plugins
-	// and the syncer: at 100,000 tenant Namespaces a second one doubled
-	// the restart's host lists and the memory they hold. Likewise API
-	// Priority and Fairness' informer of FlowSchemas serves the syncer,
-	// whose tenant FlowSchemas name a service account of every host
-	// namespace.
+	// API Priority and Fairness' informer of FlowSchemas serves the
+	// syncer, whose tenant FlowSchemas name a service account of every
+	// host namespace.
 	if f := serverConfig.SharedInformerFactory; f != nil && syncerConfig != nil {
-		namespaces, flowSchemas := f.Core().V1().Namespaces().Informer(), f.Flowcontrol().V1().FlowSchemas().Informer()
-		for _, inf := range []cache.SharedIndexInformer{namespaces, flowSchemas} {
-			if err := controller.Shared(inf); err != nil {
-				return nil, err
-			}
+		flowSchemas := f.Flowcontrol().V1().FlowSchemas().Informer()
+		if err := controller.Shared(flowSchemas); err != nil {
+			return nil, err
 		}
-		syncerConfig.HostNamespaces, syncerConfig.HostFlowSchemas = namespaces, flowSchemas
+		syncerConfig.HostFlowSchemas = flowSchemas
 	}
 	// Deletes of Tenants and tenant Namespaces ask the host for workloads,
 	// six reads per host namespace: at client-go's default 5 requests/s a
@@ -349,10 +346,26 @@ func (o *Options) applyRecommended(config *genericapiserver.RecommendedConfig) e
 		return err
 	}
 	config.SharedInformerFactory = informers.NewSharedInformerFactory(client, hostInformerResync)
+	config.SharedInformerFactory.InformerFor(&corev1.Namespace{}, admissionNamespaces)
 	core, egress, traces := ro.CoreAPI, ro.EgressSelector, ro.Traces
 	ro.CoreAPI, ro.EgressSelector, ro.Traces = nil, nil, nil
 	defer func() { ro.CoreAPI, ro.EgressSelector, ro.Traces = core, egress, traces }()
 	return ro.ApplyTo(config)
+}
+
+// admissionNamespaces is the informer of host namespaces the admission
+// plugins match webhooks' and policies' namespace selectors against: every
+// host namespace but those the syncer makes (which carry the tenant
+// label). The namespace of a tenant.io request is a tenant's own
+// namespace, never a host namespace of the syncer's; the syncer keeps its
+// namespaces in an informer of its own, holding only what it compares of
+// each, and at 100,000 tenant Namespaces a second whole copy of them here
+// would be the largest part of this process' heap. A lookup of a name the
+// informer does not hold is asked of the host, as for any namespace not
+// cached yet.
+func admissionNamespaces(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+	return coreinformers.NewFilteredNamespaceInformer(client, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+		func(o *metav1.ListOptions) { o.LabelSelector = "!" + hostnames.TenantLabel })
 }
 
 // hostInformerResync is the resync period of the host informers of the

@@ -14,6 +14,12 @@ import (
 const ByTenant = "tenant"
 
 func indexByTenant(obj interface{}) ([]string, error) {
+	if h, ok := obj.(hostnames.LabelReader); ok { // a held host object: no map made
+		if t := h.Label(hostnames.TenantLabel); t != "" {
+			return []string{t}, nil
+		}
+		return nil, nil
+	}
 	m, err := meta.Accessor(obj)
 	if err != nil {
 		return nil, err
@@ -50,9 +56,8 @@ func indexBySpecTenant(obj interface{}) ([]string, error) {
 	return nil, nil
 }
 
-// Shared prepares inf, a process-wide informer of host objects that is
-// not started yet (of every host namespace, or every FlowSchema), for
-// HostClients.Namespaces or HostClients.FlowSchemas.
+// Shared prepares inf, a process-wide informer of every FlowSchema that is
+// not started yet, for HostClients.FlowSchemas.
 func Shared(inf cache.SharedIndexInformer) error {
 	return inf.AddIndexers(cache.Indexers{ByTenant: indexByTenant})
 }

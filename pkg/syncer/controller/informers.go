@@ -100,10 +100,9 @@ type Sources struct {
 	// indexed ByTenant. It runs once the host serves them, and is left
 	// out of Synced, like HostVirtualMachines: see GroupsKnown.
 	HostGroups cache.SharedIndexInformer
-	// Host objects carrying the tenant label, and only those; of
-	// HostNamespaces, when it is the process' informer of every host
-	// namespace (HostClients.Namespaces), only its handlers see just
-	// those, its store holds every namespace.
+	// Host objects carrying the tenant label, and only those. The host
+	// namespaces and the RoleBindings are held (host.HeldNamespace,
+	// host.HeldRoleBinding): only what the syncer compares of each.
 	HostNamespaces, HostRoleBindings, HostServices cache.SharedIndexInformer
 	// HostCUDNs and HostEgressIPs are the OVN-Kubernetes objects carrying
 	// the tenant label: ClusterUserDefinedNetworks and EgressIPs.
@@ -178,11 +177,6 @@ type HostClients struct {
 	// Metadata reads objects' metadata alone (the rendered network
 	// attachments).
 	Metadata metadata.Interface
-	// Namespaces, when set, is the process' running informer of every
-	// host namespace (the admission plugins'), indexed ByTenant: the
-	// syncer reads host namespaces from it instead of listing them once
-	// more into an informer of its own. See Shared.
-	Namespaces cache.SharedIndexInformer
 	// FlowSchemas, when set, is the process' running informer of every
 	// FlowSchema (API Priority and Fairness'), indexed ByTenant: the
 	// syncer reads the tenants' FlowSchemas from it. See Shared.
@@ -228,12 +222,9 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 		egressIP:         egressipinformers.NewSharedInformerFactoryWithOptions(host.EgressIP, 0, egressipinformers.WithTweakListOptions(selected)),
 	}
 	own := []cache.SharedIndexInformer{}
-	if host.Namespaces != nil {
-		s.HostNamespaces = &termInformer{SharedIndexInformer: host.Namespaces}
-	} else {
-		s.HostNamespaces = s.kube.Core().V1().Namespaces().Informer()
-		own = append(own, s.HostNamespaces)
-	}
+	s.HostNamespaces = s.kube.InformerFor(&corev1.Namespace{}, func(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewFilteredNamespaceInformer(client, resync, cache.Indexers{}, selected)
+	})
 	s.HostRoleBindings = s.tenantIndexed(&rbacv1.RoleBinding{}, rbacinformers.NewFilteredRoleBindingInformer, selected)
 	s.HostServices = s.tenantIndexed(&corev1.Service{}, coreinformers.NewFilteredServiceInformer, selected)
 	s.HostCUDNs = s.udn.K8s().V1().ClusterUserDefinedNetworks().Informer()
@@ -273,15 +264,19 @@ func NewSources(storage Storage, host HostClients, ns Namespaces) *Sources {
 	if err := s.HostBGPSessionStates.AddIndexers(cache.Indexers{ByVRF: indexByVRF}); err != nil {
 		panic(err)
 	}
-	for _, inf := range append(own, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
+	for _, inf := range append(own, s.HostNamespaces, s.HostRoleBindings, s.HostServices, s.HostCUDNs, s.HostEgressIPs,
 		s.HostRouteAdvertisements, s.HostFRRConfigurations, s.HostClusterNetworkConnects, s.HostResourceQuotas, s.HostLimitRanges) {
 		if err := inf.AddIndexers(byTenant); err != nil {
 			panic(err) // only fails once started
 		}
+		// The syncer's host namespaces and their members RoleBindings,
+		// one of each for every tenant Namespace: only what the syncer
+		// compares is kept (hostkinds' HostNamespaces and RoleBindings).
 		transform := hostapi.Compact
-		if inf == s.HostRoleBindings {
-			// The syncer's members RoleBinding of every host namespace:
-			// only what it compares is kept (hostkinds' RoleBindings).
+		switch inf {
+		case s.HostNamespaces:
+			transform = hostapi.HoldNamespace
+		case s.HostRoleBindings:
 			transform = hostapi.HoldRoleBinding
 		}
 		if err := inf.SetTransform(transform); err != nil {
@@ -359,13 +354,11 @@ func (s *Sources) Start(ctx context.Context) {
 	go s.runWhenServed(ctx, BareMetalHosts, s.HostBareMetalHosts)
 	go s.runWhenServed(ctx, Groups, s.HostGroups)
 	go s.Health.Run(ctx, time.Second)
-	for _, inf := range []cache.SharedIndexInformer{s.HostNamespaces, s.HostFlowSchemas} {
-		if t, ok := inf.(*termInformer); ok {
-			go func() {
-				<-ctx.Done()
-				t.end()
-			}()
-		}
+	if t, ok := s.HostFlowSchemas.(*termInformer); ok {
+		go func() {
+			<-ctx.Done()
+			t.end()
+		}()
 	}
 }
 

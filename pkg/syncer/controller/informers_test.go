@@ -91,26 +91,24 @@ func TestHostInformersIndexByTenantOnly(t *testing.T) {
 }
 
 // TestSourcesShareTheProcessInformers checks the terms' view of the
-// process' informers of every host namespace and every FlowSchema: a
-// term reads their stores (no informer of its own holds the tenants'
-// objects a second time), indexed by tenant, and a second term over the
-// same running informers starts as the first did.
+// process' informer of every FlowSchema: a term reads its store (no
+// informer of its own holds the tenants' FlowSchemas a second time),
+// indexed by tenant, and a second term over the same running informer
+// starts as the first did.
 func TestSourcesShareTheProcessInformers(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var namespaces, flowSchemas cache.SharedIndexInformer
+	var flowSchemas cache.SharedIndexInformer
 	share := func(host *controller.HostClients, f *controllertest.Fakes) {
-		if namespaces == nil {
+		if flowSchemas == nil {
 			factory := informers.NewSharedInformerFactory(f.Kube, 0)
-			namespaces, flowSchemas = factory.Core().V1().Namespaces().Informer(), factory.Flowcontrol().V1().FlowSchemas().Informer()
-			for _, inf := range []cache.SharedIndexInformer{namespaces, flowSchemas} {
-				if err := controller.Shared(inf); err != nil {
-					t.Fatal(err)
-				}
+			flowSchemas = factory.Flowcontrol().V1().FlowSchemas().Informer()
+			if err := controller.Shared(flowSchemas); err != nil {
+				t.Fatal(err)
 			}
 			factory.Start(ctx.Done())
 		}
-		host.Namespaces, host.FlowSchemas = namespaces, flowSchemas
+		host.FlowSchemas = flowSchemas
 	}
 	src, f := controllertest.NewSources(t, share)
 	fs := func(name string, labels map[string]string) *flowcontrolv1.FlowSchema {
@@ -126,12 +124,8 @@ func TestSourcesShareTheProcessInformers(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the process' informer never held both FlowSchemas: %v", err)
 	}
-	for name, c := range map[string]struct{ term, process cache.SharedIndexInformer }{
-		"namespaces": {src.HostNamespaces, namespaces}, "flowschemas": {src.HostFlowSchemas, flowSchemas},
-	} {
-		if c.term.GetStore() != c.process.GetStore() {
-			t.Errorf("%s: the term reads a store of its own, not the process' informer's", name)
-		}
+	if src.HostFlowSchemas.GetStore() != flowSchemas.GetStore() {
+		t.Error("the term reads a FlowSchema store of its own, not the process' informer's")
 	}
 	if objs, err := src.HostFlowSchemas.GetIndexer().ByIndex(controller.ByTenant, "t1"); err != nil || len(objs) != 1 {
 		t.Errorf("FlowSchemas ByTenant t1: got %d (%v), want 1", len(objs), err)

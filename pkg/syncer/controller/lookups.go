@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
@@ -60,8 +60,8 @@ func (src *Sources) HostNamespaceNotReady(t *tenant.Tenant, ns, hostNS string) s
 	if err != nil || !exists {
 		return fmt.Sprintf("host namespace %s does not exist yet", hostNS)
 	}
-	host := h.(*corev1.Namespace)
-	if !hostnames.OwnedBy(host, tns.UID) || host.DeletionTimestamp != nil {
+	host := h.(metav1.Object)
+	if !hostnames.OwnedBy(host, tns.UID) || host.GetDeletionTimestamp() != nil {
 		return fmt.Sprintf("host namespace %s is not Namespace %s's yet", hostNS, ns)
 	}
 	return ""

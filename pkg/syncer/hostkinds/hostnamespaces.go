@@ -6,9 +6,11 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
+	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 )
@@ -30,6 +32,7 @@ func newHostNamespaces(s *controller.Sources) controller.HostKind[*corev1.Namesp
 		MetricKind: "Namespace",
 		Informer:   s.HostNamespaces,
 		Written:    s.WrittenOf(s.HostNamespaces),
+		Held:       host.HeldNamespaceOf,
 		Create: func(ctx context.Context, obj *corev1.Namespace) (*corev1.Namespace, error) {
 			return client.Create(ctx, obj, metav1.CreateOptions{FieldManager: controller.FieldManager})
 		},
@@ -140,12 +143,26 @@ func deleteHostNamespace(ctx context.Context, s *controller.Sources, name string
 		return err
 	}
 	if exists {
-		ns := obj.(*corev1.Namespace)
+		ns, err := host.HeldNamespaceOf(obj)
+		if err != nil {
+			return err
+		}
 		if opts.Preconditions != nil && opts.Preconditions.UID != nil && *opts.Preconditions.UID != ns.UID {
 			return client.Delete(ctx, name, opts) // not this one: the server answers
 		}
 		if cudn := ns.Labels[hostnames.HostNetworkLabel]; cudn != "" && renderedInto(s, name, cudn) {
-			detached := ns.DeepCopy()
+			// The informer holds part of the namespace: the update is
+			// made on the host's whole object.
+			detached, err := client.Get(ctx, name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if detached.UID != ns.UID || detached.DeletionTimestamp != nil {
+				return client.Delete(ctx, name, opts) // replaced or going: the server answers
+			}
 			delete(detached.Labels, hostnames.HostNetworkLabel)
 			if detached.Annotations == nil {
 				detached.Annotations = map[string]string{}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	hostapi "tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/queue"
@@ -90,7 +91,9 @@ func (c *Controller) syncNamespace(ctx context.Context, marks hostnames.Marks, t
 	annotations[hostnames.RouteDomainsAnnotation] = t.Status.RouteDomain
 	var have *corev1.Namespace
 	if obj, exists, err := c.src.HostNamespaces.GetStore().GetByKey(hostName); err == nil && exists {
-		have = obj.(*corev1.Namespace)
+		if have, err = hostapi.HeldNamespaceOf(obj); err != nil {
+			return outcome{}, err
+		}
 	}
 	for k, v := range c.dns.annotations(t, ns, have) {
 		annotations[k] = v
@@ -111,9 +114,9 @@ func (c *Controller) removeHostNamespace(ctx context.Context, t *tenant.Tenant, 
 	if err != nil || !exists {
 		return err
 	}
-	host := obj.(*corev1.Namespace)
+	host := obj.(metav1.Object)
 	found, ours := hostnames.MarksOf(host, hostnames.NamespaceLabel)
-	if !ours || found.Tenant != t.Name || found.Name != name || host.DeletionTimestamp != nil {
+	if !ours || found.Tenant != t.Name || found.Name != name || host.GetDeletionTimestamp() != nil {
 		return nil
 	}
 	// The informer may lag behind a Namespace just created again: only a

@@ -118,7 +118,7 @@ func TestReconcileNamespace(t *testing.T) {
 	}
 	controllertest.Eventually(t, "the informers have the edits", func() bool {
 		obj, _, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
-		return obj.(*corev1.Namespace).Labels["provider.example/team"] == "blue" &&
+		return heldNamespace(t, obj).Labels["provider.example/team"] == "blue" &&
 			cachedBinding(func(b *rbacv1.RoleBinding) bool { return hasSubject(b, "mallory") })()
 	})
 	reconcile("reconcile after the edits")
@@ -472,7 +472,7 @@ func TestReconcilePriorityClasses(t *testing.T) {
 		t.Helper()
 		controllertest.Eventually(t, "the informer has the host namespace allowing "+want, func() bool {
 			obj, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
-			return exists && obj.(*corev1.Namespace).Annotations[hostnames.PriorityClassesAnnotation] == want
+			return exists && heldNamespace(t, obj).Annotations[hostnames.PriorityClassesAnnotation] == want
 		})
 	}
 
@@ -529,7 +529,7 @@ func TestRemoveDetachesFirst(t *testing.T) {
 		t.Helper()
 		controllertest.Eventually(t, what, func() bool {
 			obj, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
-			return exists && check(obj.(*corev1.Namespace))
+			return exists && check(heldNamespace(t, obj))
 		})
 	}
 	reconcile("first reconcile")
@@ -566,4 +566,18 @@ func TestRemoveDetachesFirst(t *testing.T) {
 	if _, err := namespaces.Get(ctx, hostName, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("host namespace after its attachment went: %v, want it deleted", err)
 	}
+}
+
+// heldNamespace reads obj, the informer's host namespace, as a namespace;
+// the informer holds it as a host.HeldNamespace.
+func heldNamespace(t *testing.T, obj interface{}) *corev1.Namespace {
+	t.Helper()
+	if _, held := obj.(*hostapi.HeldNamespace); !held {
+		t.Fatalf("the informer holds a %T, want a *host.HeldNamespace", obj)
+	}
+	ns, err := hostapi.HeldNamespaceOf(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns
 }

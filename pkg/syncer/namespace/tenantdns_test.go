@@ -47,7 +47,7 @@ func TestReconcileTenantDNS(t *testing.T) {
 				t.Helper()
 				controllertest.Eventually(t, "the informer has the host namespace "+what, func() bool {
 					obj, exists, _ := src.HostNamespaces.GetStore().GetByKey(hostName)
-					return exists && check(obj.(*corev1.Namespace))
+					return exists && check(heldNamespace(t, obj))
 				})
 			}
 			setIsolation := func(isolation tenant.TenantIsolation) {

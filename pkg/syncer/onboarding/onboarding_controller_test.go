@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	"tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
@@ -95,7 +96,7 @@ func TestPoolNamespaces(t *testing.T) {
 	}
 	controllertest.Eventually(t, "the informer has dev's host namespace terminating", func() bool {
 		obj, exists, _ := src.HostNamespaces.GetStore().GetByKey(host["dev"])
-		return exists && obj.(*corev1.Namespace).DeletionTimestamp != nil
+		return exists && heldNamespace(t, obj).DeletionTimestamp != nil
 	})
 	// Namespace default gone.
 	controllertest.Uncache(t, src.Namespaces, tn.Name, "", "default")
@@ -228,4 +229,14 @@ func TestPublicIPsInUse(t *testing.T) {
 	if got := publicIPsInUse(src, "acme"); got != 2 {
 		t.Errorf("acme without its LoadBalancer: %d, want 2", got)
 	}
+}
+
+// heldNamespace reads obj, the informer's host namespace, as a namespace.
+func heldNamespace(t *testing.T, obj interface{}) *corev1.Namespace {
+	t.Helper()
+	ns, err := host.HeldNamespaceOf(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns
 }

@@ -260,7 +260,7 @@ func (c *Controller) poolNamespaces(t *tenant.Tenant) []string {
 		if err != nil || !exists {
 			continue
 		}
-		if host := h.(*corev1.Namespace); hostnames.OwnedBy(host, obj.(*tenant.Namespace).UID) && host.DeletionTimestamp == nil {
+		if host := h.(metav1.Object); hostnames.OwnedBy(host, obj.(*tenant.Namespace).UID) && host.GetDeletionTimestamp() == nil {
 			out = append(out, hostName)
 		}
 	}

@@ -9,11 +9,11 @@ import (
 	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/sets"
 
 	"tenant.io/tenant-apiserver/pkg/apis/tenant"
+	hostapi "tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/hostkinds"
@@ -182,7 +182,7 @@ func (c *Controller) enqueueHostObject(obj interface{}) {
 	case l[hostnames.ConnectLabel] != "" || l[hostnames.ProviderServiceLabel] != "":
 		c.Queue.Add(queue.Key{Tenant: t})
 	default:
-		if _, ok := controller.Unwrap(obj).(*corev1.Namespace); ok && c.anyOffer() {
+		if _, ok := controller.Unwrap(obj).(*hostapi.HeldNamespace); ok && c.anyOffer() {
 			c.Queue.Add(queue.Key{Tenant: t})
 		}
 	}
