@@ -16,6 +16,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 
+	hostapi "tenant.io/tenant-apiserver/pkg/host"
 	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller"
 	"tenant.io/tenant-apiserver/pkg/syncer/controller/controllertest"
@@ -135,5 +136,47 @@ func TestSourcesShareTheProcessInformers(t *testing.T) {
 	again, _ := controllertest.NewSources(t, share)
 	if again.HostFlowSchemas.GetStore() != flowSchemas.GetStore() {
 		t.Error("the second term reads a FlowSchema store of its own")
+	}
+}
+
+// TestHostNamespacesHeldAndSelected: the syncer's informer of host
+// namespaces is its own, lists only those that carry the tenant label,
+// holds each as a host.HeldNamespace, and indexes them by tenant alone
+// (a namespace index of cluster-scoped objects would be one set of every
+// key).
+func TestHostNamespacesHeldAndSelected(t *testing.T) {
+	src, f := controllertest.NewSources(t)
+	ctx := context.Background()
+	for _, ns := range []*corev1.Namespace{
+		{ObjectMeta: metav1.ObjectMeta{Name: "t1-5kq2x-web", Labels: map[string]string{hostnames.TenantLabel: "t1"}}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "kube-system"}},
+	} {
+		if _, err := f.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := slices.Sorted(maps.Keys(src.HostNamespaces.GetIndexer().GetIndexers())); !slices.Equal(got, []string{controller.ByTenant}) {
+		t.Errorf("indexes: got %v, want only %q", got, controller.ByTenant)
+	}
+	controllertest.Eventually(t, "the informer holds the tenant's namespace", func() bool {
+		_, ok, _ := src.HostNamespaces.GetStore().GetByKey("t1-5kq2x-web")
+		return ok
+	})
+	obj, _, _ := src.HostNamespaces.GetStore().GetByKey("t1-5kq2x-web")
+	if _, held := obj.(*hostapi.HeldNamespace); !held {
+		t.Errorf("the informer holds a %T, want a *host.HeldNamespace", obj)
+	}
+	if objs, err := src.HostNamespaces.GetIndexer().ByIndex(controller.ByTenant, "t1"); err != nil || len(objs) != 1 {
+		t.Errorf("by tenant t1: got %d objects (%v), want 1", len(objs), err)
+	}
+	for _, a := range f.Kube.Actions() {
+		if l, ok := a.(k8stesting.ListAction); ok && a.GetResource().Resource == "namespaces" {
+			if sel := l.GetListRestrictions().Labels.String(); sel != hostnames.TenantLabel {
+				t.Errorf("the list of namespaces selects %q, want %q", sel, hostnames.TenantLabel)
+			}
+		}
+	}
+	if _, ok, _ := src.HostNamespaces.GetStore().GetByKey("kube-system"); ok {
+		t.Error("the syncer's informer holds a namespace without the tenant label")
 	}
 }
