@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 	"tenant.io/tenant-apiserver/pkg/intern"
 )
 
@@ -29,13 +30,15 @@ import (
 // a held object is read-only, and a writer reads the host's whole object
 // first (controller.HostKind with Held).
 
-// ownKeys are the label and annotation keys whose values name one object.
+// ownKeys are the label and annotation keys whose values name one object:
+// its name, its tenant Namespace, its owner, when its owner changed and
+// when it was detached from its network.
 var ownKeys = map[string]bool{
-	"kubernetes.io/metadata.name": true,
-	"tenant.io/namespace":         true,
-	"tenant.io/owner-uid":         true,
-	"tenant.io/changed-at":        true,
-	"tenant.io/detached":          true,
+	corev1.LabelMetadataName:      true,
+	hostnames.NamespaceLabel:      true,
+	hostnames.OwnerUIDAnnotation:  true,
+	hostnames.ChangedAtAnnotation: true,
+	hostnames.DetachedAnnotation:  true,
 }
 
 // Pairs is a read-only string map of a held object: keys and values in
