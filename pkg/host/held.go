@@ -244,11 +244,6 @@ func HeldRoleBindingOf(obj interface{}) (*rbacv1.RoleBinding, error) {
 	return nil, fmt.Errorf("host: %T is not a RoleBinding", obj)
 }
 
-// SameShared says whether a and b hold one array of shared entries.
-func SameShared(a, b Pairs) bool {
-	return len(a.shared) > 0 && len(a.shared) == len(b.shared) && &a.shared[0] == &b.shared[0]
-}
-
 // HeldNamespace is what the syncer's informer keeps of a host namespace it
 // made: its metadata as HeldMeta, its finalizers (one array for every
 // namespace of equal finalizers, as Compact makes them) and its phase.
