@@ -102,19 +102,6 @@ func (m Marks) Apply(obj metav1.Object) {
 
 // On says whether obj carries every mark as it should.
 func (m Marks) On(obj metav1.Object) bool {
-	if _, ok := obj.(LabelReader); ok {
-		for k, v := range m.Labels() {
-			if label(obj, k) != v {
-				return false
-			}
-		}
-		for k, v := range m.Annotations() {
-			if annotation(obj, k) != v {
-				return false
-			}
-		}
-		return true
-	}
 	return contains(obj.GetLabels(), m.Labels()) && contains(obj.GetAnnotations(), m.Annotations())
 }
 
