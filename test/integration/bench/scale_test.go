@@ -228,7 +228,7 @@ func notPopulated(ctx context.Context, admin clientset.Interface, host kubernete
 		}
 		for _, t := range l.Items {
 			ready := t.Status.Phase == tenantv1alpha1.TenantPhaseReady || !scaleSyncer()
-			if t.Name == apiTenant {
+			if t.Name == apiTenant || t.Name == apiDirectTenant {
 				// BenchmarkTenantAPI's own, with its default Namespace
 				// alone; the host namespace count has it.
 				if !ready {

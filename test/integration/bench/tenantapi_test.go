@@ -36,7 +36,11 @@ const (
 	apiRequests    = 200 // creates, gets and lists on each side
 	apiFanOutWrite = 10  // writes seen by every watch, on each side
 	apiTenant      = "apibench"
-	apiNamespace   = "apibench" // the host side's namespace of its custom resources
+	// apiDirectTenant is the tenant whose requests go to tenant-apiserver
+	// itself, not through the aggregator: the same tenant shape, its own
+	// objects, so that each side creates, gets and lists 200.
+	apiDirectTenant = "apibench-direct"
+	apiNamespace    = "apibench" // the host side's namespace of its custom resources
 	// crPerHostNamespace custom resources go into every host namespace of
 	// the syncer (a tenant's 5 Namespaces are 5 host namespaces), so that
 	// the host's store holds as many as the tenant's holds Networks.
@@ -101,9 +105,13 @@ func benchNetwork(name string, i int) *unstructured.Unstructured {
 // large scale stack (10,000 tenants, 50,000 Namespaces and Networks, the
 // syncer running) against the same operations on a custom resource served
 // by the host kube-apiserver, whose store holds as many objects (one in
-// each of the syncer's 50,000 host namespaces). In turns, one request of each
-// side after the other: creates, gets and lists (of the 200 objects the
-// creates made), then the watch fan-out: BENCH_API_WATCHES (1,000) watches
+// each of the syncer's 50,000 host namespaces). The tenant API is measured
+// twice: as tenants reach it, through the aggregator, and at
+// tenant-apiserver itself (a second tenant of the same shape, its member's
+// requests sent as the aggregator forwards them), which leaves out the hop
+// through the host kube-apiserver. In turns, one request of each side after
+// the other: creates, gets and lists (of the 200 objects the creates made
+// on that side), then the watch fan-out: BENCH_API_WATCHES (1,000) watches
 // open on each side (the tenant's through the aggregator, as its member;
 // the host's of one namespace, as the admin), one create, and the time
 // until every watch has seen it, ten times a side.
@@ -124,23 +132,34 @@ func BenchmarkTenantAPI(b *testing.B) {
 		b.Fatal(err)
 	}
 
-	// The tenant side: a tenant of its own, room for every Network.
+	// The tenant side: a tenant of its own, room for every Network, and one
+	// of the same shape whose member talks to tenant-apiserver directly.
 	quota := int32(2*apiRequests + apiFanOutWrite + 1)
-	t := &tenantv1alpha1.Tenant{
-		ObjectMeta: metav1.ObjectMeta{Name: apiTenant},
-		Spec: tenantv1alpha1.TenantSpec{
-			Network: tenantv1alpha1.TenantNetwork{CIDR: "10.201.0.0/16"},
-			Quota:   tenantv1alpha1.TenantQuota{Networks: &quota},
-		},
-	}
-	if _, err := admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{}); ignoreExists(err) != nil {
-		b.Fatal(err)
+	// (10.202.0.0/16 is settleWrites' tenant's.)
+	for name, cidr := range map[string]string{apiTenant: "10.201.0.0/16", apiDirectTenant: "10.203.0.0/16"} {
+		t := &tenantv1alpha1.Tenant{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: tenantv1alpha1.TenantSpec{
+				Network: tenantv1alpha1.TenantNetwork{CIDR: cidr},
+				Quota:   tenantv1alpha1.TenantQuota{Networks: &quota},
+			},
+		}
+		if _, err := admin.TenantV1alpha1().Tenants().Create(ctx, t, metav1.CreateOptions{}); ignoreExists(err) != nil {
+			b.Fatal(err)
+		}
+		if err := s.WaitTenantReady(ctx, name, 2*time.Minute); err != nil {
+			b.Fatal(err)
+		}
 	}
 	member, err := asTenant(s, apiTenant)
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := s.WaitTenantReady(ctx, apiTenant, 2*time.Minute); err != nil {
+	// The aggregator's hop left out: the request as kube-apiserver would
+	// forward it (front-proxy certificate, X-Remote-User and -Group).
+	// tenant-apiserver still asks the host to authorize it.
+	directMember, err := clientset.NewForConfig(framework.Unthrottled(s.DirectTenantConfig("member-of-"+apiDirectTenant, "tenant.io:"+apiDirectTenant)))
+	if err != nil {
 		b.Fatal(err)
 	}
 
@@ -161,23 +180,24 @@ func BenchmarkTenantAPI(b *testing.B) {
 	}
 	crs := dyn.Resource(benchNetworks).Namespace(apiNamespace)
 	networks := member.TenantV1alpha1().Networks()
+	directNetworks := directMember.TenantV1alpha1().Networks()
 	name := func(i int) string { return fmt.Sprintf("api%d", i) }
 
 	var rows []row
-	// measure times create, get and list on both sides, in turns, with
-	// the store holding tenants tenants; prefix names its metrics. It
-	// returns the p50s (tenant side) of create, get and list.
-	measure := func(tenants int, prefix string) [3]time.Duration {
+	// measure times create, get and list on the three sides, in turns,
+	// with the store holding tenants tenants; prefix names its metrics. It
+	// returns the p50s of create, get and list: through the aggregator,
+	// to tenant-apiserver directly, and of the host CRD.
+	measure := func(tenants int, prefix string) (p50s [3][3]time.Duration) {
 		fillHostCRs(ctx, b, s, dyn)
-		var p50s [3]time.Duration
 		k := 0
-		one := func(what string, tenant, direct func(i int) error) {
-			var td, dd []time.Duration
+		one := func(what string, tenant, own, direct func(i int) error) {
+			var td, od, dd []time.Duration
 			for i := 0; i < apiRequests; i++ {
 				for _, side := range []struct {
 					f func(int) error
 					d *[]time.Duration
-				}{{tenant, &td}, {direct, &dd}} {
+				}{{tenant, &td}, {own, &od}, {direct, &dd}} {
 					t0 := time.Now()
 					if err := side.f(i); err != nil {
 						b.Fatalf("%s at %d tenants: %v", what, tenants, err)
@@ -186,12 +206,14 @@ func BenchmarkTenantAPI(b *testing.B) {
 				}
 			}
 			rows = append(rows, row{fmt.Sprintf("%s, tenant.io (aggregated), %d tenants", what, tenants), len(td), pctl(td, 50), pctl(td, 99)},
+				row{fmt.Sprintf("%s, tenant.io (tenant-apiserver directly), %d tenants", what, tenants), len(od), pctl(od, 50), pctl(od, 99)},
 				row{fmt.Sprintf("%s, host CRD, %d tenants", what, tenants), len(dd), pctl(dd, 50), pctl(dd, 99)})
 			b.ReportMetric(float64(percentile(td, 50).Microseconds()), prefix+what+"-tenant-p50-µs")
+			b.ReportMetric(float64(percentile(od, 50).Microseconds()), prefix+what+"-direct-p50-µs")
 			b.ReportMetric(float64(percentile(dd, 50).Microseconds()), prefix+what+"-crd-p50-µs")
 			b.ReportMetric(float64(percentile(td, 50))/float64(percentile(dd, 50)), prefix+what+"-tenant/crd-p50")
 			b.ReportMetric(float64(percentile(td, 99))/float64(percentile(dd, 99)), prefix+what+"-tenant/crd-p99")
-			p50s[k] = percentile(td, 50)
+			p50s[k] = [3]time.Duration{percentile(td, 50), percentile(od, 50), percentile(dd, 50)}
 			k++
 		}
 		// BENCH_PROFILE_DIR: CPU profiles of tenant-apiserver and kube-apiserver
@@ -205,6 +227,9 @@ func BenchmarkTenantAPI(b *testing.B) {
 			_, err := networks.Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name(i)}}, metav1.CreateOptions{})
 			return err
 		}, func(i int) error {
+			_, err := directNetworks.Create(ctx, &tenantv1alpha1.Network{ObjectMeta: metav1.ObjectMeta{Name: name(i)}}, metav1.CreateOptions{})
+			return err
+		}, func(i int) error {
 			_, err := crs.Create(ctx, benchNetwork(name(i), i), metav1.CreateOptions{})
 			return err
 		})
@@ -214,16 +239,22 @@ func BenchmarkTenantAPI(b *testing.B) {
 			_, err := networks.Get(ctx, name(i), metav1.GetOptions{})
 			return err
 		}, func(i int) error {
+			_, err := directNetworks.Get(ctx, name(i), metav1.GetOptions{})
+			return err
+		}, func(i int) error {
 			_, err := crs.Get(ctx, name(i), metav1.GetOptions{})
 			return err
 		})
-		one("list", func(int) error {
-			l, err := networks.List(ctx, metav1.ListOptions{})
-			if err == nil && len(l.Items) != apiRequests+1 {
-				err = fmt.Errorf("%d tenant Networks, want %d", len(l.Items), apiRequests+1)
+		tenantList := func(networks tenantclient.NetworkInterface) func(int) error {
+			return func(int) error {
+				l, err := networks.List(ctx, metav1.ListOptions{})
+				if err == nil && len(l.Items) != apiRequests+1 {
+					err = fmt.Errorf("%d tenant Networks, want %d", len(l.Items), apiRequests+1)
+				}
+				return err
 			}
-			return err
-		}, func(int) error {
+		}
+		one("list", tenantList(networks), tenantList(directNetworks), func(int) error {
 			l, err := crs.List(ctx, metav1.ListOptions{})
 			if err == nil && len(l.Items) != apiRequests {
 				err = fmt.Errorf("%d custom resources, want %d", len(l.Items), apiRequests)
@@ -240,11 +271,14 @@ func BenchmarkTenantAPI(b *testing.B) {
 		// Printed now: the populate to the full size is long.
 		printTable(os.Stdout, fmt.Sprintf("BenchmarkTenantAPI: %d tenants in the store (the checkpoint), request start -> response", checkpoint), rows)
 		removeAPIObjects(ctx, b, networks, crs, apiRequests)
-		// The apibench tenant's default host namespace is the syncer's too.
-		set.grow(ctx, b, 1)
+		removeAPIObjects(ctx, b, directNetworks, nil, apiRequests)
+		// The two tenants' default host namespaces are the syncer's too.
+		set.grow(ctx, b, 2)
 		full := measure(largeTenants(), "")
 		for i, what := range []string{"create", "get", "list"} {
-			b.ReportMetric(float64(full[i])/float64(at[i]), fmt.Sprintf("%s-tenant-p50-%d/%d", what, largeTenants(), checkpoint))
+			for j, side := range []string{"tenant", "direct", "crd"} {
+				b.ReportMetric(float64(full[i][j])/float64(at[i][j]), fmt.Sprintf("%s-%s-p50-%d/%d", what, side, largeTenants(), checkpoint))
+			}
 		}
 	} else {
 		measure(largeTenants(), "")
@@ -305,18 +339,23 @@ func BenchmarkTenantAPI(b *testing.B) {
 	// The rest of the process must not find these objects.
 	for i := 0; i < apiRequests+apiFanOutWrite; i++ {
 		_ = networks.Delete(ctx, name(i), metav1.DeleteOptions{})
+		_ = directNetworks.Delete(ctx, name(i), metav1.DeleteOptions{})
 	}
 	_ = host.CoreV1().Namespaces().Delete(ctx, apiNamespace, metav1.DeleteOptions{})
 }
 
 // removeAPIObjects deletes the n tenant Networks and custom resources
-// BenchmarkTenantAPI measured with and waits until both lists hold none
-// of them (a Network goes once the syncer has removed its host network).
+// (crs may be nil) BenchmarkTenantAPI measured with and waits until both
+// lists hold none of them (a Network goes once the syncer has removed its
+// host network).
 func removeAPIObjects(ctx context.Context, b *testing.B, networks tenantclient.NetworkInterface, crs dynamic.ResourceInterface, n int) {
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("api%d", i)
 		if err := networks.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			b.Fatal(err)
+		}
+		if crs == nil {
+			continue
 		}
 		if err := crs.Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			b.Fatal(err)
@@ -328,14 +367,18 @@ func removeAPIObjects(ctx context.Context, b *testing.B, networks tenantclient.N
 		if err != nil {
 			b.Fatal(err)
 		}
-		cl, err := crs.List(ctx, metav1.ListOptions{})
-		if err != nil {
-			b.Fatal(err)
+		crsLeft := 0
+		if crs != nil {
+			cl, err := crs.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			crsLeft = len(cl.Items)
 		}
-		if len(tl.Items) == 1 && len(cl.Items) == 0 {
+		if len(tl.Items) == 1 && crsLeft == 0 {
 			return
 		}
-		left = fmt.Sprintf("%d tenant Networks (want the default one), %d custom resources", len(tl.Items), len(cl.Items))
+		left = fmt.Sprintf("%d tenant Networks (want the default one), %d custom resources", len(tl.Items), crsLeft)
 	}
 	b.Fatalf("the measured objects were not gone after 5 minutes: %s", left)
 }
