@@ -193,13 +193,13 @@ func BenchmarkTenantAPI(b *testing.B) {
 		waitHostSettled(ctx, b, host)
 		fillHostCRs(ctx, b, s, dyn)
 		k := 0
-		one := func(what string, tenant, own, direct func(i int) error) {
+		one := func(what string, aggregated, own, crd func(i int) error) {
 			var td, od, dd []time.Duration
 			for i := 0; i < apiRequests; i++ {
 				for _, side := range []struct {
 					f func(int) error
 					d *[]time.Duration
-				}{{tenant, &td}, {own, &od}, {direct, &dd}} {
+				}{{aggregated, &td}, {own, &od}, {crd, &dd}} {
 					t0 := time.Now()
 					if err := side.f(i); err != nil {
 						b.Fatalf("%s at %d tenants: %v", what, tenants, err)
