@@ -18,9 +18,25 @@ type Recorder interface {
 	Names(alloc Allocation) bool
 	// Recorded says whether the object alloc names still records it.
 	Recorded(alloc Allocation) (bool, error)
-	// Reclaim claims again what its objects record and held does not
-	// hold (held is its keyspace as one pass over it read it), and
-	// returns how many it claimed.
+	// Read reads its objects once, for one pass over its keyspace: what
+	// they record.
+	Read(ctx context.Context) (Records, error)
+}
+
+// Records are what the objects of a Recorder record, as one read of them
+// had them. A pass over a keyspace reads each of its recorders once and
+// asks the read, not each object, about every allocation: at tens of
+// thousands of allocations, one read of the object per allocation is most
+// of a pass.
+type Records interface {
+	// Has says whether an object read records alloc. One that none
+	// records may belong to an object newer than the read, or one the
+	// read did not see yet: Recorded decides.
+	Has(alloc Allocation) bool
+	// Reclaim claims again what the objects read record and held does
+	// not hold (held is the keyspace as one pass over it read it, after
+	// the read), and returns how many it claimed. It confirms each object
+	// before claiming: it may have changed since the read.
 	Reclaim(ctx context.Context, held Held) (int, error)
 }
 
@@ -53,11 +69,24 @@ func HeldIn(ctx context.Context, a *Allocator) (Held, error) {
 // an allocation stays while the recorder that names it says it is
 // recorded; one that no recorder names stays too.
 func KeepRecorded(recorders []Recorder) func(Allocation) (bool, error) {
+	return KeepRead(recorders, nil)
+}
+
+// KeepRead is KeepRecorded with what one read of each recorder's objects
+// found (read[i] is recorders[i]'s; nil where it was not read): an
+// allocation that the read of the recorder that names it has stays
+// without asking the recorder, which is asked about the rest. Keeping
+// what an older read had is safe: the next pass asks again.
+func KeepRead(recorders []Recorder, read []Records) func(Allocation) (bool, error) {
 	return func(alloc Allocation) (bool, error) {
-		for _, r := range recorders {
-			if r.Names(alloc) {
-				return r.Recorded(alloc)
+		for i, r := range recorders {
+			if !r.Names(alloc) {
+				continue
 			}
+			if i < len(read) && read[i] != nil && read[i].Has(alloc) {
+				return true, nil
+			}
+			return r.Recorded(alloc)
 		}
 		return true, nil
 	}

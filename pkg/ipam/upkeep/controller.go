@@ -47,13 +47,18 @@ type Controller struct {
 
 // Keep is the sweeper's rule in space: what its recorders say.
 func (c *Controller) Keep(space *ipam.Allocator) func(ipam.Allocation) (bool, error) {
+	return ipam.KeepRecorded(c.recordersOf(space))
+}
+
+// recordersOf are the recorders of space, in their order.
+func (c *Controller) recordersOf(space *ipam.Allocator) []ipam.Recorder {
 	var in []ipam.Recorder
 	for _, r := range c.Recorders {
 		if r.Space() == space {
 			in = append(in, r)
 		}
 	}
-	return ipam.KeepRecorded(in)
+	return in
 }
 
 // spaces are the keyspaces of the recorders, in their order.
@@ -79,23 +84,41 @@ func (c *Controller) Reclaim(ctx context.Context) (int, error) {
 			errs = append(errs, err)
 			continue
 		}
-		n, err := c.reclaimIn(ctx, space, held)
+		read, err := readAll(ctx, c.recordersOf(space))
+		errs = append(errs, err)
+		n, err := reclaimFrom(ctx, read, held)
 		total += n
 		errs = append(errs, err)
 	}
 	return total, errors.Join(errs...)
 }
 
-// reclaimIn has the recorders of space claim again what their objects
-// record and held does not hold.
-func (c *Controller) reclaimIn(ctx context.Context, space *ipam.Allocator, held ipam.Held) (int, error) {
-	total := 0
+// readAll reads the objects of each of recorders once; read[i] is nil
+// where recorders[i]'s read failed, and the error says why.
+func readAll(ctx context.Context, recorders []ipam.Recorder) ([]ipam.Records, error) {
+	read := make([]ipam.Records, len(recorders))
 	var errs []error
-	for _, r := range c.Recorders {
-		if r.Space() != space {
+	for i, r := range recorders {
+		records, err := r.Read(ctx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("reading the objects that record claims: %w", err))
 			continue
 		}
-		n, err := r.Reclaim(ctx, held)
+		read[i] = records
+	}
+	return read, errors.Join(errs...)
+}
+
+// reclaimFrom has each read claim again what its objects record and held
+// does not hold.
+func reclaimFrom(ctx context.Context, read []ipam.Records, held ipam.Held) (int, error) {
+	total := 0
+	var errs []error
+	for _, records := range read {
+		if records == nil {
+			continue
+		}
+		n, err := records.Reclaim(ctx, held)
 		total += n
 		errs = append(errs, err)
 	}
@@ -166,15 +189,23 @@ func Pace(period, took time.Duration) time.Duration {
 	return max(period, min(share, MaxPace))
 }
 
-// Pass reads each keyspace once: its sweep releases what no object
-// records, and its recorders claim again, from what the sweep left, what
-// their objects record and nobody holds. It returns how many allocations
-// it released and how many claims it made.
+// Pass reads each keyspace once, and the objects of each of its
+// recorders once (ipam.Records): its sweep releases what no object
+// records, asking a recorder only about what its read did not have, and
+// its recorders claim again, from what the sweep left, what their objects
+// record and nobody holds. It returns how many allocations it released
+// and how many claims it made.
 func (c *Controller) Pass(ctx context.Context) (released, claimed int, err error) {
 	var errs []error
 	for _, space := range c.spaces() {
+		recorders := c.recordersOf(space)
+		// Read before the sweep: an object read records only claims made
+		// before it was stored, which the sweep, reading the keyspace
+		// after, finds held unless a release took them.
+		read, err := readAll(ctx, recorders)
+		errs = append(errs, err)
 		var held ipam.Held
-		n, err := ipam.SweepUnused(ctx, space, c.Keep(space), ipam.MinAge(c.SweepMinAge), ipam.Kept(&held))
+		n, err := ipam.SweepUnused(ctx, space, ipam.KeepRead(recorders, read), ipam.MinAge(c.SweepMinAge), ipam.Kept(&held))
 		released += n
 		if err != nil {
 			errs = append(errs, fmt.Errorf("sweeping keyspace %s: %w", space.Prefix(), err))
@@ -182,7 +213,7 @@ func (c *Controller) Pass(ctx context.Context) (released, claimed int, err error
 		if held == nil {
 			continue // the sweep did not read the whole keyspace: nothing to reclaim from
 		}
-		n, err = c.reclaimIn(ctx, space, held)
+		n, err = reclaimFrom(ctx, read, held)
 		claimed += n
 		errs = append(errs, err)
 	}

@@ -2,36 +2,62 @@ package upkeep_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/util/sets"
 
 	"tenant.io/tenant-apiserver/pkg/ipam"
 	"tenant.io/tenant-apiserver/pkg/ipam/upkeep"
 	"tenant.io/tenant-apiserver/pkg/registry/registrytest"
 )
 
-// recorder is a kind that records the allocations of one purpose, all of
-// them: the sweep keeps them, and its reclaim finds each held.
+// recorder is a kind that records the allocations of one purpose, those
+// in records: its read has them, and its reclaim finds each held. late
+// are recorded by objects stored after a read (Recorded has them, its
+// read does not); readErr fails its reads.
 type recorder struct {
 	space    *ipam.Allocator
 	purpose  string
 	records  []netip.Prefix
+	late     []netip.Prefix
+	readErr  error
+	asked    int
 	reclaims int
 }
 
-func (r *recorder) Space() *ipam.Allocator                 { return r.space }
-func (r *recorder) Names(a ipam.Allocation) bool           { return a.Owner.Purpose == r.purpose }
-func (r *recorder) Recorded(ipam.Allocation) (bool, error) { return true, nil }
-func (r *recorder) Reclaim(_ context.Context, held ipam.Held) (int, error) {
+func (r *recorder) Space() *ipam.Allocator       { return r.space }
+func (r *recorder) Names(a ipam.Allocation) bool { return a.Owner.Purpose == r.purpose }
+func (r *recorder) Recorded(a ipam.Allocation) (bool, error) {
+	r.asked++
+	return slices.Contains(r.records, a.Block) || slices.Contains(r.late, a.Block), nil
+}
+func (r *recorder) Read(context.Context) (ipam.Records, error) {
+	if r.readErr != nil {
+		return nil, r.readErr
+	}
+	return &read{recorder: r, has: sets.New(r.records...)}, nil
+}
+
+// read is one read of a recorder's objects.
+type read struct {
+	*recorder
+	has sets.Set[netip.Prefix]
+}
+
+func (r *read) Has(a ipam.Allocation) bool { return r.has.Has(a.Block) }
+func (r *read) Reclaim(_ context.Context, held ipam.Held) (int, error) {
 	r.reclaims++
 	missing := 0
-	for _, b := range r.records {
+	for b := range r.has {
 		if held[b] != r.purpose {
 			missing++
 		}
@@ -98,9 +124,77 @@ func TestPassReclaimsFromTheSweep(t *testing.T) {
 		if r.reclaims != 1 {
 			t.Errorf("%s reclaimed %d times, want once", r.purpose, r.reclaims)
 		}
+		if r.asked != 0 {
+			t.Errorf("%s was asked about %d allocations its read had", r.purpose, r.asked)
+		}
 	}
 	if held, err := ipam.HeldIn(context.Background(), space); err != nil || len(held) != 300 {
 		t.Errorf("the keyspace holds %d (%v), want 300", len(held), err)
+	}
+}
+
+// TestPassAsksAboutWhatTheReadLacks: the sweep asks a recorder only about
+// the allocations its read did not have. It keeps those recorded by
+// objects the read did not see, and releases those nobody records.
+func TestPassAsksAboutWhatTheReadLacks(t *testing.T) {
+	space, recs := filled(t, 300)
+	late, leaked := recs[0].records[:10], recs[1].records[:5]
+	recs[0].records, recs[0].late = recs[0].records[10:], late
+	recs[1].records = recs[1].records[5:]
+	c := &upkeep.Controller{Recorders: []ipam.Recorder{recs[0], recs[1], recs[2]}}
+	released, claimed, err := c.Pass(context.Background())
+	if err != nil || released != 5 || claimed != 0 {
+		t.Fatalf("pass: released %d, claimed %d, %v; want 5 released and no error", released, claimed, err)
+	}
+	for r, want := range map[*recorder]int{recs[0]: 10, recs[1]: 5, recs[2]: 0} {
+		if r.asked != want {
+			t.Errorf("%s was asked about %d allocations, want %d", r.purpose, r.asked, want)
+		}
+	}
+	held, err := ipam.HeldIn(context.Background(), space)
+	if err != nil || len(held) != 295 {
+		t.Fatalf("the keyspace holds %d (%v), want 295", len(held), err)
+	}
+	for _, b := range late {
+		if _, ok := held[b]; !ok {
+			t.Errorf("%s, recorded by an object newer than the read, was released", b)
+		}
+	}
+	for _, b := range leaked {
+		if _, ok := held[b]; ok {
+			t.Errorf("%s, which nobody records, was kept", b)
+		}
+	}
+}
+
+// TestPassWithoutARead: a recorder whose read fails is asked about each
+// of its allocations, as if there were no reads, and claims nothing
+// again; the pass says why.
+func TestPassWithoutARead(t *testing.T) {
+	space, recs := filled(t, 300)
+	recs[2].readErr = errors.New("the watch cache is not ready")
+	leaked := recs[2].records[:3]
+	recs[2].records = recs[2].records[3:]
+	c := &upkeep.Controller{Recorders: []ipam.Recorder{recs[0], recs[1], recs[2]}}
+	released, _, err := c.Pass(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "the watch cache is not ready") {
+		t.Errorf("pass: %v, want the read's error", err)
+	}
+	if released != 3 {
+		t.Errorf("pass released %d, want the 3 nobody records", released)
+	}
+	if recs[2].asked != 100 || recs[2].reclaims != 0 || recs[0].asked != 0 || recs[0].reclaims != 1 {
+		t.Errorf("asked %d and reclaimed %d times of the recorder without a read, %d and %d of one with; want 100 and 0, 0 and 1",
+			recs[2].asked, recs[2].reclaims, recs[0].asked, recs[0].reclaims)
+	}
+	held, err := ipam.HeldIn(context.Background(), space)
+	if err != nil || len(held) != 297 {
+		t.Fatalf("the keyspace holds %d (%v), want 297", len(held), err)
+	}
+	for _, b := range leaked {
+		if _, ok := held[b]; ok {
+			t.Errorf("%s, which nobody records, was kept", b)
+		}
 	}
 }
 
@@ -123,7 +217,11 @@ func BenchmarkPass(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := r.Reclaim(ctx, held); err != nil {
+				records, err := r.Read(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := records.Reclaim(ctx, held); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -230,58 +231,100 @@ func release(ctx context.Context, space *ipam.Allocator, c Claim) {
 	}
 }
 
-// Reclaim implements ipam.Recorder: it claims again the claims that stored
-// objects record but nobody holds: those of objects stored before their
-// kind claimed (an upgrade), or that a release took from under them (see
-// AroundUpdate). It reads the objects from the watch cache and confirms
-// each from etcd before claiming, only in the pool Pool names. A claim
-// that someone else holds by then is reported: two objects record the
-// same space, which a person must settle. It returns how many it claimed.
-func (k *Ledger[T]) Reclaim(ctx context.Context, held ipam.Held) (int, error) {
-	if k.Pool == nil {
-		return 0, nil
-	}
-	// An allocation that did not decode is not in held: it counts as not
-	// held, and is claimed again only if its block is free.
+// Read implements ipam.Recorder: it lists the objects once from the watch
+// cache, and keeps what they record (ipam.Records): the sweep asks it
+// about every allocation of the keyspace, and Reclaim claims again from
+// it what nobody holds.
+func (k *Ledger[T]) Read(ctx context.Context) (ipam.Records, error) {
 	all := tenancy.WithAllTenants(genericapirequest.WithNamespace(ctx, metav1.NamespaceAll))
 	list, err := k.Store.List(all, &metainternalversion.ListOptions{ResourceVersion: "0"})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	reclaimed := 0
-	var errs []error
+	r := &records[T]{ledger: k, has: map[recorded]struct{}{}}
 	err = meta.EachListItem(list, func(item runtime.Object) error {
 		o, ok := item.(T)
 		if !ok {
 			return nil
 		}
+		held := k.Held(o)
+		for _, c := range held {
+			r.has[recordedOf(c)] = struct{}{}
+		}
+		if k.Pool != nil && len(held) > 0 {
+			r.objects = append(r.objects, held)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// recorded is what makes two claims the same (Claim.Same).
+type recorded struct {
+	block     netip.Prefix
+	purpose   string
+	tenantUID string
+}
+
+func recordedOf(c Claim) recorded {
+	return recorded{block: c.Block, purpose: c.Owner.Purpose, tenantUID: c.Owner.TenantUID}
+}
+
+// records are what one read of a Ledger's objects found: every claim
+// they record, and the claims of each object for Reclaim (when the ledger
+// has a Pool to claim them again from).
+type records[T Object] struct {
+	ledger  *Ledger[T]
+	has     map[recorded]struct{}
+	objects [][]Claim
+}
+
+// Has implements ipam.Records.
+func (r *records[T]) Has(alloc ipam.Allocation) bool {
+	_, ok := r.has[recordedOf(Claim{Block: alloc.Block, Owner: alloc.Owner})]
+	return ok
+}
+
+// Reclaim implements ipam.Records: it claims again the claims that the
+// objects read record but nobody holds: those of objects stored before
+// their kind claimed (an upgrade), or that a release took from under them
+// (see AroundUpdate). It confirms each object from etcd before claiming,
+// only in the pool Pool names. A claim that someone else holds by then is
+// reported: two objects record the same space, which a person must
+// settle. It returns how many it claimed.
+func (r *records[T]) Reclaim(ctx context.Context, held ipam.Held) (int, error) {
+	// An allocation that did not decode is not in held: it counts as not
+	// held, and is claimed again only if its block is free.
+	reclaimed := 0
+	var errs []error
+	for _, claims := range r.objects {
 		var missing []Claim
-		for _, c := range k.Held(o) {
+		for _, c := range claims {
 			if held[c.Block] != c.Owner.Purpose {
 				missing = append(missing, c)
 			}
 		}
 		if len(missing) == 0 {
-			return nil
+			continue
 		}
-		got, err := k.reclaim(ctx, missing)
+		got, err := r.ledger.reclaim(ctx, missing)
 		reclaimed += got
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s of tenant %s: %w", describe(k.Resource, o), missing[0].Owner.Tenant, err))
+			errs = append(errs, fmt.Errorf("%s of tenant %s: %w", r.ledger.describe(missing[0].Owner), missing[0].Owner.Tenant, err))
 		}
-		return nil
-	})
-	if err != nil {
-		errs = append(errs, err)
 	}
 	return reclaimed, errors.Join(errs...)
 }
 
-func describe(resource string, o metav1.Object) string {
-	if resource == "" {
-		return o.GetName()
+// describe names the object owner names, for errors.
+func (k *Ledger[T]) describe(owner ipam.Owner) string {
+	if k.Resource == "" {
+		return owner.Tenant
 	}
-	return Ref(resource, o)
+	return owner.Ref
 }
 
 // reclaim claims missing, the unheld claims of one object as the cache had

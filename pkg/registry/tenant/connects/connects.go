@@ -231,6 +231,30 @@ func (r Recorder) Recorded(alloc ipam.Allocation) (bool, error) {
 	return string(obj.(*tenant.Tenant).UID) == alloc.Owner.TenantUID, nil
 }
 
-// Reclaim implements ipam.Recorder: no object records connect subnets, so
+// Read implements ipam.Recorder: the Tenants, listed once from the watch
+// cache.
+func (r Recorder) Read(ctx context.Context) (ipam.Records, error) {
+	list, err := r.Connects.Storages.Tenants.Store.List(genericapirequest.WithNamespace(ctx, metav1.NamespaceNone), &metainternalversion.ListOptions{ResourceVersion: "0"})
+	if err != nil {
+		return nil, err
+	}
+	items := list.(*tenant.TenantList).Items
+	tenants := make(tenantsRead, len(items))
+	for i := range items {
+		tenants[items[i].Name] = string(items[i].UID)
+	}
+	return tenants, nil
+}
+
+// tenantsRead are the Tenants one read found: the UID of each, by name.
+type tenantsRead map[string]string
+
+// Has implements ipam.Records: whether the Tenant alloc names was there.
+func (t tenantsRead) Has(alloc ipam.Allocation) bool {
+	uid, ok := t[alloc.Owner.Tenant]
+	return ok && uid == alloc.Owner.TenantUID
+}
+
+// Reclaim implements ipam.Records: no object records connect subnets, so
 // there is nothing to claim again.
-func (r Recorder) Reclaim(context.Context, ipam.Held) (int, error) { return 0, nil }
+func (tenantsRead) Reclaim(context.Context, ipam.Held) (int, error) { return 0, nil }

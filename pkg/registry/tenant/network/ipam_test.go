@@ -689,8 +689,31 @@ func TestTenantDeleteReleasesLocalClaims(t *testing.T) {
 
 // TestSweeperReclaimsUnrecordedClaims: a claim no Network records (what a
 // crash between claiming and storing leaves) is reclaimed once old
-// enough; recorded claims, and claims the sweeper cannot place, stay.
+// enough; recorded claims, and claims the sweeper cannot place, stay. The
+// same whether the sweep reads the object of each allocation, or the
+// periodic pass reads the objects once (what it asks about each
+// allocation then is that read, and the object only where the read does
+// not have the claim).
 func TestSweeperReclaimsUnrecordedClaims(t *testing.T) {
+	t.Run("a-read-per-allocation", func(t *testing.T) {
+		sweeperReclaimsUnrecordedClaims(t, func(r *replica, minAge time.Duration) (int, error) {
+			return ipam.SweepUnused(context.Background(), r.TenantSpace, r.IPAM.Keep(r.TenantSpace), ipam.MinAge(minAge))
+		})
+	})
+	t.Run("one-read-per-pass", func(t *testing.T) {
+		sweeperReclaimsUnrecordedClaims(t, func(r *replica, minAge time.Duration) (int, error) {
+			c := *r.IPAM
+			c.SweepMinAge = minAge
+			released, claimed, err := c.Pass(context.Background())
+			if claimed != 0 {
+				t.Errorf("the pass claimed %d again; every recorded claim is held", claimed)
+			}
+			return released, err
+		})
+	})
+}
+
+func sweeperReclaimsUnrecordedClaims(t *testing.T, sweep func(r *replica, minAge time.Duration) (int, error)) {
 	r, _ := setup(t)
 	ctx := context.Background()
 	acme := r.tenant(t, "acme")
@@ -714,11 +737,11 @@ func TestSweeperReclaimsUnrecordedClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	n, err := ipam.SweepUnused(ctx, r.TenantSpace, r.IPAM.Keep(r.TenantSpace), ipam.MinAge(time.Hour))
+	n, err := sweep(r, time.Hour)
 	if err != nil || n != 0 {
 		t.Errorf("sweep of young claims released %d: %v", n, err)
 	}
-	n, err = ipam.SweepUnused(ctx, r.TenantSpace, r.IPAM.Keep(r.TenantSpace), ipam.MinAge(0))
+	n, err = sweep(r, 0)
 	if err != nil || n != 4 {
 		t.Errorf("sweep released %d claims: %v, want 4", n, err)
 	}
