@@ -263,6 +263,7 @@ func BenchmarkTenantAPI(b *testing.B) {
 			}
 			return err
 		})
+		hostHeapProfile(ctx, b, s, fmt.Sprintf("tenantapi-%d-heap-kube-apiserver", tenants))
 		return p50s
 	}
 
@@ -626,4 +627,19 @@ func logSyncerWork(when string, before, after map[string]float64) {
 		parts[i] = fmt.Sprintf("%s %.0f", e.key, e.n)
 	}
 	fmt.Printf("  syncer work %s: %s\n", when, strings.Join(parts, ", "))
+}
+
+// hostHeapProfile saves, when BENCH_PROFILE_DIR is set, the host
+// kube-apiserver's heap profile as of its last collection (none is forced:
+// the watches timed next would pay for it) into dir/<step>.pprof: what
+// the host holds for the tenants stored.
+func hostHeapProfile(ctx context.Context, b *testing.B, s *stack.Stack, step string) {
+	dir := os.Getenv("BENCH_PROFILE_DIR")
+	if dir == "" {
+		return
+	}
+	path := filepath.Join(dir, step+".pprof")
+	if err := fetchProfile(ctx, s.RESTConfig(stack.AdminUser), s.KubeAPIServerURL()+"/debug/pprof/heap", path); err != nil {
+		b.Logf("profile %s: %v", path, err)
+	}
 }
