@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 
 	tenantv1alpha1 "tenant.io/tenant-apiserver/pkg/apis/tenant/v1alpha1"
 	clientset "tenant.io/tenant-apiserver/pkg/generated/clientset/versioned"
@@ -563,13 +564,20 @@ spec: {purpose: PublicIPs, cidrs: [192.0.2.64/26]}
 			t.Errorf("kubectl create of an overlapping pool: %q, want Invalid naming t1-pub", stderr)
 		}
 		// An update into another pool's space is refused too.
+		// The pool controller writes the new pool's status, so an update
+		// from an older read is a 409 Conflict; retry those, as a client
+		// would, and expect the overlap to be refused.
 		createPool(ctx, t, cs, "t1-spare", tenantv1alpha1.AddressPoolSpec{Purpose: tenantv1alpha1.AddressPoolPurposePublicIPs, CIDRs: []string{"192.0.2.128/28"}})
-		p, err := pools.Get(ctx, "t1-spare", metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		p.Spec.CIDRs = append(p.Spec.CIDRs, "192.0.2.16/28")
-		_, err = pools.Update(ctx, p, metav1.UpdateOptions{})
+		waitPoolStatus(ctx, t, cs, "t1-spare", 16, 0)
+		err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			p, err := pools.Get(ctx, "t1-spare", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			p.Spec.CIDRs = append(p.Spec.CIDRs, "192.0.2.16/28")
+			_, err = pools.Update(ctx, p, metav1.UpdateOptions{})
+			return err
+		})
 		wantAPIError(t, "growing t1-spare into t1-pub", err, 422, "t1-pub")
 	})
 
