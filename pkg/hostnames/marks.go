@@ -70,8 +70,9 @@ type LabelReader interface {
 	Annotation(key string) string
 }
 
-// label is obj's label key.
-func label(obj metav1.Object, key string) string {
+// Label is obj's label key ("" when it has none), read without making a
+// map when obj is a LabelReader.
+func Label(obj metav1.Object, key string) string {
 	if r, ok := obj.(LabelReader); ok {
 		return r.Label(key)
 	}
@@ -91,7 +92,7 @@ func uidMark(obj metav1.Object, key string) string {
 	if v := annotation(obj, key); v != "" {
 		return v
 	}
-	return label(obj, key)
+	return Label(obj, key)
 }
 
 // Apply sets the marks on obj, keeping its other labels and annotations.
@@ -119,12 +120,12 @@ func OwnedBy(obj metav1.Object, owner types.UID) bool {
 // ("" for the Tenant's own objects).
 func MarksOf(obj metav1.Object, kindLabel string) (Marks, bool) {
 	m := Marks{
-		Tenant: label(obj, TenantLabel), TenantUID: types.UID(uidMark(obj, TenantUIDAnnotation)),
+		Tenant: Label(obj, TenantLabel), TenantUID: types.UID(uidMark(obj, TenantUIDAnnotation)),
 		KindLabel: kindLabel, OwnerUID: types.UID(uidMark(obj, OwnerUIDAnnotation)),
 	}
 	ok := m.Tenant != "" && m.TenantUID != "" && m.OwnerUID != ""
 	if kindLabel != "" {
-		m.Name = label(obj, kindLabel)
+		m.Name = Label(obj, kindLabel)
 		ok = ok && m.Name != ""
 	}
 	return m, ok

@@ -158,7 +158,7 @@ func (c *Checker) hostObject(k controller.HostObjects, obj interface{}) (hostObj
 	if !ok {
 		return hostObject{}, false
 	}
-	return hostObject{obj: m, kind: k.Kind, marks: marks, namespace: m.GetLabels()[hostnames.NamespaceLabel], delete: k.Delete}, true
+	return hostObject{obj: m, kind: k.Kind, marks: marks, namespace: hostnames.Label(m, hostnames.NamespaceLabel), delete: k.Delete}, true
 }
 
 // orphaned says whether the owner of h is gone: its Tenant (by UID) is not

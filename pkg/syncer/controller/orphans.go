@@ -7,6 +7,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"tenant.io/tenant-apiserver/pkg/hostnames"
 )
 
 // HostObjects is one kind of host object as the periodic orphan check
@@ -75,6 +77,7 @@ func (o *Orphans) Kinds() []HostObjects {
 // carries, the owners that live in tenant Namespaces first (a Service in a
 // host namespace carries the Namespace label too, but its owner is the
 // LoadBalancer or FloatingIP); the first registered when obj carries none.
+// A label with an empty value names no owner, and counts as not carried.
 func (o *Orphans) OwnerLabel(kind string, obj metav1.Object) string {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -84,7 +87,7 @@ func (o *Orphans) OwnerLabel(kind string, obj metav1.Object) string {
 	}
 	best, found := labels[0], false
 	for _, l := range labels {
-		if _, has := obj.GetLabels()[l]; !has && l != "" {
+		if l != "" && hostnames.Label(obj, l) == "" {
 			continue
 		}
 		if !found || (o.owners[l].Namespaced && !o.owners[best].Namespaced) {
