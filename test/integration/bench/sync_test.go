@@ -935,14 +935,7 @@ func profileCPUInto(ctx context.Context, b *testing.B, s *stack.Stack, dir, step
 		b.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	for _, p := range []struct {
-		name string
-		url  string
-		cfg  *rest.Config
-	}{
-		{"tenant-apiserver", s.TenantAPIServerURL(), s.DirectTenantConfig(stack.AdminUser, "system:masters")},
-		{"kube-apiserver", s.KubeAPIServerURL(), s.RESTConfig(stack.AdminUser)},
-	} {
+	for _, p := range debugServers(s) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -953,6 +946,22 @@ func profileCPUInto(ctx context.Context, b *testing.B, s *stack.Stack, dir, step
 		}()
 	}
 	return wg.Wait
+}
+
+// debugServer is one of the stack's API servers, as its debug endpoints
+// (profiles, a collection) are reached.
+type debugServer struct {
+	name string
+	url  string
+	cfg  *rest.Config
+}
+
+// debugServers are the stack's tenant-apiserver and kube-apiserver.
+func debugServers(s *stack.Stack) []debugServer {
+	return []debugServer{
+		{"tenant-apiserver", s.TenantAPIServerURL(), s.DirectTenantConfig(stack.AdminUser, "system:masters")},
+		{"kube-apiserver", s.KubeAPIServerURL(), s.RESTConfig(stack.AdminUser)},
+	}
 }
 
 func fetchProfile(ctx context.Context, cfg *rest.Config, url, path string) error {

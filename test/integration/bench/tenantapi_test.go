@@ -644,14 +644,7 @@ func logSyncerWork(when string, before, after map[string]float64) {
 // collection falls into the timed requests at one size and not at the
 // other, and is timed as theirs.
 func collectGarbage(ctx context.Context, b *testing.B, s *stack.Stack) {
-	for _, p := range []struct {
-		name string
-		url  string
-		cfg  *rest.Config
-	}{
-		{"tenant-apiserver", s.TenantAPIServerURL(), s.DirectTenantConfig(stack.AdminUser, "system:masters")},
-		{"kube-apiserver", s.KubeAPIServerURL(), s.RESTConfig(stack.AdminUser)},
-	} {
+	for _, p := range debugServers(s) {
 		start := time.Now()
 		if _, err := fetchDebug(ctx, p.cfg, p.url+"/debug/pprof/heap?gc=1"); err != nil {
 			b.Fatalf("a collection in %s: %v", p.name, err)
